@@ -1,0 +1,97 @@
+# idlelab: `make run` boots the kernel under QEMU, `make test` runs every check.
+# See README.md for the knobs (CMDLINE, SMP, MACHINE, ACCEL) and the layout.
+
+CC	:= gcc
+LD	:= ld
+NASM	:= nasm
+OBJCOPY := objcopy
+PYTHON	?= /usr/bin/python3
+
+KERNEL_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -I. \
+	-ffreestanding -fno-builtin -nostdlib -fno-pic -fno-pie -fno-stack-protector \
+	-fno-omit-frame-pointer -fno-asynchronous-unwind-tables \
+	-mno-red-zone -mgeneral-regs-only -mcmodel=small -MMD -MP \
+	--param=min-pagesize=0
+LDFLAGS := -nostdlib -z max-page-size=0x1000 -z noexecstack -T linker.ld
+
+C_SRCS := $(wildcard boot/*.c arch/x86/*.c drivers/*.c kernel/*.c lib/*.c)
+C_OBJS := $(patsubst %.c,build/obj/%.o,$(C_SRCS))
+ASM_OBJS := build/obj/boot/entry.o build/obj/boot/ap_blob.o build/obj/arch/x86/isr.o
+
+.PHONY: all iso run debug test deps clean format format-check lint boot-test model
+all: build/idlelab.elf build/idlelab32.elf
+
+build/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(KERNEL_CFLAGS) -c $< -o $@
+
+build/obj/%.o: %.asm
+	@mkdir -p $(dir $@)
+	$(NASM) -f elf64 -w+all -Werror -o $@ $<
+
+build/obj/boot/ap_trampoline.bin: boot/ap_trampoline.asm
+	@mkdir -p $(dir $@)
+	$(NASM) -f bin -w+all -Werror -o $@ $<
+
+build/obj/boot/ap_blob.o: boot/ap_blob.asm build/obj/boot/ap_trampoline.bin
+	$(NASM) -f elf64 -i build/obj/boot/ -o $@ $<
+
+build/idlelab.elf: $(C_OBJS) $(ASM_OBJS) linker.ld
+	$(LD) $(LDFLAGS) -o $@ $(ASM_OBJS) $(C_OBJS)
+
+# QEMU's -kernel loader takes multiboot1 images only as 32-bit ELF; the bytes are the same.
+build/idlelab32.elf: build/idlelab.elf
+	$(OBJCOPY) -O elf32-i386 $< $@
+
+ISO_CMDLINE ?=
+iso: build/idlelab.iso
+build/idlelab.iso: build/idlelab.elf tools/mkiso
+	tools/mkiso $@ "$(ISO_CMDLINE)"
+
+-include $(C_OBJS:.o=.d)
+
+deps:
+	@tools/deps.sh
+
+# Knobs for the run targets: CMDLINE="knob=value ..." SMP=n MACHINE=microvm|pc|q35 ACCEL=auto|kvm|tcg
+SMP	?= 2
+MACHINE ?= microvm
+ACCEL	?= auto
+CMDLINE ?=
+RUN_ARGS = --smp $(SMP) --machine $(MACHINE) --accel $(ACCEL) --cmdline "$(CMDLINE)"
+
+run: deps all
+	$(PYTHON) tools/qemu-run $(RUN_ARGS)
+
+debug: deps all
+	$(PYTHON) tools/qemu-run $(RUN_ARGS) --gdb
+
+include tests/host.mk
+-include tests/knobdoc.mk
+
+FORMAT_SRCS = $(shell git ls-files '*.c' '*.h' 2>/dev/null) $(filter-out $(shell git ls-files 2>/dev/null),$(wildcard */*.c */*.h */*/*.c */*/*.h))
+format:
+	clang-format -i $(sort $(FORMAT_SRCS))
+format-check:
+	clang-format --dry-run --Werror $(sort $(FORMAT_SRCS))
+
+# cppcheck sees the kernel as the host would: the freestanding pieces are plain C.
+lint:
+	cppcheck --quiet --error-exitcode=1 --enable=warning,style,performance,portability \
+	  --inline-suppr --suppress=missingIncludeSystem --std=c11 -I. \
+	  boot arch drivers kernel lib tests/unit tests/fuzz tools
+
+model:
+	tests/model/check.sh
+
+boot-test: all iso
+	$(PYTHON) -m pytest -q tests/boot
+
+test: deps
+	$(MAKE) --no-print-directory format-check lint
+	$(MAKE) --no-print-directory all iso
+	$(MAKE) --no-print-directory unit fuzz readme-knobs-check
+	$(PYTHON) -m pytest -q -rs tests
+
+clean:
+	rm -rf build

@@ -1,0 +1,19 @@
+#ifndef IDLELAB_ARCH_TRAP_H
+#define IDLELAB_ARCH_TRAP_H
+
+#include <stdint.h>
+
+/* Laid out by arch/x86/isr.asm: registers as pushed, then vector, error code, CPU frame. */
+struct trap_frame {
+	uint64_t r15, r14, r13, r12, r11, r10, r9, r8;
+	uint64_t rbp, rdi, rsi, rdx, rcx, rbx, rax;
+	uint64_t vector, error;
+	uint64_t rip, cs, rflags, rsp, ss;
+};
+
+typedef void (*irq_handler_t)(struct trap_frame *f);
+
+/* Vectors 32..255; a handler acknowledges its own interrupt (EOI). */
+void irq_register(uint8_t vector, irq_handler_t fn);
+
+#endif

@@ -1,0 +1,10 @@
+/* The interrupt vector map, in one place. */
+#ifndef IDLELAB_ARCH_VECTORS_H
+#define IDLELAB_ARCH_VECTORS_H
+
+#define VEC_PIC_BASE		0x20 /* legacy 8259, remapped and masked: only spurious IRQ 7/15 */
+#define VEC_PIC_SPURIOUS_MASTER (VEC_PIC_BASE + 7)
+#define VEC_PIC_SPURIOUS_SLAVE	(VEC_PIC_BASE + 15)
+#define VEC_APIC_SPURIOUS	0xff
+
+#endif

@@ -1,0 +1,10 @@
+#ifndef IDLELAB_DRIVERS_SERIAL_H
+#define IDLELAB_DRIVERS_SERIAL_H
+
+#include <stddef.h>
+
+void serial_init(void);
+/* Not locked: printk serialises callers. */
+void serial_write(const char *s, size_t n);
+
+#endif

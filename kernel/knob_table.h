@@ -1,0 +1,67 @@
+/*
+ * The one definition of every boot knob. The parser, the `help` output, the README table
+ * (tools/knobdoc) and the `@idlelab config` line are all generated from KNOB_TABLE, so a
+ * knob's name, type, default, range and help text exist in exactly one place.
+ *
+ * How to add a knob: append one entry to KNOB_TABLE
+ *
+ *   K(ident, "cmdline.name", TYPE, default, min, max, choices, "help text")
+ *
+ *   ident     C identifier; kernel code reads it as knob(KNOB_ident)
+ *   name      what is typed on the command line: no spaces, tabs or '='; dots are fine
+ *   TYPE      BOOL, INT, TIME (stored in ns) or ENUM (stored as the choice's index)
+ *   default   value when the knob is not given; write times with KNOB_US/KNOB_MS/KNOB_S
+ *   min, max  inclusive range. BOOL: always 0, 1. ENUM: always 0, 0 (the choices are the range)
+ *   choices   ENUM: a KNOB_CHOICES_* list defined above the table; otherwise KNOB_NO_CHOICES
+ *   help      one line, shown by `help` and in README.md
+ *
+ *   K(hz, "hz", INT, 250, 1, 1000, KNOB_NO_CHOICES, "timer interrupts per second")
+ *
+ * An ENUM knob adds its choice list right here too; each X(CONSTANT, "name") yields both the
+ * C constant (in enum knob_choice_<ident>, in order from 0) and the string the parser takes:
+ *
+ *   #define KNOB_CHOICES_IDLE(X) X(IDLE_AUTO, "auto") X(IDLE_HALT, "halt") X(IDLE_POLL, "poll")
+ *   K(idle, "idle", ENUM, IDLE_AUTO, 0, 0, KNOB_CHOICES_IDLE, "idle loop strategy")
+ *
+ * Kernel code then writes `if (knob(KNOB_idle) == IDLE_POLL)`. knobs.c rejects at compile
+ * time a default outside its range, a wrong BOOL/ENUM range and over-long text. Afterwards
+ * run `make readme-knobs` so README.md shows the new knob (`make readme-knobs-check` fails
+ * until it does).
+ */
+#ifndef IDLELAB_KERNEL_KNOB_TABLE_H
+#define IDLELAB_KERNEL_KNOB_TABLE_H
+
+#include <stdint.h>
+
+/* Times are stored in nanoseconds. */
+#define KNOB_NS(n) ((int64_t)(n))
+#define KNOB_US(n) ((int64_t)(n)*1000)
+#define KNOB_MS(n) ((int64_t)(n)*1000000)
+#define KNOB_S(n)  ((int64_t)(n)*1000000000)
+
+/* The choices column of every non-ENUM knob. */
+#define KNOB_NO_CHOICES(X)
+
+#define KNOB_CHOICES_PANIC_TEST(X)                                                                 \
+	X(PANIC_TEST_NONE, "none")                                                                 \
+	X(PANIC_TEST_UD, "ud")                                                                     \
+	X(PANIC_TEST_DE, "de")                                                                     \
+	X(PANIC_TEST_PF, "pf")                                                                     \
+	X(PANIC_TEST_GP, "gp")
+
+// clang-format off
+#define KNOB_TABLE(K) \
+	K(help, "help", BOOL, 0, 0, 1, KNOB_NO_CHOICES, \
+	  "print every knob with its type, default and range, then exit") \
+	K(panic_test, "panic_test", ENUM, PANIC_TEST_NONE, 0, 0, KNOB_CHOICES_PANIC_TEST, \
+	  "raise a deliberate CPU exception after boot (ud: invalid opcode, de: divide error, " \
+	  "pf: page fault at an unmapped address, gp: general protection) to test the " \
+	  "exception dump") \
+	K(verbose, "verbose", BOOL, 0, 0, 1, KNOB_NO_CHOICES, \
+	  "print extra boot diagnostics") \
+	K(boot_timeout, "boot_timeout", TIME, KNOB_S(5), KNOB_MS(10), KNOB_S(600), KNOB_NO_CHOICES, \
+	  "how long the BSP waits for each application processor to come online before " \
+	  "failing the boot")
+// clang-format on
+
+#endif

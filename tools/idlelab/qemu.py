@@ -1,0 +1,226 @@
+"""The one QEMU command line for idlelab. `make run`, the tests and the harness all use it.
+
+Choices here come from measurements recorded in shared/notes/kvm-on-this-machine.md:
+microvm boots fastest; `-cpu host` needs `-arch-capabilities` on the nested KVM; the
+poll-control MSR is offered only with `kvm-poll-control=on`; `debug-threads=on` names vCPU
+threads `CPU n/KVM` so the harness can read their CPU time.
+"""
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+
+from . import exitcodes
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+KERNEL32 = os.path.join(TOP, "build", "idlelab32.elf")
+MACHINES = ("microvm", "pc", "q35")
+ACCELS = ("auto", "kvm", "tcg")
+DEBUG_EXIT = "isa-debug-exit,iobase=0xf4,iosize=0x04"
+
+
+def kvm_usable():
+    """True if /dev/kvm can be opened read-write (KVM present and permitted)."""
+    try:
+        fd = os.open("/dev/kvm", os.O_RDWR | os.O_CLOEXEC)
+    except OSError:
+        return False
+    os.close(fd)
+    return True
+
+
+def resolve_accel(accel):
+    if accel not in ACCELS:
+        raise ValueError(f"accel must be one of {'|'.join(ACCELS)}, not {accel!r}")
+    if accel == "auto":
+        return "kvm" if kvm_usable() else "tcg"
+    return accel
+
+
+@dataclass
+class Config:
+    smp: int = 1
+    machine: str = "microvm"
+    accel: str = "auto"
+    cmdline: str = ""
+    mem: str = "256M"
+    iso: str = None            # boot this GRUB ISO instead of the -kernel fast path
+    kernel: str = KERNEL32
+    qmp: str = None            # path of a QMP unix socket to create
+    gdb: bool = False          # start halted with a gdb stub on :1234
+    name: str = "idlelab"
+    # Under KVM: offer MSR_KVM_POLL_CONTROL and the REALTIME (dedicated pCPU) hint.
+    poll_control: bool = True
+    hint_dedicated: bool = True
+    extra: list = field(default_factory=list)
+
+
+def cpu_flag(cfg, accel):
+    if accel == "tcg":
+        return "max"
+    # invtsc: the host promises a constant TSC, which also exposes leaf 0x40000010 (TSC kHz).
+    flags = ["host", "-arch-capabilities", "+invtsc"]
+    flags.append("kvm-poll-control=" + ("on" if cfg.poll_control else "off"))
+    if cfg.hint_dedicated:
+        flags.append("kvm-hint-dedicated=on")
+    return ",".join(flags)
+
+
+def build_command(cfg):
+    """Returns (argv, accel actually used)."""
+    if cfg.machine not in MACHINES:
+        raise ValueError(f"machine must be one of {'|'.join(MACHINES)}, not {cfg.machine!r}")
+    if not 1 <= cfg.smp <= 64:
+        raise ValueError(f"smp must be 1..64, not {cfg.smp}")
+    if cfg.iso and cfg.machine == "microvm":
+        raise ValueError("an ISO needs a machine with firmware and a CD-ROM: pc or q35")
+    accel = resolve_accel(cfg.accel)
+    machine = cfg.machine
+    if machine == "microvm":
+        # The RTC and PCIe are not used; keep the PIT (TSC calibration fallback under TCG).
+        machine = "microvm,rtc=off,pcie=off"
+    argv = [
+        "qemu-system-x86_64",
+        "-M", machine,
+        "-accel", "kvm" if accel == "kvm" else "tcg,thread=multi",
+        "-cpu", cpu_flag(cfg, accel),
+        "-smp", str(cfg.smp),
+        "-m", cfg.mem,
+        "-name", f"{cfg.name},debug-threads=on",
+        "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
+        "-serial", "stdio",
+        "-device", DEBUG_EXIT,
+    ]
+    if cfg.iso:
+        argv += ["-cdrom", cfg.iso, "-boot", "d"]
+    else:
+        argv += ["-kernel", cfg.kernel]
+        if cfg.cmdline:
+            argv += ["-append", cfg.cmdline]
+    if cfg.qmp:
+        argv += ["-qmp", f"unix:{cfg.qmp},server=on,wait=off"]
+    if cfg.gdb:
+        argv += ["-s", "-S"]
+    argv += list(cfg.extra)
+    return argv, accel
+
+
+@dataclass
+class Result:
+    argv: list
+    accel: str
+    status: int
+    timed_out: bool
+    output: str
+    seconds: float
+
+    @property
+    def outcome(self):
+        return exitcodes.decode(self.status, self.timed_out)
+
+    def records(self, kind=None):
+        """The @idlelab records as (type, {key: value}) pairs."""
+        from .records import parse_records
+        return [r for r in parse_records(self.output) if kind is None or r[0] == kind]
+
+
+def run(cfg, timeout=120, echo=False, on_line=None, on_start=None):
+    """Boots the guest and waits for it to exit. `echo` copies the serial console to stdout
+    as it arrives; on_line(line) sees every line; on_start(popen) runs once QEMU started."""
+    argv, accel = build_command(cfg)
+    if not cfg.iso and not os.path.exists(cfg.kernel):
+        raise FileNotFoundError(f"{cfg.kernel} does not exist: run `make` first")
+    start = time.monotonic()
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    if on_start:
+        on_start(proc)
+    lines = []
+    timed_out = False
+    deadline = start + timeout
+    try:
+        os.set_blocking(proc.stdout.fileno(), False)
+        buf = b""
+        while True:
+            chunk = _read_some(proc, deadline)
+            if chunk is None:
+                timed_out = True
+                break
+            if chunk == b"":
+                break
+            buf += chunk
+            *complete, buf = buf.split(b"\n")
+            for raw in complete:
+                line = raw.decode("utf-8", "replace").rstrip("\r")
+                lines.append(line)
+                if echo:
+                    print(line, flush=True)
+                if on_line:
+                    on_line(line)
+        if buf:
+            lines.append(buf.decode("utf-8", "replace").rstrip("\r"))
+            if echo:
+                print(lines[-1], flush=True)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        status = proc.wait()
+    return Result(argv, accel, status, timed_out, "\n".join(lines) + "\n",
+                  time.monotonic() - start)
+
+
+def _read_some(proc, deadline):
+    """Next bytes of output; b"" at EOF; None if the deadline passed first."""
+    import select
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        ready, _, _ = select.select([proc.stdout], [], [], min(left, 0.5))
+        if ready:
+            data = proc.stdout.read(65536)
+            if data is None:
+                continue
+            return data
+
+
+def main(argv=None):
+    import argparse
+    ap = argparse.ArgumentParser(prog="qemu-run", description="Boot idlelab under QEMU.")
+    ap.add_argument("--smp", type=int, default=1)
+    ap.add_argument("--machine", default="microvm", choices=MACHINES)
+    ap.add_argument("--accel", default="auto", choices=ACCELS)
+    ap.add_argument("--cmdline", default="")
+    ap.add_argument("--mem", default="256M")
+    ap.add_argument("--iso", help="boot this GRUB ISO (multiboot2) instead of -kernel")
+    ap.add_argument("--qmp", help="create a QMP socket at this path")
+    ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--gdb", action="store_true", help="start halted, gdb stub on :1234")
+    ap.add_argument("--print-cmd", action="store_true", help="print the QEMU command and exit")
+    args = ap.parse_args(argv)
+    cfg = Config(smp=args.smp, machine=args.machine, accel=args.accel, cmdline=args.cmdline,
+                 mem=args.mem, iso=args.iso, qmp=args.qmp, gdb=args.gdb)
+    try:
+        cmd, accel = build_command(cfg)
+    except ValueError as e:
+        ap.error(str(e))
+    if args.print_cmd:
+        print(" ".join(cmd))
+        return 0
+    if args.accel == "auto" and accel == "tcg":
+        print("qemu-run: /dev/kvm is not usable; running under TCG (slow timing, no KVM "
+              "counters)", file=sys.stderr)
+    if args.gdb:
+        print("qemu-run: QEMU is halted with a gdb stub; attach with:\n"
+              f"  gdb {os.path.join(TOP, 'build', 'idlelab.elf')} -ex 'target remote :1234'",
+              file=sys.stderr)
+        args.timeout = 10 ** 9
+    res = run(cfg, timeout=args.timeout, echo=True)
+    out = res.outcome
+    print(f"qemu-run: guest exit {out.name} ({out.description}); QEMU status {res.status}, "
+          f"{res.seconds:.2f}s under {res.accel}", file=sys.stderr)
+    if out.ok:
+        return 0
+    return 124 if res.timed_out else (res.status if res.status > 0 else 1)
