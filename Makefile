@@ -16,9 +16,10 @@ LDFLAGS := -nostdlib -z max-page-size=0x1000 -z noexecstack -T linker.ld
 
 C_SRCS := $(wildcard boot/*.c arch/x86/*.c drivers/*.c kernel/*.c lib/*.c)
 C_OBJS := $(patsubst %.c,build/obj/%.o,$(C_SRCS))
-ASM_OBJS := build/obj/boot/entry.o build/obj/boot/ap_blob.o build/obj/arch/x86/isr.o
+ASM_OBJS := build/obj/boot/entry.o build/obj/boot/ap_blob.o \
+	$(patsubst %.asm,build/obj/%.o,$(wildcard arch/x86/*.asm))
 
-.PHONY: all iso run debug test deps clean format format-check lint boot-test model
+.PHONY: all iso run debug test deps clean format format-check lint boot-test model bench-sched
 all: build/idlelab.elf build/idlelab32.elf
 
 build/obj/%.o: %.c
@@ -95,3 +96,12 @@ test: deps
 
 clean:
 	rm -rf build
+
+# The scheduler benchmark (numbers, not a verdict) under each accelerator that is usable.
+BENCH_SCHED_ITERS ?= 2000
+bench-sched: deps all
+	@for a in kvm tcg; do \
+	  if [ $$a = kvm ] && [ ! -w /dev/kvm ]; then echo "bench-sched: no usable /dev/kvm, skipping KVM"; continue; fi; \
+	  echo "== bench=sched under $$a, SMP=2"; \
+	  $(PYTHON) tools/qemu-run --accel $$a --smp 2 --cmdline "bench=sched iters=$(BENCH_SCHED_ITERS)" 2>&1 | grep -E '^@idlelab (bench|cpu)|qemu-run'; \
+	done

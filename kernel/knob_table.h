@@ -49,6 +49,12 @@
 	X(PANIC_TEST_PF, "pf")                                                                     \
 	X(PANIC_TEST_GP, "gp")
 
+#define KNOB_CHOICES_HZ(X)	 X(HZ_0, "0") X(HZ_100, "100") X(HZ_250, "250") X(HZ_1000, "1000")
+
+#define KNOB_CHOICES_SELFTEST(X) X(SELFTEST_NONE, "none") X(SELFTEST_SCHED, "sched")
+
+#define KNOB_CHOICES_BENCH(X)	 X(BENCH_NONE, "none") X(BENCH_SCHED, "sched")
+
 // clang-format off
 #define KNOB_TABLE(K) \
 	K(help, "help", BOOL, 0, 0, 1, KNOB_NO_CHOICES, \
@@ -61,7 +67,21 @@
 	  "print extra boot diagnostics") \
 	K(boot_timeout, "boot_timeout", TIME, KNOB_S(5), KNOB_MS(10), KNOB_S(600), KNOB_NO_CHOICES, \
 	  "how long the BSP waits for each application processor to come online before " \
-	  "failing the boot")
+	  "failing the boot") \
+	K(hz, "hz", ENUM, HZ_250, 0, 0, KNOB_CHOICES_HZ, \
+	  "periodic tick rate per CPU; 0 = tickless: a CPU's timer is programmed only for its " \
+	  "next real expiry, so an idle CPU takes no timer interrupts") \
+	K(selftest, "selftest", ENUM, SELFTEST_NONE, 0, 0, KNOB_CHOICES_SELFTEST, \
+	  "run an in-guest self test after boot and exit with its verdict (sched: cross-CPU " \
+	  "wake-up ring, sleep accuracy floor, tick/tickless timer counts, IPI accounting)") \
+	K(bench, "bench", ENUM, BENCH_NONE, 0, 0, KNOB_CHOICES_BENCH, \
+	  "run a benchmark after boot and print its numbers (sched: cross-CPU wake-up round " \
+	  "trip and timer lateness); never a pass/fail verdict") \
+	K(iters, "iters", INT, 2000, 1, 10000000, KNOB_NO_CHOICES, \
+	  "samples a benchmark takes (round trips, sleeps)") \
+	K(watchdog, "watchdog", TIME, KNOB_S(120), KNOB_S(1), KNOB_S(3600), KNOB_NO_CHOICES, \
+	  "a self test or benchmark still running after this long fails with exit code " \
+	  "WATCHDOG")
 // clang-format on
 
 #endif

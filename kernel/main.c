@@ -4,6 +4,7 @@
  * the boot records the host tools read.
  */
 #include "arch/x86/apic.h"
+#include "arch/x86/apic_timer.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpufeat.h"
 #include "arch/x86/desc.h"
@@ -14,10 +15,14 @@
 #include "drivers/acpi.h"
 #include "drivers/serial.h"
 #include "kernel/exit_codes.h"
+#include "kernel/idle.h"
+#include "kernel/init.h"
 #include "kernel/knobs.h"
 #include "kernel/panic_test.h"
 #include "kernel/percpu.h"
 #include "kernel/printk.h"
+#include "kernel/sched.h"
+#include "kernel/timer.h"
 
 #define KSTACK_SIZE 16384
 
@@ -60,6 +65,13 @@ static void cpu_bringup(void)
 	c->apic_id = apic_id();
 }
 
+/* After this the CPU's context is its idle thread and its timer interrupts are live. */
+static void cpu_start_scheduling(void)
+{
+	sched_init_cpu();
+	timer_init_cpu();
+}
+
 static void announce_online(void)
 {
 	struct cpu *c = this_cpu();
@@ -72,9 +84,9 @@ static __attribute__((noreturn)) void ap_main(uint64_t id)
 {
 	percpu_init((unsigned)id);
 	cpu_bringup();
+	cpu_start_scheduling();
 	announce_online();
-	for (;;)
-		safe_halt();
+	idle_loop();
 }
 
 static void find_cpus(void)
@@ -177,10 +189,16 @@ void kmain(uint32_t magic, uint64_t info)
 		       "PIT)");
 		kernel_exit(EXIT_BOOT_FAILED);
 	}
+	if (!apic_timer_setup()) {
+		printk("idlelab: the local APIC timer does not count");
+		kernel_exit(EXIT_BOOT_FAILED);
+	}
 	find_cpus();
+	cpu_start_scheduling();
 	announce_online();
 	start_aps();
 	print_boot_records();
 	panic_test_run((int)knob(KNOB_panic_test));
-	kernel_exit(EXIT_SUCCESS);
+	init_start();
+	idle_loop();
 }

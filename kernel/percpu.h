@@ -1,6 +1,10 @@
 /*
  * Per-CPU state. CPUs are numbered densely from 0 (the BSP) in MADT order; the APIC ID is
  * kept separately because firmware may leave gaps. this_cpu() is one GS-relative load.
+ *
+ * Layout: what only the owning CPU writes (counters, timers, current thread) shares cache
+ * lines; what other CPUs write on the wake-up path (the flag word; the run queue and its
+ * lock) sits on lines of its own, so a remote wake-up never bounces the counters' line.
  */
 #ifndef IDLELAB_KERNEL_PERCPU_H
 #define IDLELAB_KERNEL_PERCPU_H
@@ -10,16 +14,58 @@
 
 #include "arch/x86/desc.h"
 #include "arch/x86/percpu.h"
+#include "kernel/runqueue.h"
+#include "kernel/spinlock.h"
+#include "kernel/timer.h"
+#include "kernel/timerqueue.h"
 
-#define MAX_CPUS 64
+#define MAX_CPUS  64
+#define CACHELINE 64
+
+/* Bits of struct cpu.flags; see kernel/sched.c for the protocol. */
+#define CPU_NEED_RESCHED (1u << 0) /* run schedule() soon: work was queued here */
+#define CPU_IPI_PENDING	 (1u << 2) /* a reschedule IPI is on its way and not yet handled */
+
+/* Counters owned by one CPU; read by others only when a run is quiet. */
+struct cpu_stats {
+	uint64_t ctx_switches;
+	uint64_t wakeups_local;	 /* thread_wake() calls from this CPU for its own threads */
+	uint64_t wakeups_remote; /* thread_wake() calls from this CPU for other CPUs' threads */
+	uint64_t ipi_sent;
+	uint64_t ipi_received;
+	uint64_t timer_irqs;
+	uint64_t ticks;
+	uint64_t hlt;	      /* HLT instructions executed */
+	uint64_t idle_cycles; /* TSC cycles in the idle thread's halt */
+};
+
+struct thread;
 
 struct cpu {
 	struct cpu *self; /* must stay first: arch_this_cpu() reads offset 0 */
 	uint32_t id;
 	uint32_t apic_id;
 	bool online;
-	struct arch_cpu arch;
-};
+	struct thread *current;
+	struct thread *idle;
+	struct thread *switch_prev; /* the thread just switched away from, until it is settled */
+	struct tq timers;
+	struct timer tick;
+	uint64_t tick_period; /* TSC cycles */
+	struct cpu_stats stats;
+	/* The halt in progress: TSC at its start (0 if none), under idle_seq, an even/odd
+	 * sequence count, so a remote snapshot credits a halt that has not ended yet. */
+	uint64_t idle_since;
+	uint32_t idle_seq;
+
+	/* Written by any CPU (atomic RMW only): wake-up requests. */
+	uint32_t flags __attribute__((aligned(CACHELINE)));
+
+	struct spinlock rq_lock __attribute__((aligned(CACHELINE)));
+	struct runqueue rq;
+
+	struct arch_cpu arch __attribute__((aligned(CACHELINE)));
+} __attribute__((aligned(CACHELINE)));
 
 extern struct cpu cpus[MAX_CPUS];
 extern unsigned int ncpus;

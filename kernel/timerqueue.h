@@ -32,7 +32,7 @@ struct tq_node {
 	struct tq_node *right;
 	struct tq_node *parent;
 	struct tq *owner; /* queue holding the node, NULL when not queued */
-	uint64_t expiry;  /* ns */
+	uint64_t expiry;  /* in the caller's clock unit (the kernel uses TSC cycles) */
 	uint64_t seq;	  /* insertion order; breaks expiry ties FIFO */
 	uint32_t rank;
 };
@@ -49,7 +49,7 @@ typedef void (*tq_expire_fn)(struct tq_node *node, void *ctx);
 void tq_init(struct tq *q);
 void tq_node_init(struct tq_node *node);
 
-/* Queues node to expire at expiry (ns). Returns false, changing nothing, if node is already
+/* Queues node to expire at expiry. Returns false, changing nothing, if node is already
  * queued (here or in any other queue): re-arming is tq_remove followed by tq_insert. */
 bool tq_insert(struct tq *q, struct tq_node *node, uint64_t expiry);
 

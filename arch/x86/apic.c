@@ -8,36 +8,35 @@
 #define APIC_BASE_ENABLE (1ull << 11)
 #define APIC_BASE_ADDR	 0xfffff000ull
 
-/* Register offsets in the xAPIC page; x2APIC MSR = 0x800 + offset / 16. */
-#define REG_ID	      0x020
-#define REG_TPR	      0x080
-#define REG_EOI	      0x0b0
-#define REG_SVR	      0x0f0
-#define REG_ICR_LO    0x300
-#define REG_ICR_HI    0x310
-#define REG_LVT_TIMER 0x320
-#define REG_LVT_LINT0 0x350
-#define REG_LVT_LINT1 0x360
-#define REG_LVT_ERROR 0x370
+#define REG_ID		 0x020
+#define REG_TPR		 0x080
+#define REG_EOI		 0x0b0
+#define REG_SVR		 0x0f0
+#define REG_ICR_LO	 0x300
+#define REG_ICR_HI	 0x310
+#define REG_LVT_TIMER	 APIC_REG_LVT_TIMER
+#define REG_LVT_LINT0	 0x350
+#define REG_LVT_LINT1	 0x360
+#define REG_LVT_ERROR	 0x370
 
-#define SVR_ENABLE    (1u << 8)
-#define LVT_MASKED    (1u << 16)
-#define ICR_PENDING   (1u << 12)
-#define ICR_ASSERT    (1u << 14)
-#define ICR_INIT      (5u << 8)
-#define ICR_STARTUP   (6u << 8)
+#define SVR_ENABLE	 (1u << 8)
+#define LVT_MASKED	 (1u << 16)
+#define ICR_PENDING	 (1u << 12)
+#define ICR_ASSERT	 (1u << 14)
+#define ICR_INIT	 (5u << 8)
+#define ICR_STARTUP	 (6u << 8)
 
 bool apic_x2apic_mode;
 static volatile uint32_t *xapic;
 
-static uint32_t apic_read(uint32_t reg)
+uint32_t apic_reg_read(uint32_t reg)
 {
 	if (apic_x2apic_mode)
 		return (uint32_t)rdmsr(0x800 + (reg >> 4));
 	return xapic[reg / 4];
 }
 
-static void apic_write(uint32_t reg, uint32_t v)
+void apic_reg_write(uint32_t reg, uint32_t v)
 {
 	if (apic_x2apic_mode)
 		wrmsr(0x800 + (reg >> 4), v);
@@ -63,25 +62,25 @@ void apic_init_cpu(void)
 		wrmsr(MSR_APIC_BASE, base | APIC_BASE_ENABLE);
 		xapic = (volatile uint32_t *)(uintptr_t)(base & APIC_BASE_ADDR);
 	}
-	apic_write(REG_TPR, 0);
-	apic_write(REG_LVT_TIMER, LVT_MASKED);
-	apic_write(REG_LVT_LINT0, LVT_MASKED);
-	apic_write(REG_LVT_LINT1, LVT_MASKED);
-	apic_write(REG_LVT_ERROR, LVT_MASKED);
-	apic_write(REG_SVR, SVR_ENABLE | VEC_APIC_SPURIOUS);
+	apic_reg_write(REG_TPR, 0);
+	apic_reg_write(REG_LVT_TIMER, LVT_MASKED);
+	apic_reg_write(REG_LVT_LINT0, LVT_MASKED);
+	apic_reg_write(REG_LVT_LINT1, LVT_MASKED);
+	apic_reg_write(REG_LVT_ERROR, LVT_MASKED);
+	apic_reg_write(REG_SVR, SVR_ENABLE | VEC_APIC_SPURIOUS);
 	irq_register(VEC_APIC_SPURIOUS, ignore_spurious);
 }
 
 uint32_t apic_id(void)
 {
-	uint32_t id = apic_read(REG_ID);
+	uint32_t id = apic_reg_read(REG_ID);
 
 	return apic_x2apic_mode ? id : id >> 24;
 }
 
 void apic_eoi(void)
 {
-	apic_write(REG_EOI, 0);
+	apic_reg_write(REG_EOI, 0);
 }
 
 /*
@@ -96,10 +95,10 @@ static void send_icr(uint32_t dest, uint32_t low)
 		wrmsr(0x800 + (REG_ICR_LO >> 4), ((uint64_t)dest << 32) | low);
 		return;
 	}
-	while (apic_read(REG_ICR_LO) & ICR_PENDING)
+	while (apic_reg_read(REG_ICR_LO) & ICR_PENDING)
 		cpu_relax();
-	apic_write(REG_ICR_HI, dest << 24);
-	apic_write(REG_ICR_LO, low);
+	apic_reg_write(REG_ICR_HI, dest << 24);
+	apic_reg_write(REG_ICR_LO, low);
 }
 
 void apic_send_ipi(uint32_t dest_apic_id, uint8_t vector)

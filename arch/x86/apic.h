@@ -7,6 +7,15 @@
 
 extern bool apic_x2apic_mode;
 
+/* Register offsets in the xAPIC page; the x2APIC MSR is 0x800 + offset / 16. */
+#define APIC_REG_LVT_TIMER  0x320
+#define APIC_REG_TIMER_INIT 0x380
+#define APIC_REG_TIMER_CUR  0x390
+#define APIC_REG_TIMER_DIV  0x3e0
+
+uint32_t apic_reg_read(uint32_t reg);
+void apic_reg_write(uint32_t reg, uint32_t v);
+
 /* Every CPU calls this for itself: enables the APIC in the mode chosen on the BSP. */
 void apic_init_cpu(void);
 uint32_t apic_id(void);

@@ -762,18 +762,27 @@ static void test_markdown_lists_every_knob(void **state)
 	assert_non_null(strstr(out.text[3 + KNOB__COUNT], "`true`, `false`"));
 }
 
+/* The config line lists every knob in table order with its canonical value, whatever the
+ * table holds; the values given on the command line show up as given. */
 static void test_config_line(void **state)
 {
+	char want[KNOB_LINE_MAX * 2] = "@idlelab config";
+	char value[64];
+
 	(void)state;
 	assert_int_equal(knobs_parse("verbose boot_timeout=250ms panic_test=ud t.sint=-3", &knobs,
 				     err, sizeof(err)),
 			 KNOB_OK);
+	for (int i = 0; i < KNOB__COUNT; i++) {
+		knob_format_value((enum knob_id)i, knobs.v[i], value, sizeof(value));
+		snprintf(want + strlen(want), sizeof(want) - strlen(want), " %s=%s",
+			 knob_defs[i].name, value);
+	}
 	knobs_print_config(collect, &out);
 	assert_int_equal(out.n, 1);
-	assert_string_equal(out.text[0],
-			    "@idlelab config help=0 panic_test=ud verbose=1 boot_timeout=250ms "
-			    "t.int=250 t.sint=-3 t.wide=0 t.time_wide=0s t.color=green "
-			    "t.many_choices_and_a_long_name_up_to_the_limit=alpha16");
+	assert_string_equal(out.text[0], want);
+	assert_non_null(strstr(out.text[0], " panic_test=ud verbose=1 boot_timeout=250ms "));
+	assert_non_null(strstr(out.text[0], " t.sint=-3 "));
 	knobs_set_defaults(&knobs);
 }
 

@@ -10,3 +10,5 @@ UNIT_TESTS += knobs
 # prerequisite but not a separate source.
 UNIT_SRCS_knobs := tests/unit/test_knobs.c
 build/host/test_knobs: kernel/knobs.c
+UNIT_TESTS += runqueue
+UNIT_SRCS_runqueue := kernel/runqueue.c tests/unit/test_runqueue.c

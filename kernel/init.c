@@ -1,0 +1,32 @@
+/*
+ * The first thread: runs the self test or benchmark the knobs select, under the watchdog,
+ * and ends the run with its verdict. Later issues add workloads here.
+ */
+#include "kernel/bench.h"
+#include "kernel/exit_codes.h"
+#include "kernel/init.h"
+#include "kernel/knobs.h"
+#include "kernel/printk.h"
+#include "kernel/sched.h"
+#include "kernel/selftest.h"
+#include "kernel/watchdog.h"
+
+static void init_main(void *arg)
+{
+	bool ok = true;
+
+	(void)arg;
+	watchdog_start((uint64_t)knob(KNOB_watchdog), "init");
+	if (knob(KNOB_selftest) == SELFTEST_SCHED)
+		ok = selftest_sched();
+	if (knob(KNOB_bench) == BENCH_SCHED)
+		bench_sched();
+	watchdog_stop();
+	kernel_exit(ok ? EXIT_SUCCESS : EXIT_TEST_FAILED);
+}
+
+void init_start(void)
+{
+	if (!thread_create(init_main, 0, 0, "init"))
+		panic("cannot create the init thread");
+}

@@ -1,0 +1,33 @@
+/*
+ * A CPU's queue of runnable threads: intrusive, FIFO, O(1) everywhere. Pure list logic with
+ * no locking: the owner (kernel/sched.c) holds the CPU's run-queue lock around every call.
+ */
+#ifndef IDLELAB_KERNEL_RUNQUEUE_H
+#define IDLELAB_KERNEL_RUNQUEUE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct rq_link {
+	struct rq_link *next, *prev;
+	bool queued;
+};
+
+struct runqueue {
+	struct rq_link *head, *tail;
+	size_t len;
+};
+
+/* Appends; returns false (and changes nothing) if the link is already queued somewhere. */
+bool rq_push(struct runqueue *q, struct rq_link *l);
+/* Removes and returns the oldest link, NULL if empty. */
+struct rq_link *rq_pop(struct runqueue *q);
+/* Unlinks l from q; returns false if l is not queued. */
+bool rq_remove(struct runqueue *q, struct rq_link *l);
+
+static inline bool rq_empty(const struct runqueue *q)
+{
+	return q->len == 0;
+}
+
+#endif

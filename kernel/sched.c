@@ -1,0 +1,344 @@
+/*
+ * The scheduler. Each thread is pinned to one CPU; each CPU has a FIFO run queue guarded by
+ * its rq_lock, which remote wakers take too. Only the owning CPU dequeues, and it does so
+ * only in schedule() with interrupts off, so a CPU never runs a thread from another queue.
+ *
+ * The wake-up protocol (no wake-up is lost):
+ *   waker:  enqueue t on c's run queue (under c->rq_lock), then atomically set NEED_RESCHED
+ *           in c->flags; send the reschedule IPI iff the old value had neither NEED_RESCHED
+ *           nor IPI_PENDING, and in that case set IPI_PENDING in the same atomic step.
+ *   target: schedule() atomically clears NEED_RESCHED *before* it takes rq_lock and picks
+ *           the next thread; the IPI handler clears IPI_PENDING, then reschedules if
+ *           NEED_RESCHED is set; the idle loop tests NEED_RESCHED with interrupts off and
+ *           halts with `sti; hlt`, so a pending IPI ends the halt.
+ * If the waker's update comes after the target's clear, the waker saw NEED_RESCHED clear
+ * and either sends an IPI or knows one is still undelivered; either way an interrupt will
+ * reach the target after the update, and its handler (or the idle loop it returns to) sees
+ * NEED_RESCHED. If the update comes before the clear, the target has not yet taken rq_lock
+ * for its next pick, and that pick sees t.
+ *
+ * IPI_PENDING keeps at most one reschedule IPI in flight per CPU. Besides saving VM exits,
+ * that makes the counters exact: two IPIs of one vector can merge in the target's IRR, so
+ * without it "IPIs sent" could exceed "IPIs received" on a correct kernel.
+ */
+#include "arch/x86/apic.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/switch.h"
+#include "arch/x86/trap.h"
+#include "arch/x86/tsc.h"
+#include "arch/x86/vectors.h"
+#include "kernel/percpu.h"
+#include "kernel/printk.h"
+#include "kernel/sched.h"
+#include "kernel/spinlock.h"
+
+enum thread_state {
+	T_FREE,
+	T_RUNNABLE, /* on its CPU's run queue */
+	T_RUNNING,
+	T_BLOCKED,
+	T_DEAD, /* exited; its slot is freed once its CPU has switched away */
+};
+
+struct thread {
+	uint64_t rsp;	     /* saved by arch_switch */
+	struct rq_link link; /* must stay the second member: see link_thread() */
+	enum thread_state state;
+	bool wake_pending; /* a wake arrived while the thread was not blocked */
+	unsigned cpu;
+	void (*fn)(void *);
+	void *arg;
+	const char *name;
+	struct timer sleep_timer;
+	struct thread *next_free;
+};
+
+static struct thread threads[MAX_THREADS];
+static uint8_t stacks[MAX_THREADS][THREAD_STACK] __attribute__((aligned(16)));
+static struct thread idle_threads[MAX_CPUS];
+static struct thread *free_list;
+static bool pool_ready;
+static struct spinlock pool_lock;
+
+static struct thread *link_thread(struct rq_link *l)
+{
+	return (struct thread *)((char *)l - __builtin_offsetof(struct thread, link));
+}
+
+static struct thread *pool_get(void)
+{
+	uint64_t flags = spin_lock_irqsave(&pool_lock);
+	struct thread *t;
+
+	if (!pool_ready) {
+		for (int i = MAX_THREADS - 1; i >= 0; i--) {
+			threads[i].next_free = free_list;
+			free_list = &threads[i];
+		}
+		pool_ready = true;
+	}
+	t = free_list;
+	if (t)
+		free_list = t->next_free;
+	spin_unlock_irqrestore(&pool_lock, flags);
+	return t;
+}
+
+static void pool_put(struct thread *t)
+{
+	uint64_t flags = spin_lock_irqsave(&pool_lock);
+
+	t->state = T_FREE;
+	t->next_free = free_list;
+	free_list = t;
+	spin_unlock_irqrestore(&pool_lock, flags);
+}
+
+struct thread *thread_self(void)
+{
+	return this_cpu()->current;
+}
+
+unsigned thread_cpu(const struct thread *t)
+{
+	return t->cpu;
+}
+
+void sched_resched_cpu(struct cpu *c)
+{
+	struct cpu *me = this_cpu();
+	uint32_t old, new;
+	bool send;
+
+	if (c == me) {
+		__atomic_fetch_or(&c->flags, CPU_NEED_RESCHED, __ATOMIC_SEQ_CST);
+		return;
+	}
+	old = __atomic_load_n(&c->flags, __ATOMIC_RELAXED);
+	do {
+		send = !(old & (CPU_NEED_RESCHED | CPU_IPI_PENDING));
+		new = old | CPU_NEED_RESCHED | (send ? CPU_IPI_PENDING : 0);
+	} while (!__atomic_compare_exchange_n(&c->flags, &old, new, false, __ATOMIC_SEQ_CST,
+					      __ATOMIC_RELAXED));
+	if (!send)
+		return;
+	me->stats.ipi_sent++;
+	apic_send_ipi(c->apic_id, VEC_RESCHED);
+}
+
+void thread_wake(struct thread *t)
+{
+	struct cpu *c = &cpus[t->cpu], *me;
+	uint64_t flags = spin_lock_irqsave(&c->rq_lock);
+	bool queued = false, live = true;
+
+	if (t->state == T_BLOCKED) {
+		t->state = T_RUNNABLE;
+		rq_push(&c->rq, &t->link);
+		queued = true;
+	} else if (t->state == T_RUNNING || t->state == T_RUNNABLE) {
+		t->wake_pending = true; /* it has not blocked yet: its next block returns */
+	} else {
+		live = false; /* exited: nothing to wake */
+	}
+	spin_unlock(&c->rq_lock);
+	me = this_cpu();
+	if (live && c == me)
+		me->stats.wakeups_local++;
+	else if (live)
+		me->stats.wakeups_remote++;
+	if (queued)
+		sched_resched_cpu(c);
+	irq_restore(flags);
+}
+
+/* Runs on the new thread after every switch: frees a thread that has just exited. */
+static void finish_switch(void)
+{
+	struct cpu *c = this_cpu();
+	struct thread *prev = c->switch_prev;
+
+	c->switch_prev = 0;
+	if (prev && prev->state == T_DEAD)
+		pool_put(prev);
+}
+
+void schedule(void)
+{
+	struct cpu *c = this_cpu();
+	struct thread *prev = c->current, *next;
+	struct rq_link *l;
+
+	__atomic_fetch_and(&c->flags, ~CPU_NEED_RESCHED, __ATOMIC_SEQ_CST);
+	spin_lock(&c->rq_lock);
+	if (prev->state == T_RUNNING && prev != c->idle) {
+		prev->state = T_RUNNABLE;
+		rq_push(&c->rq, &prev->link);
+	}
+	l = rq_pop(&c->rq);
+	next = l ? link_thread(l) : c->idle;
+	next->state = T_RUNNING;
+	spin_unlock(&c->rq_lock);
+	if (next == prev)
+		return;
+	c->current = next;
+	c->switch_prev = prev;
+	c->stats.ctx_switches++;
+	arch_switch(&prev->rsp, next->rsp);
+	finish_switch();
+}
+
+void sched_thread_start(struct thread *t);
+void sched_thread_start(struct thread *t)
+{
+	finish_switch();
+	irq_enable();
+	t->fn(t->arg);
+	thread_exit();
+}
+
+static void sleep_timer_fired(struct timer *tm)
+{
+	thread_wake(tm->arg);
+}
+
+struct thread *thread_create(void (*fn)(void *), void *arg, unsigned cpu, const char *name)
+{
+	struct thread *t;
+
+	if (cpu >= ncpus)
+		panic("thread_create(%s): CPU %u does not exist", name, cpu);
+	t = pool_get();
+	if (!t)
+		return 0;
+	*t = (struct thread){
+	    .state = T_BLOCKED,
+	    .cpu = cpu,
+	    .fn = fn,
+	    .arg = arg,
+	    .name = name,
+	    .sleep_timer = {.fn = sleep_timer_fired, .arg = t},
+	};
+	t->rsp = arch_thread_stack_init(stacks[t - threads] + THREAD_STACK, t);
+	thread_wake(t);
+	return t;
+}
+
+void thread_block(void)
+{
+	uint64_t flags = irq_save();
+	struct cpu *c = this_cpu();
+	struct thread *t = c->current;
+
+	spin_lock(&c->rq_lock);
+	if (t->wake_pending) {
+		t->wake_pending = false;
+		spin_unlock(&c->rq_lock);
+		irq_restore(flags);
+		return;
+	}
+	t->state = T_BLOCKED;
+	spin_unlock(&c->rq_lock);
+	schedule();
+	irq_restore(flags);
+}
+
+/*
+ * The timer is only a wake-up hint: any other wake also ends thread_block, and the count
+ * mode APIC timer may fire a count early, so loop until the TSC says the time is up.
+ */
+void thread_sleep_ns(uint64_t ns)
+{
+	struct thread *t = thread_self();
+	uint64_t start = rdtsc(), now, flags;
+
+	while ((now = rdtsc(), tsc_to_ns(now - start)) < ns) {
+		flags = irq_save();
+		timer_arm(&t->sleep_timer, now + ns_to_tsc(ns - tsc_to_ns(now - start)) + 1);
+		irq_restore(flags);
+		thread_block();
+	}
+	flags = irq_save();
+	timer_cancel(&t->sleep_timer);
+	irq_restore(flags);
+}
+
+void thread_yield(void)
+{
+	uint64_t flags = irq_save();
+
+	schedule();
+	irq_restore(flags);
+}
+
+void thread_exit(void)
+{
+	struct cpu *c;
+
+	irq_disable();
+	c = this_cpu();
+	timer_cancel(&c->current->sleep_timer);
+	c->current->state = T_DEAD;
+	schedule();
+	panic("a dead thread was scheduled");
+}
+
+void join_init(struct join_counter *j, unsigned n)
+{
+	j->remaining = n;
+	j->waiter = thread_self();
+}
+
+void join_done(struct join_counter *j)
+{
+	if (__atomic_sub_fetch(&j->remaining, 1, __ATOMIC_ACQ_REL) == 0)
+		thread_wake(j->waiter);
+}
+
+void join_wait(struct join_counter *j)
+{
+	while (__atomic_load_n(&j->remaining, __ATOMIC_ACQUIRE))
+		thread_block();
+}
+
+void sched_irq_exit(void)
+{
+	struct cpu *c = this_cpu();
+
+	if (c->current != c->idle &&
+	    (__atomic_load_n(&c->flags, __ATOMIC_RELAXED) & CPU_NEED_RESCHED))
+		schedule();
+}
+
+/* Reads the queue length without the lock: a stale answer only delays the switch a tick. */
+void sched_tick(void)
+{
+	struct cpu *c = this_cpu();
+
+	if (c->current != c->idle && !rq_empty(&c->rq))
+		__atomic_fetch_or(&c->flags, CPU_NEED_RESCHED, __ATOMIC_RELAXED);
+}
+
+static void resched_interrupt(struct trap_frame *f)
+{
+	struct cpu *c = this_cpu();
+
+	(void)f;
+	__atomic_fetch_and(&c->flags, ~CPU_IPI_PENDING, __ATOMIC_SEQ_CST);
+	apic_eoi();
+	c->stats.ipi_received++;
+	sched_irq_exit();
+}
+
+void sched_init_cpu(void)
+{
+	struct cpu *c = this_cpu();
+	struct thread *idle = &idle_threads[c->id];
+
+	idle->state = T_RUNNING;
+	idle->cpu = c->id;
+	idle->name = "idle";
+	c->idle = idle;
+	c->current = idle;
+	irq_register(VEC_RESCHED, resched_interrupt);
+}

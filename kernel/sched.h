@@ -1,0 +1,54 @@
+/*
+ * Kernel threads pinned to a CPU, one FIFO run queue per CPU, cross-CPU wake-ups by IPI.
+ * Every function here may be called with interrupts on or off unless it says otherwise.
+ */
+#ifndef IDLELAB_KERNEL_SCHED_H
+#define IDLELAB_KERNEL_SCHED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define MAX_THREADS  256
+#define THREAD_STACK 16384
+
+struct thread;
+
+/* Starts fn(arg) on `cpu`; NULL if all MAX_THREADS slots are in use. */
+struct thread *thread_create(void (*fn)(void *), void *arg, unsigned cpu, const char *name);
+struct thread *thread_self(void);
+unsigned thread_cpu(const struct thread *t);
+
+/*
+ * Blocks until some thread_wake(self). A wake that arrives before the block is remembered
+ * (one pending wake, not a count), so the usual pattern is `while (!cond) thread_block();`.
+ */
+void thread_block(void);
+/* Makes t runnable on its own CPU, sending that CPU a reschedule IPI if it is another. */
+void thread_wake(struct thread *t);
+/* Returns no earlier than `ns` after the call, as measured by the TSC. */
+void thread_sleep_ns(uint64_t ns);
+void thread_yield(void);
+__attribute__((noreturn)) void thread_exit(void);
+
+/* Counts finishing threads; the waiter sleeps until all are done. */
+struct join_counter {
+	unsigned remaining;
+	struct thread *waiter;
+};
+void join_init(struct join_counter *j, unsigned n);
+void join_done(struct join_counter *j);
+void join_wait(struct join_counter *j);
+
+/* Each CPU once, interrupts off: the calling context becomes this CPU's idle thread. */
+void sched_init_cpu(void);
+/* Interrupts off. Switches to the next runnable thread (or idle) if there is one. */
+void schedule(void);
+/* The tail of every interrupt handler: preempts the current thread if asked to. */
+void sched_irq_exit(void);
+/* From the tick: round-robin among this CPU's runnable threads. */
+void sched_tick(void);
+/* Sets NEED_RESCHED on c, and sends it an IPI unless it is this CPU or already asked. */
+struct cpu;
+void sched_resched_cpu(struct cpu *c);
+
+#endif

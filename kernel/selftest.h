@@ -1,0 +1,9 @@
+#ifndef IDLELAB_KERNEL_SELFTEST_H
+#define IDLELAB_KERNEL_SELFTEST_H
+
+#include <stdbool.h>
+
+/* selftest=sched: returns true if every check passed; prints one record per check. */
+bool selftest_sched(void);
+
+#endif

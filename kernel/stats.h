@@ -1,0 +1,20 @@
+/* Per-CPU counter snapshots and their `@idlelab cpu` records. */
+#ifndef IDLELAB_KERNEL_STATS_H
+#define IDLELAB_KERNEL_STATS_H
+
+#include "kernel/percpu.h"
+
+struct stats_snapshot {
+	struct cpu_stats cpu[MAX_CPUS];
+};
+
+/* Copies every online CPU's counters (each CPU's own view; exact once the run is quiet). */
+void stats_snapshot(struct stats_snapshot *s);
+/* One `@idlelab cpu id=N ...` record per CPU with the counters' growth from a to b. */
+void stats_print_delta(const struct stats_snapshot *a, const struct stats_snapshot *b);
+/* Sum of one counter over all CPUs, by its offset in struct cpu_stats. */
+uint64_t stats_sum(const struct stats_snapshot *s, unsigned field_offset);
+
+#define STATS_FIELD(name) ((unsigned)__builtin_offsetof(struct cpu_stats, name))
+
+#endif
