@@ -69,6 +69,7 @@ debug: deps all
 
 include tests/host.mk
 -include tests/knobdoc.mk
+include tools/harness.mk
 
 FORMAT_SRCS = $(shell git ls-files '*.c' '*.h' 2>/dev/null) $(filter-out $(shell git ls-files 2>/dev/null),$(wildcard */*.c */*.h */*/*.c */*/*.h))
 format:

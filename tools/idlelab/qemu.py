@@ -55,6 +55,10 @@ class Config:
     poll_control: bool = True
     hint_dedicated: bool = True
     extra: list = field(default_factory=list)
+    # Extra environment for QEMU (merged over ours) and shared libraries to LD_PRELOAD into it
+    # (the harness's KVM_CAP_HALT_POLL shim: QEMU 7.2 has no option for that capability).
+    env: dict = field(default_factory=dict)
+    preload: list = field(default_factory=list)
 
 
 def cpu_flag(cfg, accel):
@@ -107,6 +111,18 @@ def build_command(cfg):
     return argv, accel
 
 
+def process_env(cfg):
+    """QEMU's environment: ours plus cfg.env, with cfg.preload put first in LD_PRELOAD.
+    None (inherit unchanged) when the config asks for nothing."""
+    if not cfg.env and not cfg.preload:
+        return None
+    env = dict(os.environ)
+    env.update({k: str(v) for k, v in cfg.env.items()})
+    if cfg.preload:
+        env["LD_PRELOAD"] = " ".join(list(cfg.preload) + env.get("LD_PRELOAD", "").split())
+    return env
+
+
 @dataclass
 class Result:
     argv: list
@@ -126,6 +142,14 @@ class Result:
         return [r for r in parse_records(self.output) if kind is None or r[0] == kind]
 
 
+def _die_with_parent():
+    """QEMU runs in its own session (so a timeout can kill its whole group); this makes the
+    kernel kill it too if the Python process dies first, e.g. to SIGKILL or `timeout`."""
+    import ctypes
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
 def run(cfg, timeout=120, echo=False, on_line=None, on_start=None):
     """Boots the guest and waits for it to exit. `echo` copies the serial console to stdout
     as it arrives; on_line(line) sees every line; on_start(popen) runs once QEMU started."""
@@ -134,7 +158,9 @@ def run(cfg, timeout=120, echo=False, on_line=None, on_start=None):
         raise FileNotFoundError(f"{cfg.kernel} does not exist: run `make` first")
     start = time.monotonic()
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, start_new_session=True)
+                            stderr=subprocess.STDOUT, start_new_session=True,
+                            preexec_fn=_die_with_parent,
+                            env=process_env(cfg))
     if on_start:
         on_start(proc)
     lines = []
@@ -217,6 +243,8 @@ def main(argv=None):
               f"  gdb {os.path.join(TOP, 'build', 'idlelab.elf')} -ex 'target remote :1234'",
               file=sys.stderr)
         args.timeout = 10 ** 9
+    # SIGTERM (e.g. from `timeout`) unwinds through run()'s cleanup like Ctrl-C does.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     res = run(cfg, timeout=args.timeout, echo=True)
     out = res.outcome
     print(f"qemu-run: guest exit {out.name} ({out.description}); QEMU status {res.status}, "

@@ -1,0 +1,134 @@
+"""The experiment-matrix format: good files, sweeps, and errors that name file:line."""
+import re
+
+import pytest
+
+from idlelab import matrix
+from idlelab.matrix import MatrixError, parse
+
+GOOD = """\
+# IPI ping-pong at three periods, with and without host polling
+defaults: smp=2 duration=5s repeat=3 guest.verbose=0
+
+pingpong: workload=pingpong guest.period=50us,100us,200us halt_poll_ns=0,200us   # 6 runs
+idle:     workload=idle duration=20s halt_poll_ns=global:400us host_shrink=0 host_grow=4
+defaults: smp=4 machine=q35
+big:      workload=idle host_grow_start=20us accel=tcg
+"""
+
+
+def test_good_file():
+    runs = parse(GOOD, "m.txt")
+    assert [r.name for r in runs] == [
+        "pingpong-period=50us-halt_poll_ns=0", "pingpong-period=50us-halt_poll_ns=200us",
+        "pingpong-period=100us-halt_poll_ns=0", "pingpong-period=100us-halt_poll_ns=200us",
+        "pingpong-period=200us-halt_poll_ns=0", "pingpong-period=200us-halt_poll_ns=200us",
+        "idle", "big"]
+    pp = runs[1]
+    assert (pp.where, pp.workload, pp.duration_ns, pp.repeat, pp.smp, pp.machine, pp.accel) \
+        == ("m.txt:4", "pingpong", 5_000_000_000, 3, 2, "microvm", "kvm")
+    assert pp.vm_halt_poll_ns == 200_000 and pp.host_params == {}
+    assert pp.cmdline() == "verbose=0 period=50us"
+    assert pp.sweep == {"guest.period": "50us", "halt_poll_ns": "200us"}
+    idle = runs[6]
+    assert idle.duration_ns == 20_000_000_000 and idle.vm_halt_poll_ns is None
+    assert idle.host_params == {"halt_poll_ns": 400_000, "halt_poll_ns_shrink": 0,
+                                "halt_poll_ns_grow": 4}
+    big = runs[7]
+    assert (big.smp, big.machine, big.accel, big.repeat) == (4, "q35", "tcg", 3)
+    assert big.host_params == {"halt_poll_ns_grow_start": 20_000}
+    assert big.settings["halt_poll_ns"] == "host"
+
+
+def test_defaults_without_a_sweep_and_builtin_defaults():
+    (r,) = parse("r: workload=w duration=1ms", "m")
+    assert (r.name, r.smp, r.repeat, r.machine, r.accel, r.vm_halt_poll_ns, r.host_params,
+            r.guest, r.sweep) == ("r", 2, 1, "microvm", "kvm", None, {}, {}, {})
+
+
+def test_sweep_in_defaults_multiplies_every_run_below():
+    runs = parse("defaults: duration=1s halt_poll_ns=0,global:0\n"
+                 "a: workload=x smp=1,2\n"
+                 "b: workload=y halt_poll_ns=host\n", "m")
+    assert [r.name for r in runs] == [
+        "a-halt_poll_ns=0-smp=1", "a-halt_poll_ns=0-smp=2",
+        "a-halt_poll_ns=global_0-smp=1", "a-halt_poll_ns=global_0-smp=2", "b"]
+    assert runs[2].host_params == {"halt_poll_ns": 0} and runs[2].vm_halt_poll_ns is None
+    assert runs[0].vm_halt_poll_ns == 0
+
+
+def test_time_units():
+    assert [matrix.parse_time(t) for t in ("7", "7ns", "7us", "7ms", "7s")] == \
+        [7, 7, 7_000, 7_000_000, 7_000_000_000]
+
+
+def test_guest_knobs_checked_against_the_kernel_table():
+    knobs = matrix.guest_knob_names()
+    assert {"help", "verbose", "boot_timeout"} <= knobs
+    (r,) = parse("r: workload=w duration=1s guest.boot_timeout=2s", "m", guest_knobs=knobs)
+    assert r.cmdline() == "boot_timeout=2s"
+
+
+def test_load_names_errors_after_the_file(tmp_path):
+    path = tmp_path / "matrix.txt"
+    path.write_text("a: workload=x duration=1s\n\nb: workload=x duration=1s smpp=2\n")
+    with pytest.raises(MatrixError, match=re.escape(f"{path}:3: unknown key 'smpp' "
+                                                     "(did you mean 'smp'?)")):
+        matrix.load(str(path))
+
+
+KNOBS = {"period", "verbose"}
+BAD = [
+    ("a: workload=x duration=1s peroid=5",
+     "matrix.txt:1: unknown key 'peroid' (did you mean 'guest.period'?)"),
+    ("a: workload=x duration=1s guest.peroid=5",
+     "matrix.txt:1: unknown guest knob 'peroid' (did you mean 'period'?)"),
+    ("# c\na: workload=x duration=1s smpp=2", "matrix.txt:2: unknown key 'smpp' (did you mean"),
+    ("a workload=x", "matrix.txt:1: expected 'name: key=value ...'"),
+    ("a: workload=x duration", "matrix.txt:1: expected key=value, got 'duration'"),
+    ("a: workload=x =1", "matrix.txt:1: expected key=value, got '=1'"),
+    ("a: workload=x duration=", "matrix.txt:1: duration: empty value"),
+    ("a: workload=x duration=1s,,2s", "matrix.txt:1: duration: empty value"),
+    ("a: workload=x duration=1s,1s", "matrix.txt:1: duration: a value repeats"),
+    ("a: workload=x duration=1s smp=2 smp=3", "matrix.txt:1: key 'smp' given twice"),
+    ("a: workload=x duration=10", "matrix.txt:1: duration=10: expected an integer with a unit"),
+    ("a: workload=x duration=0s", "matrix.txt:1: duration=0s: expected a duration above 0"),
+    ("a: workload=X duration=1s", "matrix.txt:1: workload=X: expected a name"),
+    ("a: workload=x duration=1s smp=0", "matrix.txt:1: smp=0: expected an integer in 1..64"),
+    ("a: workload=x duration=1s smp=two", "matrix.txt:1: smp=two: expected an integer"),
+    ("a: workload=x duration=1s repeat=0", "matrix.txt:1: repeat=0: expected an integer"),
+    ("a: workload=x duration=1s machine=isapc", "matrix.txt:1: machine=isapc: expected one of"),
+    ("a: workload=x duration=1s accel=auto", "matrix.txt:1: accel=auto: expected one of kvm"),
+    ("a: workload=x duration=1s halt_poll_ns=lots", "matrix.txt:1: halt_poll_ns=lots: expected"
+     " 'host', a time (per VM) or 'global:<time>'"),
+    ("a: workload=x duration=1s halt_poll_ns=5s", "matrix.txt:1: halt_poll_ns=5s: expected "
+     "'host'"),
+    ("a: workload=x duration=1s halt_poll_ns=global:x", "matrix.txt:1: halt_poll_ns=global:x:"),
+    ("a: workload=x duration=1s host_shrink=-1", "matrix.txt:1: host_shrink=-1: expected an "
+     "integer in 0..4294967295"),
+    ("a: workload=x duration=1s host_grow_start=1h", "matrix.txt:1: host_grow_start=1h"),
+    ("a: workload=x duration=1s guest.=1", "matrix.txt:1: bad guest knob name ''"),
+    ("\n\na: workload=x", "matrix.txt:3: run 'a' has no duration"),
+    ("a: duration=1s", "matrix.txt:1: run 'a' has no workload"),
+    ("a: workload=x duration=1s\n\n\na: workload=y duration=1s",
+     "matrix.txt:4: run name 'a' already used at matrix.txt:1"),
+    ("a: workload=x duration=1s smp=3,2\na: workload=x duration=1s smp=1,2",
+     "matrix.txt:2: run name 'a-smp=2' already used at matrix.txt:1"),
+    ("defaults: smpp=1\na: workload=x duration=1s", "matrix.txt:1: unknown key 'smpp'"),
+    ("defaults: smp=1\n# nothing else\n", "matrix.txt:2: no runs in the matrix"),
+    ("", "matrix.txt:1: no runs in the matrix"),
+]
+
+
+@pytest.mark.parametrize("text, message", BAD, ids=[m.split(": ", 1)[1][:40] for _, m in BAD])
+def test_errors_name_file_and_line(text, message):
+    with pytest.raises(MatrixError) as e:
+        parse(text, "matrix.txt", guest_knobs=KNOBS)
+    assert str(e.value).startswith(message), str(e.value)
+    assert re.match(r"matrix\.txt:\d+: ", str(e.value))
+
+
+def test_the_docstring_example_parses():
+    example = matrix.__doc__.split("One run per line::", 1)[1].split("\n\n")[1]
+    runs = parse(example, "doc")
+    assert len(runs) == 7 and runs[0].name == "pingpong-period=50us-halt_poll_ns=0"

@@ -1,0 +1,14 @@
+# Host-side pieces of the measurement harness. Included by the top-level Makefile; usable
+# alone too (make -f tools/harness.mk harness-lib).
+#   build/host/libhaltpoll_cap.so  LD_PRELOAD shim that sets KVM_CAP_HALT_POLL on QEMU's VM
+#                                  (tools/haltpoll_cap.c; driven by tools/idlelab/haltpollcap.py)
+
+HARNESS_CC     ?= gcc
+HARNESS_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -fPIC -shared -pthread
+
+build/host/libhaltpoll_cap.so: tools/haltpoll_cap.c tools/harness.mk
+	@mkdir -p $(@D)
+	$(HARNESS_CC) $(HARNESS_CFLAGS) -o $@ tools/haltpoll_cap.c -ldl
+
+.PHONY: harness-lib
+harness-lib: build/host/libhaltpoll_cap.so

@@ -1,0 +1,182 @@
+"""Snapshots of KVM's per-vCPU statistics and vCPU thread CPU time, and deltas between them.
+
+A measurement is "what changed between two moments", so the harness takes a Snapshot before
+and after a phase and reports delta(a, b): counters subtracted, histograms subtracted bucket
+by bucket, instant values (`blocking`, `guest_mode`) taken from the later snapshot. From a
+delta come the figures the experiments compare (spec section 7): the host's poll success
+ratio, the CPU it burnt polling, halt exits per second, and each vCPU thread's CPU share.
+
+vCPU threads are found by name: QEMU run with `-name x,debug-threads=on` (qemu.py does) names
+them `CPU n/KVM` (`CPU n/TCG` under multi-threaded TCG). Their CPU time comes from
+/proc/PID/task/TID/schedstat (ns, first field) or, without schedstats, stat utime+stime.
+"""
+import os
+import re
+import time
+from dataclasses import dataclass, field
+
+# Stats whose value is a state, not a running total: a delta keeps the later value.
+INSTANT = frozenset({"blocking", "guest_mode"})
+# QMP schema types (query-stats-schemas) and how a delta treats them.
+_KEEP_LATER = frozenset({"instant", "peak"})
+_VCPU_COMM = re.compile(r"CPU (\d+)/(KVM|TCG)")
+
+
+@dataclass
+class Snapshot:
+    """One moment: monotonic time, {cpu: {stat: value}} and {cpu: thread CPU ns}."""
+    time_ns: int
+    per_vcpu_stats: dict
+    per_thread_cpu_ns: dict = field(default_factory=dict)
+
+
+@dataclass
+class Delta:
+    """What changed between two snapshots, per vCPU; elapsed_ns is the wall time between."""
+    elapsed_ns: int
+    per_vcpu_stats: dict
+    per_thread_cpu_ns: dict
+
+    def vcpus(self):
+        return sorted(set(self.per_vcpu_stats) | set(self.per_thread_cpu_ns))
+
+    def figures(self, cpu):
+        """The derived figures for one vCPU (None where a figure has no meaning)."""
+        s = self.per_vcpu_stats.get(cpu, {})
+        return {
+            "halt_exits_per_s": rate(s.get("halt_exits"), self.elapsed_ns),
+            "poll_success_ratio": poll_success_ratio(s),
+            "poll_ns": poll_ns(s),
+            "cpu_percent": cpu_percent(self.per_thread_cpu_ns.get(cpu), self.elapsed_ns),
+        }
+
+    def totals(self):
+        """Counters summed over every vCPU (KVM has no VM-level halt statistic)."""
+        out = {}
+        for stats in self.per_vcpu_stats.values():
+            for name, value in stats.items():
+                if name not in INSTANT and not isinstance(value, list):
+                    out[name] = out.get(name, 0) + value
+        return out
+
+
+def delta(a, b, schemas=None):
+    """b − a per vCPU. `schemas` (query_stats_schemas()["vcpu"]) decides which stats are
+    instant or peak; without it the INSTANT names are. A counter that went down means the
+    snapshots come from different VMs: that raises, rather than reporting nonsense."""
+    if b.time_ns < a.time_ns:
+        raise ValueError("snapshots out of order: b was taken before a")
+    stats = {}
+    for cpu in sorted(set(a.per_vcpu_stats) & set(b.per_vcpu_stats)):
+        old, new = a.per_vcpu_stats[cpu], b.per_vcpu_stats[cpu]
+        stats[cpu] = {name: _stat_delta(name, old.get(name), new[name], schemas, cpu)
+                      for name in new}
+    cpu_ns = {}
+    for cpu in sorted(set(a.per_thread_cpu_ns) & set(b.per_thread_cpu_ns)):
+        cpu_ns[cpu] = _counter_delta(f"vCPU {cpu} thread CPU time",
+                                     a.per_thread_cpu_ns[cpu], b.per_thread_cpu_ns[cpu])
+    return Delta(b.time_ns - a.time_ns, stats, cpu_ns)
+
+
+def _stat_delta(name, old, new, schemas, cpu):
+    if _is_instant(name, schemas):
+        return new
+    if old is None:
+        raise ValueError(f"vCPU {cpu}: stat {name!r} is missing from the earlier snapshot")
+    if isinstance(new, list):
+        if len(old) != len(new):
+            raise ValueError(f"vCPU {cpu}: histogram {name!r} changed size "
+                             f"({len(old)} -> {len(new)} buckets)")
+        return [_counter_delta(f"vCPU {cpu} {name}[{i}]", o, n)
+                for i, (o, n) in enumerate(zip(old, new))]
+    return _counter_delta(f"vCPU {cpu} {name}", old, new)
+
+
+def _is_instant(name, schemas):
+    if schemas and name in schemas:
+        return schemas[name].get("type") in _KEEP_LATER
+    return name in INSTANT
+
+
+def _counter_delta(what, old, new):
+    if new < old:
+        raise ValueError(f"{what} went backwards ({old} -> {new}): not the same VM?")
+    return new - old
+
+
+def poll_success_ratio(stats):
+    """halt_successful_poll / halt_attempted_poll; None when no poll was attempted."""
+    attempted = stats.get("halt_attempted_poll")
+    if not attempted:
+        return None
+    return stats.get("halt_successful_poll", 0) / attempted
+
+
+def poll_ns(stats):
+    """Host CPU time spent polling (success + fail); None if KVM reported neither."""
+    if "halt_poll_success_ns" not in stats and "halt_poll_fail_ns" not in stats:
+        return None
+    return stats.get("halt_poll_success_ns", 0) + stats.get("halt_poll_fail_ns", 0)
+
+
+def rate(count, elapsed_ns):
+    """Events per second; None without a count or an interval."""
+    if count is None or elapsed_ns <= 0:
+        return None
+    return count * 1e9 / elapsed_ns
+
+
+def cpu_percent(cpu_ns, elapsed_ns):
+    """A thread's CPU time as a percentage of wall time (100 = one host CPU busy)."""
+    if cpu_ns is None or elapsed_ns <= 0:
+        return None
+    return 100.0 * cpu_ns / elapsed_ns
+
+
+# --- vCPU threads and their CPU time --------------------------------------------------------
+
+def find_vcpu_threads(pid, proc_root="/proc"):
+    """{cpu_index: tid} for QEMU's vCPU threads, found by their `CPU n/KVM|TCG` names."""
+    task_dir = os.path.join(proc_root, str(pid), "task")
+    out = {}
+    for tid in os.listdir(task_dir):
+        try:
+            with open(os.path.join(task_dir, tid, "comm")) as f:
+                comm = f.read().strip()
+        except FileNotFoundError:
+            continue  # the thread ended while we looked
+        m = _VCPU_COMM.fullmatch(comm)
+        if m:
+            out[int(m.group(1))] = int(tid)
+    return out
+
+
+def thread_cpu_ns(pid, tid, proc_root="/proc"):
+    """CPU time the thread has used, in ns: schedstat's exact figure when the kernel keeps
+    it, else utime+stime from stat (clock-tick resolution)."""
+    base = os.path.join(proc_root, str(pid), "task", str(tid))
+    try:
+        with open(os.path.join(base, "schedstat")) as f:
+            return int(f.read().split()[0])
+    except (FileNotFoundError, IndexError, ValueError):
+        pass
+    with open(os.path.join(base, "stat")) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    # After "pid (comm)": fields[0] is state (field 3), so utime (14) and stime (15) are 11, 12.
+    ticks = int(fields[11]) + int(fields[12])
+    return ticks * 1_000_000_000 // os.sysconf("SC_CLK_TCK")
+
+
+def vcpu_cpu_ns(pid, threads=None, proc_root="/proc"):
+    """{cpu_index: CPU ns} for every vCPU thread (`threads` from find_vcpu_threads)."""
+    if threads is None:
+        threads = find_vcpu_threads(pid, proc_root)
+    return {cpu: thread_cpu_ns(pid, tid, proc_root) for cpu, tid in sorted(threads.items())}
+
+
+def take_snapshot(qmp, pid, names=None, threads=None):
+    """A Snapshot of a running QEMU: KVM stats over QMP ({} under TCG) and thread CPU time.
+    The clock is read between the two so it sits inside the sampling window."""
+    stats = qmp.query_stats_vcpus(names)
+    now = time.monotonic_ns()
+    return Snapshot(now, stats, vcpu_cpu_ns(pid, threads))
