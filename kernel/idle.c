@@ -1,54 +1,298 @@
 /*
- * The idle loop: halt until there is work. The NEED_RESCHED test and the HLT must not be
- * separable by an interrupt, or a wake-up IPI serviced in between would leave this CPU
- * halted with a runnable thread queued. So the test runs with interrupts off and
- * safe_halt() enables them with `sti; hlt`, whose interrupt shadow makes any IPI that is
- * already pending end the HLT rather than arrive before it.
+ * The idle loop and its two states: a bounded poll and a halt. idle=halt only halts,
+ * idle=poll only polls (without a bound), idle=haltpoll lets the haltpoll governor
+ * (kernel/haltpoll.c) choose before every entry, as Linux's cpuidle-haltpoll does.
+ *
+ * The POLLING bit (spec 3.1-3.5). While this CPU spins in the poll state it advertises
+ * POLLING in its flag word, and a waker that sees it skips the IPI. Invariants:
+ *   I1 no lost wake-up: POLLING is cleared with an atomic RMW and interrupts off, and only
+ *      then is NEED_RESCHED re-tested before `sti; hlt`. A waker whose RMW precedes the
+ *      clear saw POLLING and sent nothing, but the re-test (ordered after the clear, which
+ *      is a full barrier) sees its NEED_RESCHED and the halt is abandoned. A waker whose
+ *      RMW follows the clear sees POLLING clear and sends an IPI (or one is already in
+ *      flight: IPI_PENDING), which ends the HLT.
+ *   I2 sound elision: an IPI is skipped only by a waker whose atomic RMW saw POLLING set,
+ *      and POLLING is set only inside poll_state(), whose every iteration tests
+ *      NEED_RESCHED (I5: it is re-tested within one loop iteration).
+ *   I4 the flag word is changed only with atomic read-modify-writes, here and in sched.c.
+ *   R2 POLLING is clear whenever this CPU runs anything but its idle thread: poll_state()
+ *      clears it before returning, and only the idle thread calls poll_state().
+ * tests/model/pollflag.pml checks these with spin.
+ *
+ * The NEED_RESCHED test before HLT runs with interrupts off and safe_halt() enables them
+ * with `sti; hlt`: STI's one-instruction shadow makes an IPI already pending end the HLT
+ * rather than be serviced before it.
  */
 #include "arch/x86/cpu.h"
+#include "arch/x86/cpufeat.h"
+#include "arch/x86/kvm.h"
+#include "arch/x86/tsc.h"
+#include "kernel/haltpoll.h"
 #include "kernel/idle.h"
+#include "kernel/idle_policy.h"
+#include "kernel/knobs.h"
 #include "kernel/percpu.h"
+#include "kernel/printk.h"
 #include "kernel/sched.h"
+#include "kernel/timer.h"
 
-/* x86 keeps stores in order, so a compiler barrier is all the sequence count needs. */
-static void idle_begin(struct cpu *c, uint64_t t0)
+/* Linux checks the clock every 201 PAUSEs; we also cap it there (see idle_setup). */
+#define POLL_CHECK_MAX	  200
+#define POLL_CHECKS_PER_W 100 /* read the clock at least every 1 % of the window */
+#define POLL_CALIBRATE_N  256
+#define NO_LIMIT	  UINT64_MAX
+
+static int policy;
+static const char *policy_reason;
+static int msr_value;
+static bool pollflag;
+static bool latency_req_zero;
+static uint64_t tick_nsec;
+static uint64_t poll_iter_cycles; /* one poll-loop iteration without a clock read */
+static struct haltpoll_params hp;
+
+static uint32_t flags_load(const struct cpu *c)
+{
+	return __atomic_load_n(&c->flags, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * The idle period in progress, published under an even/odd sequence count so a remote
+ * snapshot (kernel/stats.c) can credit time that has not ended yet. x86 keeps stores in
+ * order, so compiler barriers are all the count needs.
+ */
+static void idle_begin(struct cpu *c, uint64_t t0, bool polling)
 {
 	c->idle_seq++;
 	barrier();
 	c->idle_since = t0;
+	c->idle_polling = polling;
 	barrier();
 	c->idle_seq++;
 }
 
-static void idle_end(struct cpu *c, uint64_t cycles)
+static void idle_end(struct cpu *c, uint64_t *counter, uint64_t cycles)
 {
 	c->idle_seq++;
 	barrier();
-	c->stats.idle_cycles += cycles;
+	*counter += cycles;
 	c->idle_since = 0;
 	barrier();
 	c->idle_seq++;
 }
 
+/*
+ * How many iterations between clock reads so that a window of limit_cyc is checked at
+ * least POLL_CHECKS_PER_W times. Linux's fixed 201 assumes a PAUSE of tens of cycles; under
+ * an emulating hypervisor one iteration can cost microseconds, and 201 of them would
+ * overshoot a 200 us window several times over.
+ */
+static unsigned check_every(uint64_t limit_cyc)
+{
+	uint64_t n;
+
+	if (limit_cyc == NO_LIMIT)
+		return POLL_CHECK_MAX;
+	n = limit_cyc / POLL_CHECKS_PER_W / (poll_iter_cycles ? poll_iter_cycles : 1);
+	return n < 1 ? 1 : n > POLL_CHECK_MAX ? POLL_CHECK_MAX : (unsigned)n;
+}
+
+/*
+ * The poll state. Entered and left with interrupts off; polls with them on. Returns true
+ * if work arrived (NEED_RESCHED), false if limit_ns passed first. *elapsed gets the TSC
+ * cycles spent.
+ */
+static bool poll_state(struct cpu *c, uint64_t limit_ns, uint64_t *elapsed)
+{
+	uint64_t t0 = rdtsc(), now;
+	uint64_t limit = limit_ns == NO_LIMIT ? NO_LIMIT : ns_to_tsc(limit_ns);
+	unsigned every = check_every(limit), n = 0;
+	bool work = false;
+
+	c->stats.poll_entries++;
+	idle_begin(c, t0, true);
+	irq_enable();
+	if (pollflag) /* set POLLING and test NEED_RESCHED in one atomic step */
+		work =
+		    __atomic_fetch_or(&c->flags, CPU_POLLING, __ATOMIC_SEQ_CST) & CPU_NEED_RESCHED;
+	while (!work) {
+		if (flags_load(c) & CPU_NEED_RESCHED) {
+			work = true;
+			break;
+		}
+		cpu_relax();
+		if (++n >= every) {
+			n = 0;
+			now = rdtsc();
+			if (now - t0 > limit)
+				break;
+		}
+	}
+	irq_disable();
+	if (pollflag)
+		__atomic_fetch_and(&c->flags, ~CPU_POLLING, __ATOMIC_SEQ_CST);
+	now = rdtsc();
+	*elapsed = now - t0;
+	idle_end(c, &c->stats.poll_cycles, *elapsed);
+	if (work) {
+		c->stats.poll_hits++;
+	} else {
+		uint64_t over = *elapsed - limit;
+
+		c->stats.poll_expired++;
+		c->stats.poll_overshoot_cycles += over;
+		if (over > c->stats.poll_overshoot_max_cycles)
+			c->stats.poll_overshoot_max_cycles = over;
+	}
+	return work;
+}
+
+/*
+ * The halt state. Entered and left with interrupts off, POLLING clear. Returns the cycles
+ * spent in HLT, or 0 if NEED_RESCHED was already set (the halt is abandoned: no HLT).
+ */
+static uint64_t halt_state(struct cpu *c)
+{
+	uint64_t t0, cycles;
+
+	c->stats.halts++;
+	if (flags_load(c) & CPU_NEED_RESCHED) {
+		c->stats.halts_aborted++;
+		return 0;
+	}
+	c->stats.hlt++;
+	t0 = rdtsc();
+	idle_begin(c, t0, false);
+	safe_halt(); /* returns with interrupts on, after the waking handler ran */
+	irq_disable();
+	cycles = rdtsc() - t0;
+	idle_end(c, &c->stats.halt_cycles, cycles);
+	return cycles;
+}
+
+static void count_adjust(struct cpu *c, enum haltpoll_adjust a)
+{
+	if (a == HALTPOLL_ADJ_GROW)
+		c->stats.window_grows++;
+	else if (a == HALTPOLL_ADJ_SHRINK)
+		c->stats.window_shrinks++;
+}
+
+/* One governed idle entry (spec 1.4-1.8). The tick is the hz= knob's business, so the
+ * governor's stop_tick advice is not acted on. */
+static void haltpoll_enter(struct cpu *c)
+{
+	struct haltpoll_cpu *g = &c->gov;
+	bool stop_tick = true;
+	uint64_t cycles;
+
+	if (haltpoll_select(g, latency_req_zero, &stop_tick) == HALTPOLL_STATE_POLL) {
+		uint64_t limit, ns;
+		bool work;
+
+		haltpoll_poll_begin(g);
+		limit = haltpoll_poll_limit(g, tick_nsec);
+		work = poll_state(c, limit, &cycles);
+		ns = tsc_to_ns(cycles);
+		/* The loop compared cycles; ns rounding must not turn an expiry into a tie. */
+		haltpoll_poll_check(g, work, work || ns > limit ? ns : limit + 1, limit);
+		haltpoll_record_residency(g, ns);
+		haltpoll_reflect(&hp, g, HALTPOLL_STATE_POLL);
+		return;
+	}
+	cycles = halt_state(c);
+	if (!cycles) { /* abandoned: Linux records residency 0 and does not reflect */
+		haltpoll_record_residency(g, 0);
+		return;
+	}
+	haltpoll_record_residency(g, tsc_to_ns(cycles));
+	count_adjust(c, haltpoll_reflect(&hp, g, HALTPOLL_STATE_HALT));
+}
+
 void idle_loop(void)
 {
 	struct cpu *c = this_cpu();
+	uint64_t cycles;
 
 	for (;;) {
-		uint64_t t0;
-
 		irq_disable();
-		if (__atomic_load_n(&c->flags, __ATOMIC_SEQ_CST) & CPU_NEED_RESCHED) {
+		if (flags_load(c) & CPU_NEED_RESCHED) {
 			schedule();
 			irq_enable();
 			continue;
 		}
-		c->stats.hlt++;
-		t0 = rdtsc();
-		idle_begin(c, t0);
-		safe_halt(); /* returns with interrupts on, after the waking handler ran */
-		irq_disable();
-		idle_end(c, rdtsc() - t0);
+		c->stats.idle_entries++;
+		if (policy == IDLE_HALTPOLL)
+			haltpoll_enter(c);
+		else if (policy == IDLE_POLL)
+			poll_state(c, NO_LIMIT, &cycles);
+		else
+			halt_state(c);
 		irq_enable();
 	}
+}
+
+/* Times the poll loop's body (flag load, PAUSE, count) with the clock read taken out. */
+static uint64_t calibrate_poll_iteration(void)
+{
+	struct cpu *c = this_cpu();
+	unsigned n = 0;
+	uint64_t t0 = rdtsc();
+
+	while (!(flags_load(c) & CPU_NEED_RESCHED) && ++n < POLL_CALIBRATE_N)
+		cpu_relax();
+	return (rdtsc() - t0) / POLL_CALIBRATE_N;
+}
+
+void idle_setup(void)
+{
+	const struct cpu_features *f = &cpu_features;
+	struct idle_env env = {
+	    .kvm = f->kvm,
+	    .realtime_hint = f->kvm && (f->kvm_hints >> KVM_HINTS_REALTIME) & 1,
+	    .force = knob(KNOB_haltpoll_force),
+	    .pollctl = kvm_has(KVM_FEATURE_POLL_CONTROL),
+	};
+
+	policy = idle_policy_choose((int)knob(KNOB_idle), &env, &policy_reason);
+	msr_value = hostpoll_msr_value((int)knob(KNOB_hostpoll), policy, &env);
+	pollflag = knob(KNOB_pollflag);
+	latency_req_zero = knob(KNOB_latency_req_zero);
+	/* With hz=0 there is no tick length; the W=0 fallback then uses a 250 Hz tick. */
+	tick_nsec = haltpoll_tick_nsec(timer_hz() ? timer_hz() : 250);
+	hp = (struct haltpoll_params){
+	    .guest_halt_poll_ns = (uint32_t)knob(KNOB_guest_halt_poll_ns),
+	    .grow = (uint32_t)knob(KNOB_guest_halt_poll_grow),
+	    .shrink = (uint32_t)knob(KNOB_guest_halt_poll_shrink),
+	    .grow_start = (uint32_t)knob(KNOB_guest_halt_poll_grow_start),
+	    .allow_shrink = knob(KNOB_guest_halt_poll_allow_shrink),
+	    .legacy_shrink = knob(KNOB_haltpoll_legacy_shrink),
+	};
+	poll_iter_cycles = calibrate_poll_iteration();
+	if (msr_value < 0 && idle_policy_polls(policy))
+		printk("idlelab: the host does not offer MSR_KVM_POLL_CONTROL; guest and host "
+		       "may both poll");
+	printk("@idlelab idle policy=%s reason=%s pollflag=%d hostpoll=%s msr=%s "
+	       "poll_iter_ns=%lu poll_check_every=%u tick_nsec=%lu",
+	       knob_defs[KNOB_idle].choices[policy], policy_reason, pollflag,
+	       knob_defs[KNOB_hostpoll].choices[knob(KNOB_hostpoll)],
+	       msr_value < 0 ? "none"
+	       : msr_value   ? "1"
+			     : "0",
+	       tsc_to_ns(poll_iter_cycles), check_every(ns_to_tsc(hp.guest_halt_poll_ns)),
+	       tick_nsec);
+}
+
+void idle_init_cpu(void)
+{
+	struct cpu *c = this_cpu();
+
+	haltpoll_cpu_init(&c->gov);
+	if (msr_value >= 0 && kvm_poll_control_set(msr_value) != msr_value)
+		panic("MSR_KVM_POLL_CONTROL did not keep the value %d", msr_value);
+}
+
+uint64_t idle_window_ns(const struct cpu *c)
+{
+	return policy == IDLE_HALTPOLL ? c->gov.poll_limit_ns : 0;
 }

@@ -1,7 +1,18 @@
 #ifndef IDLELAB_KERNEL_IDLE_H
 #define IDLELAB_KERNEL_IDLE_H
 
+#include <stdint.h>
+
+struct cpu;
+
+/* BSP, once, after the knobs and CPUID are read and before any CPU idles: picks the
+ * policy, calibrates the poll loop and prints the `@idlelab idle` record. */
+void idle_setup(void);
+/* Each CPU for itself, before its first idle entry: governor state, poll-control MSR. */
+void idle_init_cpu(void);
 /* Each CPU's idle thread, after sched_init_cpu() and timer_init_cpu(). */
 __attribute__((noreturn)) void idle_loop(void);
+/* The CPU's current poll window (haltpoll's W), 0 under other policies. */
+uint64_t idle_window_ns(const struct cpu *c);
 
 #endif

@@ -49,13 +49,19 @@
 	X(PANIC_TEST_PF, "pf")                                                                     \
 	X(PANIC_TEST_GP, "gp")
 
-#define KNOB_CHOICES_HZ(X)	 X(HZ_0, "0") X(HZ_100, "100") X(HZ_250, "250") X(HZ_1000, "1000")
-
-#define KNOB_CHOICES_SELFTEST(X) X(SELFTEST_NONE, "none") X(SELFTEST_SCHED, "sched")
-
-#define KNOB_CHOICES_BENCH(X)	 X(BENCH_NONE, "none") X(BENCH_SCHED, "sched")
-
 // clang-format off
+#define KNOB_CHOICES_HZ(X) X(HZ_0, "0") X(HZ_100, "100") X(HZ_250, "250") X(HZ_1000, "1000")
+
+#define KNOB_CHOICES_SELFTEST(X) \
+	X(SELFTEST_NONE, "none") X(SELFTEST_SCHED, "sched") X(SELFTEST_WAKEUP, "wakeup")
+
+#define KNOB_CHOICES_IDLE(X) \
+	X(IDLE_AUTO, "auto") X(IDLE_HALT, "halt") X(IDLE_POLL, "poll") X(IDLE_HALTPOLL, "haltpoll")
+
+#define KNOB_CHOICES_HOSTPOLL(X) X(HOSTPOLL_AUTO, "auto") X(HOSTPOLL_ON, "on") X(HOSTPOLL_OFF, "off")
+
+#define KNOB_CHOICES_BENCH(X) X(BENCH_NONE, "none") X(BENCH_SCHED, "sched")
+
 #define KNOB_TABLE(K) \
 	K(help, "help", BOOL, 0, 0, 1, KNOB_NO_CHOICES, \
 	  "print every knob with its type, default and range, then exit") \
@@ -73,15 +79,46 @@
 	  "next real expiry, so an idle CPU takes no timer interrupts") \
 	K(selftest, "selftest", ENUM, SELFTEST_NONE, 0, 0, KNOB_CHOICES_SELFTEST, \
 	  "run an in-guest self test after boot and exit with its verdict (sched: cross-CPU " \
-	  "wake-up ring, sleep accuracy floor, tick/tickless timer counts, IPI accounting)") \
+	  "wake-up ring, sleep accuracy floor, tick/tickless timer counts, IPI accounting; " \
+	  "wakeup: cross-CPU wake-ups at random offsets around the poll window, none may be " \
+	  "lost)") \
 	K(bench, "bench", ENUM, BENCH_NONE, 0, 0, KNOB_CHOICES_BENCH, \
 	  "run a benchmark after boot and print its numbers (sched: cross-CPU wake-up round " \
 	  "trip and timer lateness); never a pass/fail verdict") \
-	K(iters, "iters", INT, 2000, 1, 10000000, KNOB_NO_CHOICES, \
-	  "samples a benchmark takes (round trips, sleeps)") \
+	K(iters, "iters", INT, 2000, 1, 100000000, KNOB_NO_CHOICES, \
+	  "samples a benchmark takes (round trips, sleeps), or wake-ups selftest=wakeup fires") \
 	K(watchdog, "watchdog", TIME, KNOB_S(120), KNOB_S(1), KNOB_S(3600), KNOB_NO_CHOICES, \
 	  "a self test or benchmark still running after this long fails with exit code " \
-	  "WATCHDOG")
+	  "WATCHDOG") \
+	K(idle, "idle", ENUM, IDLE_AUTO, 0, 0, KNOB_CHOICES_IDLE, \
+	  "idle policy: halt (plain HLT), poll (never halt; an experiment that pins a host " \
+	  "CPU), haltpoll (adaptive guest polling, Linux's cpuidle-haltpoll), auto (haltpoll " \
+	  "if KVM gives the REALTIME hint or cpuidle_haltpoll.force=1, else halt)") \
+	K(haltpoll_force, "cpuidle_haltpoll.force", BOOL, 0, 0, 1, KNOB_NO_CHOICES, \
+	  "let idle=auto choose haltpoll without the host's REALTIME hint (Linux's knob)") \
+	K(guest_halt_poll_ns, "haltpoll.guest_halt_poll_ns", TIME, KNOB_US(200), 0, \
+	  KNOB_NS(4294967295), KNOB_NO_CHOICES, \
+	  "largest guest poll window, and the line between short and long sleeps") \
+	K(guest_halt_poll_grow, "haltpoll.guest_halt_poll_grow", INT, 2, 0, 4294967295, \
+	  KNOB_NO_CHOICES, "window multiplier after a short halt the poll missed") \
+	K(guest_halt_poll_shrink, "haltpoll.guest_halt_poll_shrink", INT, 2, 0, 4294967295, \
+	  KNOB_NO_CHOICES, "window divisor after a long halt; 0 drops the window to 0") \
+	K(guest_halt_poll_grow_start, "haltpoll.guest_halt_poll_grow_start", TIME, KNOB_US(50), \
+	  0, KNOB_NS(4294967295), KNOB_NO_CHOICES, \
+	  "first non-zero window; a shrunk window below it collapses to 0") \
+	K(guest_halt_poll_allow_shrink, "haltpoll.guest_halt_poll_allow_shrink", BOOL, 1, 0, 1, \
+	  KNOB_NO_CHOICES, "0: long halts never shrink the window") \
+	K(haltpoll_legacy_shrink, "haltpoll.legacy_shrink", BOOL, 0, 0, 1, KNOB_NO_CHOICES, \
+	  "shrink by division only, as Linux did before 6.9 (the window decays through every " \
+	  "fraction instead of collapsing to 0 below grow_start)") \
+	K(latency_req_zero, "cpuidle.latency_req_zero", BOOL, 0, 0, 1, KNOB_NO_CHOICES, \
+	  "act as if a PM QoS request of 0 us were active: haltpoll always polls (select row 1, " \
+	  "including Linux's W=0 fallback that stores TICK_NSEC/16 into the window)") \
+	K(pollflag, "pollflag", BOOL, 1, 0, 1, KNOB_NO_CHOICES, \
+	  "a polling CPU advertises POLLING so wakers skip the IPI; off: always send it") \
+	K(hostpoll, "hostpoll", ENUM, HOSTPOLL_AUTO, 0, 0, KNOB_CHOICES_HOSTPOLL, \
+	  "MSR_KVM_POLL_CONTROL per CPU: auto writes 0 (host must not poll) where the guest " \
+	  "polls (idle=haltpoll or poll) and 1 elsewhere; on/off force 1/0")
 // clang-format on
 
 #endif

@@ -70,6 +70,7 @@ static void cpu_start_scheduling(void)
 {
 	sched_init_cpu();
 	timer_init_cpu();
+	idle_init_cpu();
 }
 
 static void announce_online(void)
@@ -194,6 +195,7 @@ void kmain(uint32_t magic, uint64_t info)
 		kernel_exit(EXIT_BOOT_FAILED);
 	}
 	find_cpus();
+	idle_setup();
 	cpu_start_scheduling();
 	announce_online();
 	start_aps();

@@ -14,6 +14,7 @@
 
 #include "arch/x86/desc.h"
 #include "arch/x86/percpu.h"
+#include "kernel/haltpoll.h"
 #include "kernel/runqueue.h"
 #include "kernel/spinlock.h"
 #include "kernel/timer.h"
@@ -24,6 +25,7 @@
 
 /* Bits of struct cpu.flags; see kernel/sched.c for the protocol. */
 #define CPU_NEED_RESCHED (1u << 0) /* run schedule() soon: work was queued here */
+#define CPU_POLLING	 (1u << 1) /* idle and polling NEED_RESCHED: no IPI needed (idle.c) */
 #define CPU_IPI_PENDING	 (1u << 2) /* a reschedule IPI is on its way and not yet handled */
 
 /* Counters owned by one CPU; read by others only when a run is quiet. */
@@ -32,11 +34,23 @@ struct cpu_stats {
 	uint64_t wakeups_local;	 /* thread_wake() calls from this CPU for its own threads */
 	uint64_t wakeups_remote; /* thread_wake() calls from this CPU for other CPUs' threads */
 	uint64_t ipi_sent;
+	uint64_t ipi_avoided; /* wake-ups whose IPI was skipped: the target was polling */
 	uint64_t ipi_received;
 	uint64_t timer_irqs;
 	uint64_t ticks;
-	uint64_t hlt;	      /* HLT instructions executed */
-	uint64_t idle_cycles; /* TSC cycles in the idle thread's halt */
+	uint64_t idle_entries; /* idle states entered (poll or halt) */
+	uint64_t poll_entries;
+	uint64_t poll_hits;	/* polls ended by work (NEED_RESCHED) */
+	uint64_t poll_expired;	/* polls ended by the window */
+	uint64_t halts;		/* halt states entered, including abandoned ones */
+	uint64_t halts_aborted; /* halts abandoned by the NEED_RESCHED re-test */
+	uint64_t hlt;		/* HLT instructions executed (= halts - halts_aborted) */
+	uint64_t window_grows;
+	uint64_t window_shrinks;
+	uint64_t poll_cycles;		    /* TSC cycles in the poll state */
+	uint64_t halt_cycles;		    /* TSC cycles in HLT */
+	uint64_t poll_overshoot_cycles;	    /* polls that expired: time past the window, summed */
+	uint64_t poll_overshoot_max_cycles; /* the largest single overshoot, ever */
 };
 
 struct thread;
@@ -53,9 +67,10 @@ struct cpu {
 	struct timer tick;
 	uint64_t tick_period; /* TSC cycles */
 	struct cpu_stats stats;
-	/* The halt in progress: TSC at its start (0 if none), under idle_seq, an even/odd
-	 * sequence count, so a remote snapshot credits a halt that has not ended yet. */
+	struct haltpoll_cpu gov;
+	/* The idle state in progress (kernel/idle.c): TSC at its start, 0 if none. */
 	uint64_t idle_since;
+	bool idle_polling;
 	uint32_t idle_seq;
 
 	/* Written by any CPU (atomic RMW only): wake-up requests. */

@@ -5,8 +5,9 @@
  *
  * The wake-up protocol (no wake-up is lost):
  *   waker:  enqueue t on c's run queue (under c->rq_lock), then atomically set NEED_RESCHED
- *           in c->flags; send the reschedule IPI iff the old value had neither NEED_RESCHED
- *           nor IPI_PENDING, and in that case set IPI_PENDING in the same atomic step.
+ *           in c->flags; send the reschedule IPI iff the old value had none of NEED_RESCHED,
+ *           IPI_PENDING and POLLING, and in that case set IPI_PENDING in the same atomic
+ *           step. (POLLING: the target is spinning on NEED_RESCHED; see kernel/idle.c.)
  *   target: schedule() atomically clears NEED_RESCHED *before* it takes rq_lock and picks
  *           the next thread; the IPI handler clears IPI_PENDING, then reschedules if
  *           NEED_RESCHED is set; the idle loop tests NEED_RESCHED with interrupts off and
@@ -116,12 +117,16 @@ void sched_resched_cpu(struct cpu *c)
 	}
 	old = __atomic_load_n(&c->flags, __ATOMIC_RELAXED);
 	do {
-		send = !(old & (CPU_NEED_RESCHED | CPU_IPI_PENDING));
+		send = !(old & (CPU_NEED_RESCHED | CPU_IPI_PENDING | CPU_POLLING));
 		new = old | CPU_NEED_RESCHED | (send ? CPU_IPI_PENDING : 0);
 	} while (!__atomic_compare_exchange_n(&c->flags, &old, new, false, __ATOMIC_SEQ_CST,
 					      __ATOMIC_RELAXED));
-	if (!send)
+	if (!send) {
+		/* I2: counted only when POLLING alone made the IPI unnecessary */
+		if ((old & CPU_POLLING) && !(old & (CPU_NEED_RESCHED | CPU_IPI_PENDING)))
+			me->stats.ipi_avoided++;
 		return;
+	}
 	me->stats.ipi_sent++;
 	apic_send_ipi(c->apic_id, VEC_RESCHED);
 }

@@ -1,29 +1,36 @@
 #include "arch/x86/tsc.h"
+#include "kernel/idle.h"
 #include "kernel/printk.h"
 #include "kernel/stats.h"
 
-/* Credits a halt still in progress, so an idle CPU's idle time is current. */
+/* Credits an idle state still in progress, so an idle CPU's idle time is current. */
 static void read_cpu(const struct cpu *c, struct cpu_stats *out)
 {
 	const volatile struct cpu *v = c;
 	uint32_t seq;
 	uint64_t since;
+	bool polling;
 
 	do {
 		seq = v->idle_seq;
 		barrier();
 		*out = *(const volatile struct cpu_stats *)&c->stats;
 		since = v->idle_since;
+		polling = v->idle_polling;
 		barrier();
 	} while ((seq & 1) || seq != v->idle_seq);
-	if (since)
-		out->idle_cycles += rdtsc() - since;
+	if (since && polling)
+		out->poll_cycles += rdtsc() - since;
+	else if (since)
+		out->halt_cycles += rdtsc() - since;
 }
 
 void stats_snapshot(struct stats_snapshot *s)
 {
-	for (unsigned i = 0; i < ncpus; i++)
+	for (unsigned i = 0; i < ncpus; i++) {
 		read_cpu(&cpus[i], &s->cpu[i]);
+		s->window_ns[i] = idle_window_ns(&cpus[i]);
+	}
 }
 
 static uint64_t field(const struct cpu_stats *st, unsigned off)
@@ -40,17 +47,26 @@ uint64_t stats_sum(const struct stats_snapshot *s, unsigned field_offset)
 	return sum;
 }
 
+#define D(f) (y->f - x->f)
+
 void stats_print_delta(const struct stats_snapshot *a, const struct stats_snapshot *b)
 {
 	for (unsigned i = 0; i < ncpus; i++) {
 		const struct cpu_stats *x = &a->cpu[i], *y = &b->cpu[i];
 
-		printk("@idlelab cpu id=%u ctx_switches=%lu wakeups_local=%lu wakeups_remote=%lu "
-		       "ipi_sent=%lu ipi_received=%lu timer_irqs=%lu ticks=%lu hlt=%lu idle_ns=%lu",
-		       i, y->ctx_switches - x->ctx_switches, y->wakeups_local - x->wakeups_local,
-		       y->wakeups_remote - x->wakeups_remote, y->ipi_sent - x->ipi_sent,
-		       y->ipi_received - x->ipi_received, y->timer_irqs - x->timer_irqs,
-		       y->ticks - x->ticks, y->hlt - x->hlt,
-		       tsc_to_ns(y->idle_cycles - x->idle_cycles));
+		printk("@idlelab cpu id=%u ctx_switches=%lu wakeups=%lu wakeups_local=%lu "
+		       "wakeups_remote=%lu ipi_sent=%lu ipi_avoided=%lu ipi_received=%lu "
+		       "timer_irqs=%lu ticks=%lu idle_entries=%lu poll_entries=%lu poll_hits=%lu "
+		       "poll_expired=%lu halts=%lu halts_aborted=%lu hlt=%lu grow=%lu shrink=%lu "
+		       "window_ns=%lu idle_ns=%lu poll_ns=%lu halt_ns=%lu poll_overshoot_ns=%lu "
+		       "poll_overshoot_max_ns=%lu",
+		       i, D(ctx_switches), D(wakeups_local) + D(wakeups_remote), D(wakeups_local),
+		       D(wakeups_remote), D(ipi_sent), D(ipi_avoided), D(ipi_received),
+		       D(timer_irqs), D(ticks), D(idle_entries), D(poll_entries), D(poll_hits),
+		       D(poll_expired), D(halts), D(halts_aborted), D(hlt), D(window_grows),
+		       D(window_shrinks), b->window_ns[i],
+		       tsc_to_ns(D(poll_cycles) + D(halt_cycles)), tsc_to_ns(D(poll_cycles)),
+		       tsc_to_ns(D(halt_cycles)), tsc_to_ns(D(poll_overshoot_cycles)),
+		       tsc_to_ns(y->poll_overshoot_max_cycles));
 	}
 }

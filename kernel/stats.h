@@ -6,6 +6,7 @@
 
 struct stats_snapshot {
 	struct cpu_stats cpu[MAX_CPUS];
+	uint64_t window_ns[MAX_CPUS]; /* the poll window at snapshot time */
 };
 
 /* Copies every online CPU's counters (each CPU's own view; exact once the run is quiet). */

@@ -12,3 +12,5 @@ UNIT_SRCS_knobs := tests/unit/test_knobs.c
 build/host/test_knobs: kernel/knobs.c
 UNIT_TESTS += runqueue
 UNIT_SRCS_runqueue := kernel/runqueue.c tests/unit/test_runqueue.c
+UNIT_TESTS += idle_policy
+UNIT_SRCS_idle_policy := kernel/idle_policy.c kernel/knobs.c tests/unit/test_idle_policy.c
