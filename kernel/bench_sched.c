@@ -13,6 +13,7 @@
 #include "kernel/stats.h"
 #include "lib/format.h"
 #include "kernel/timer.h"
+#include "kernel/window.h"
 
 static struct {
 	struct thread *ping, *pong;
@@ -97,9 +98,9 @@ void bench_sched(void)
 
 	printk("@idlelab bench name=sched cpus=%u hz=%u iters=%ld", ncpus, timer_hz(),
 	       knob(KNOB_iters));
-	stats_snapshot(&a);
+	window_open(&a, "wakeup_rtt");
 	wakeup_rtt();
-	timer_lateness();
-	stats_snapshot(&b);
+	window_close(&b, "wakeup_rtt");
 	stats_print_delta(&a, &b);
+	timer_lateness();
 }

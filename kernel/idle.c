@@ -107,7 +107,7 @@ static bool poll_state(struct cpu *c, uint64_t limit_ns, uint64_t *elapsed)
 	uint64_t t0 = rdtsc(), now;
 	uint64_t limit = limit_ns == NO_LIMIT ? NO_LIMIT : ns_to_tsc(limit_ns);
 	unsigned every = check_every(limit), n = 0;
-	bool work = false;
+	bool work = false, immediate;
 
 	c->stats.poll_entries++;
 	idle_begin(c, t0, true);
@@ -115,6 +115,7 @@ static bool poll_state(struct cpu *c, uint64_t limit_ns, uint64_t *elapsed)
 	if (pollflag) /* set POLLING and test NEED_RESCHED in one atomic step */
 		work =
 		    __atomic_fetch_or(&c->flags, CPU_POLLING, __ATOMIC_SEQ_CST) & CPU_NEED_RESCHED;
+	immediate = work;
 	while (!work) {
 		if (flags_load(c) & CPU_NEED_RESCHED) {
 			work = true;
@@ -134,7 +135,9 @@ static bool poll_state(struct cpu *c, uint64_t limit_ns, uint64_t *elapsed)
 	now = rdtsc();
 	*elapsed = now - t0;
 	idle_end(c, &c->stats.poll_cycles, *elapsed);
-	if (work) {
+	if (immediate) {
+		c->stats.poll_immediate++;
+	} else if (work) {
 		c->stats.poll_hits++;
 	} else {
 		uint64_t over = *elapsed - limit;

@@ -19,6 +19,8 @@ static void init_main(void *arg)
 	watchdog_start((uint64_t)knob(KNOB_watchdog), "init");
 	if (knob(KNOB_selftest) == SELFTEST_SCHED)
 		ok = selftest_sched();
+	else if (knob(KNOB_selftest) == SELFTEST_WAKEUP)
+		ok = selftest_wakeup();
 	if (knob(KNOB_bench) == BENCH_SCHED)
 		bench_sched();
 	watchdog_stop();

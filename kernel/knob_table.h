@@ -116,6 +116,12 @@
 	  "including Linux's W=0 fallback that stores TICK_NSEC/16 into the window)") \
 	K(pollflag, "pollflag", BOOL, 1, 0, 1, KNOB_NO_CHOICES, \
 	  "a polling CPU advertises POLLING so wakers skip the IPI; off: always send it") \
+	K(wakeup_bound, "selftest.wakeup_bound", TIME, KNOB_MS(200), KNOB_MS(1), KNOB_S(60), \
+	  KNOB_NO_CHOICES, "selftest=wakeup: a wake-up not seen by its target within this " \
+	  "long counts as lost") \
+	K(window_hold, "window_hold", TIME, 0, 0, KNOB_S(10), KNOB_NO_CHOICES, \
+	  "after each measurement-window marker, CPU 0 busy-waits this long without halting " \
+	  "so the host can read KVM's counters at the marker") \
 	K(hostpoll, "hostpoll", ENUM, HOSTPOLL_AUTO, 0, 0, KNOB_CHOICES_HOSTPOLL, \
 	  "MSR_KVM_POLL_CONTROL per CPU: auto writes 0 (host must not poll) where the guest " \
 	  "polls (idle=haltpoll or poll) and 1 elsewhere; on/off force 1/0")

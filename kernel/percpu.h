@@ -40,11 +40,12 @@ struct cpu_stats {
 	uint64_t ticks;
 	uint64_t idle_entries; /* idle states entered (poll or halt) */
 	uint64_t poll_entries;
-	uint64_t poll_hits;	/* polls ended by work (NEED_RESCHED) */
-	uint64_t poll_expired;	/* polls ended by the window */
-	uint64_t halts;		/* halt states entered, including abandoned ones */
-	uint64_t halts_aborted; /* halts abandoned by the NEED_RESCHED re-test */
-	uint64_t hlt;		/* HLT instructions executed (= halts - halts_aborted) */
+	uint64_t poll_hits;	 /* polls ended by work (NEED_RESCHED) that arrived while polling */
+	uint64_t poll_immediate; /* polls that found work already there as they set POLLING */
+	uint64_t poll_expired;	 /* polls ended by the window */
+	uint64_t halts;		 /* halt states entered, including abandoned ones */
+	uint64_t halts_aborted;	 /* halts abandoned by the NEED_RESCHED re-test */
+	uint64_t hlt;		 /* HLT instructions executed (= halts - halts_aborted) */
 	uint64_t window_grows;
 	uint64_t window_shrinks;
 	uint64_t poll_cycles;		    /* TSC cycles in the poll state */

@@ -5,18 +5,19 @@
  *
  * The wake-up protocol (no wake-up is lost):
  *   waker:  enqueue t on c's run queue (under c->rq_lock), then atomically set NEED_RESCHED
- *           in c->flags; send the reschedule IPI iff the old value had none of NEED_RESCHED,
- *           IPI_PENDING and POLLING, and in that case set IPI_PENDING in the same atomic
- *           step. (POLLING: the target is spinning on NEED_RESCHED; see kernel/idle.c.)
+ *           in c->flags; send the reschedule IPI iff the old value had neither IPI_PENDING
+ *           nor POLLING, and in that case set IPI_PENDING in the same atomic step.
+ *           (POLLING: the target is spinning on NEED_RESCHED; see kernel/idle.c.) A
+ *           NEED_RESCHED already set is no reason to skip the IPI: a thread that woke a
+ *           thread of its own CPU leaves it set and runs on, perhaps for a long time.
  *   target: schedule() atomically clears NEED_RESCHED *before* it takes rq_lock and picks
  *           the next thread; the IPI handler clears IPI_PENDING, then reschedules if
  *           NEED_RESCHED is set; the idle loop tests NEED_RESCHED with interrupts off and
  *           halts with `sti; hlt`, so a pending IPI ends the halt.
- * If the waker's update comes after the target's clear, the waker saw NEED_RESCHED clear
- * and either sends an IPI or knows one is still undelivered; either way an interrupt will
- * reach the target after the update, and its handler (or the idle loop it returns to) sees
- * NEED_RESCHED. If the update comes before the clear, the target has not yet taken rq_lock
- * for its next pick, and that pick sees t.
+ * Unless the target is polling, an interrupt reaches it after the waker's update (sent now,
+ * or already in flight), and its handler (or the idle loop it returns to) sees NEED_RESCHED.
+ * If the target is polling it sees NEED_RESCHED itself. And if the update comes before the
+ * target's clear, the target has not yet taken rq_lock for its next pick, which sees t.
  *
  * IPI_PENDING keeps at most one reschedule IPI in flight per CPU. Besides saving VM exits,
  * that makes the counters exact: two IPIs of one vector can merge in the target's IRR, so
@@ -117,13 +118,14 @@ void sched_resched_cpu(struct cpu *c)
 	}
 	old = __atomic_load_n(&c->flags, __ATOMIC_RELAXED);
 	do {
-		send = !(old & (CPU_NEED_RESCHED | CPU_IPI_PENDING | CPU_POLLING));
+		send = !(old & (CPU_IPI_PENDING | CPU_POLLING));
 		new = old | CPU_NEED_RESCHED | (send ? CPU_IPI_PENDING : 0);
 	} while (!__atomic_compare_exchange_n(&c->flags, &old, new, false, __ATOMIC_SEQ_CST,
 					      __ATOMIC_RELAXED));
 	if (!send) {
-		/* I2: counted only when POLLING alone made the IPI unnecessary */
-		if ((old & CPU_POLLING) && !(old & (CPU_NEED_RESCHED | CPU_IPI_PENDING)))
+		/* I2: the target was polling at our RMW, so it will see NEED_RESCHED itself
+		 * (and would have even if no other IPI were due) */
+		if (old & CPU_POLLING)
 			me->stats.ipi_avoided++;
 		return;
 	}
