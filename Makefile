@@ -61,8 +61,14 @@ ACCEL	?= auto
 CMDLINE ?=
 RUN_ARGS = --smp $(SMP) --machine $(MACHINE) --accel $(ACCEL) --cmdline "$(CMDLINE)"
 
+# With no CMDLINE, a short demo (tools/demo): pingpong and periodic under idle=halt and
+# idle=haltpoll, each run's table and a comparison. With CMDLINE, one boot with those knobs.
 run: deps all
+ifeq ($(strip $(CMDLINE)),)
+	$(PYTHON) tools/demo --smp $(SMP) --machine $(MACHINE) --accel $(ACCEL)
+else
 	$(PYTHON) tools/qemu-run $(RUN_ARGS)
+endif
 
 debug: deps all
 	$(PYTHON) tools/qemu-run $(RUN_ARGS) --gdb

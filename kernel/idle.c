@@ -57,26 +57,20 @@ static uint32_t flags_load(const struct cpu *c)
 }
 
 /*
- * The idle period in progress, published under an even/odd sequence count so a remote
- * snapshot (kernel/stats.c) can credit time that has not ended yet. x86 keeps stores in
- * order, so compiler barriers are all the count needs.
+ * The idle state in progress and the counters that describe finished ones change together
+ * under an even/odd sequence count, so a remote snapshot (kernel/stats.c) sees them
+ * consistent (hlt = halts - halts_aborted, poll_entries = hits + immediate + expired, at
+ * every instant) and can credit time not yet ended. x86 keeps stores in order, so compiler
+ * barriers are all the count needs. Between seq_open and seq_close: plain updates only.
  */
-static void idle_begin(struct cpu *c, uint64_t t0, bool polling)
+static void seq_open(struct cpu *c)
 {
 	c->idle_seq++;
 	barrier();
-	c->idle_since = t0;
-	c->idle_polling = polling;
-	barrier();
-	c->idle_seq++;
 }
 
-static void idle_end(struct cpu *c, uint64_t *counter, uint64_t cycles)
+static void seq_close(struct cpu *c)
 {
-	c->idle_seq++;
-	barrier();
-	*counter += cycles;
-	c->idle_since = 0;
 	barrier();
 	c->idle_seq++;
 }
@@ -109,8 +103,10 @@ static bool poll_state(struct cpu *c, uint64_t limit_ns, uint64_t *elapsed)
 	unsigned every = check_every(limit), n = 0;
 	bool work = false, immediate;
 
-	c->stats.poll_entries++;
-	idle_begin(c, t0, true);
+	seq_open(c);
+	c->idle_since = t0;
+	c->idle_polling = true;
+	seq_close(c);
 	irq_enable();
 	if (pollflag) /* set POLLING and test NEED_RESCHED in one atomic step */
 		work =
@@ -134,7 +130,11 @@ static bool poll_state(struct cpu *c, uint64_t limit_ns, uint64_t *elapsed)
 		__atomic_fetch_and(&c->flags, ~CPU_POLLING, __ATOMIC_SEQ_CST);
 	now = rdtsc();
 	*elapsed = now - t0;
-	idle_end(c, &c->stats.poll_cycles, *elapsed);
+	seq_open(c);
+	c->idle_since = 0;
+	c->stats.poll_cycles += *elapsed;
+	c->stats.idle_entries++;
+	c->stats.poll_entries++;
 	if (immediate) {
 		c->stats.poll_immediate++;
 	} else if (work) {
@@ -147,6 +147,7 @@ static bool poll_state(struct cpu *c, uint64_t limit_ns, uint64_t *elapsed)
 		if (over > c->stats.poll_overshoot_max_cycles)
 			c->stats.poll_overshoot_max_cycles = over;
 	}
+	seq_close(c);
 	return work;
 }
 
@@ -158,18 +159,29 @@ static uint64_t halt_state(struct cpu *c)
 {
 	uint64_t t0, cycles;
 
-	c->stats.halts++;
 	if (flags_load(c) & CPU_NEED_RESCHED) {
+		seq_open(c);
+		c->stats.idle_entries++;
+		c->stats.halts++;
 		c->stats.halts_aborted++;
+		seq_close(c);
 		return 0;
 	}
-	c->stats.hlt++;
 	t0 = rdtsc();
-	idle_begin(c, t0, false);
+	seq_open(c); /* counted as it starts, as the host counts the HLT exit */
+	c->stats.idle_entries++;
+	c->stats.halts++;
+	c->stats.hlt++;
+	c->idle_since = t0;
+	c->idle_polling = false;
+	seq_close(c);
 	safe_halt(); /* returns with interrupts on, after the waking handler ran */
 	irq_disable();
 	cycles = rdtsc() - t0;
-	idle_end(c, &c->stats.halt_cycles, cycles);
+	seq_open(c);
+	c->stats.halt_cycles += cycles;
+	c->idle_since = 0;
+	seq_close(c);
 	return cycles;
 }
 
@@ -224,7 +236,6 @@ void idle_loop(void)
 			irq_enable();
 			continue;
 		}
-		c->stats.idle_entries++;
 		if (policy == IDLE_HALTPOLL)
 			haltpoll_enter(c);
 		else if (policy == IDLE_POLL)

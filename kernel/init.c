@@ -1,6 +1,6 @@
 /*
- * The first thread: runs the self test or benchmark the knobs select, under the watchdog,
- * and ends the run with its verdict. Later issues add workloads here.
+ * The first thread: runs the self test, benchmark or workload the knobs select, under the
+ * watchdog, and ends the run with its verdict.
  */
 #include "kernel/bench.h"
 #include "kernel/exit_codes.h"
@@ -10,6 +10,7 @@
 #include "kernel/sched.h"
 #include "kernel/selftest.h"
 #include "kernel/watchdog.h"
+#include "kernel/workload.h"
 
 static void init_main(void *arg)
 {
@@ -23,6 +24,8 @@ static void init_main(void *arg)
 		ok = selftest_wakeup();
 	if (knob(KNOB_bench) == BENCH_SCHED)
 		bench_sched();
+	if (ok && knob(KNOB_workload) != WORKLOAD_NONE)
+		ok = workload_run();
 	watchdog_stop();
 	kernel_exit(ok ? EXIT_SUCCESS : EXIT_TEST_FAILED);
 }

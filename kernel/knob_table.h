@@ -62,6 +62,12 @@
 
 #define KNOB_CHOICES_BENCH(X) X(BENCH_NONE, "none") X(BENCH_SCHED, "sched")
 
+#define KNOB_CHOICES_WORKLOAD(X) \
+	X(WORKLOAD_NONE, "none") X(WORKLOAD_PINGPONG, "pingpong") X(WORKLOAD_PERIODIC, "periodic") \
+	X(WORKLOAD_IDLE, "idle") X(WORKLOAD_RANDOM, "random") X(WORKLOAD_PIPELINE, "pipeline")
+
+#define KNOB_CHOICES_DIST(X) X(DIST_EXP, "exp") X(DIST_UNIFORM, "uniform") X(DIST_BIMODAL, "bimodal")
+
 #define KNOB_TABLE(K) \
 	K(help, "help", BOOL, 0, 0, 1, KNOB_NO_CHOICES, \
 	  "print every knob with its type, default and range, then exit") \
@@ -116,6 +122,32 @@
 	  "including Linux's W=0 fallback that stores TICK_NSEC/16 into the window)") \
 	K(pollflag, "pollflag", BOOL, 1, 0, 1, KNOB_NO_CHOICES, \
 	  "a polling CPU advertises POLLING so wakers skip the IPI; off: always send it") \
+	K(workload, "workload", ENUM, WORKLOAD_NONE, 0, 0, KNOB_CHOICES_WORKLOAD, \
+	  "what to run and measure after boot: pingpong (pairs hand a token across CPUs), " \
+	  "periodic (each CPU sleeps a constant period), idle (nothing; only the tick), random " \
+	  "(sleeps drawn from dist=), pipeline (a token travels a ring of all CPUs)") \
+	K(duration, "duration", TIME, KNOB_S(1), KNOB_MS(1), KNOB_S(3600), KNOB_NO_CHOICES, \
+	  "length of a workload's measured window (pingpong: unless iters= is given)") \
+	K(warmup, "warmup", TIME, KNOB_MS(100), 0, KNOB_S(600), KNOB_NO_CHOICES, \
+	  "how long a workload runs before its measured window opens") \
+	K(cpus, "cpus", INT, 0, 0, 0x7fffffffffffffff, KNOB_NO_CHOICES, \
+	  "bit mask of the CPUs a workload uses (0x5 = CPUs 0 and 2); 0 = all; the rest idle") \
+	K(pairs, "pairs", INT, 1, 1, 32, KNOB_NO_CHOICES, \
+	  "pingpong: thread pairs; pair k uses the 2k-th and (2k+1)-th CPU of cpus=") \
+	K(think, "think", TIME, 0, 0, KNOB_S(1), KNOB_NO_CHOICES, \
+	  "pingpong: the initiator sleeps this long between round trips, so the other side " \
+	  "idles longer") \
+	K(period, "period", TIME, KNOB_US(250), KNOB_US(1), KNOB_S(10), KNOB_NO_CHOICES, \
+	  "periodic: each CPU's sleep period") \
+	K(dist, "dist", ENUM, DIST_EXP, 0, 0, KNOB_CHOICES_DIST, \
+	  "random: sleep-length distribution (exp: mean; uniform: mean +- spread; bimodal: " \
+	  "mean - spread or mean + spread, half each)") \
+	K(mean, "mean", TIME, KNOB_US(500), KNOB_US(1), KNOB_S(10), KNOB_NO_CHOICES, \
+	  "random: mean sleep length") \
+	K(spread, "spread", TIME, KNOB_US(250), 0, KNOB_S(10), KNOB_NO_CHOICES, \
+	  "random: half-width of uniform, or the offset of bimodal's two modes") \
+	K(seed, "seed", INT, 1, 0, 0x7fffffffffffffff, KNOB_NO_CHOICES, \
+	  "random: PRNG seed; the same seed gives the same sleep sequence per CPU") \
 	K(wakeup_bound, "selftest.wakeup_bound", TIME, KNOB_MS(200), KNOB_MS(1), KNOB_S(60), \
 	  KNOB_NO_CHOICES, "selftest=wakeup: a wake-up not seen by its target within this " \
 	  "long counts as lost") \

@@ -1,16 +1,15 @@
 /*
- * Byte-at-a-time memory and string routines. The kernel never moves large buffers on a hot
- * path, so simplicity wins over speed; gcc may also emit calls to memcpy/memset itself.
+ * Memory and string routines. memcpy and memset use `rep movsb`/`rep stosb`: one
+ * instruction, which matters where ring-0 code is emulated instruction by instruction
+ * (a byte loop over a 7 KiB histogram costs tens of milliseconds there).
  */
 #include "lib/string.h"
 
 void *memcpy(void *dst, const void *src, size_t n)
 {
-	unsigned char *d = dst;
-	const unsigned char *s = src;
+	void *d = dst;
 
-	while (n--)
-		*d++ = *s++;
+	__asm__ volatile("rep movsb" : "+D"(d), "+S"(src), "+c"(n)::"memory");
 	return dst;
 }
 
@@ -28,10 +27,9 @@ void *memmove(void *dst, const void *src, size_t n)
 
 void *memset(void *dst, int c, size_t n)
 {
-	unsigned char *d = dst;
+	void *d = dst;
 
-	while (n--)
-		*d++ = (unsigned char)c;
+	__asm__ volatile("rep stosb" : "+D"(d), "+c"(n) : "a"(c) : "memory");
 	return dst;
 }
 

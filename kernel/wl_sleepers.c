@@ -1,0 +1,125 @@
+/*
+ * workload=periodic and workload=random: one thread per selected CPU that sleeps and
+ * wakes on its own timer, never woken by another CPU. periodic sleeps to a fixed schedule
+ * (seed 003: a constant period just under the host's poll window); random sleeps lengths
+ * drawn from dist= (seed 004: irregular wake-ups are what grow/shrink must cope with).
+ * Both record how late each wake-up came.
+ */
+#include "arch/x86/tsc.h"
+#include "kernel/knobs.h"
+#include "kernel/printk.h"
+#include "kernel/workload.h"
+#include "lib/prng.h"
+
+static uint64_t interval_sum[MAX_CPUS];
+
+/* Exponential with the given mean, from a uniform draw, in integer arithmetic: the
+ * inverse CDF -mean * ln(u), with -ln(k/64) tabulated in 1/1024 units (k = 0 capped at 8)
+ * and interpolated linearly between entries. */
+static uint64_t exp_draw(struct prng *rng, uint64_t mean)
+{
+	static const uint16_t neg_ln[65] = {
+	    8192, 4259, 3549, 3134, 2839, 2611, 2424, 2266, 2129, 2009, 1901, 1803, 1714,
+	    1632, 1556, 1486, 1420, 1357, 1299, 1244, 1191, 1141, 1093, 1048, 1004, 963,
+	    922,  884,	847,  811,  776,  742,	710,  678,  648,  618,	589,  561,  534,
+	    507,  481,	456,  431,  407,  384,	361,  338,  316,  295,	273,  253,  233,
+	    213,  193,	174,  155,  137,  119,	101,  83,   66,	  49,	33,   16,   0,
+	};
+	uint64_t u = prng_next(rng) >> 40; /* 24 bits */
+	unsigned k = (unsigned)(u >> 18), frac = (unsigned)(u & 0x3ffff);
+	uint64_t lo = neg_ln[k], hi = k < 64 ? neg_ln[k + 1] : 0;
+	uint64_t v = lo - ((lo - hi) * frac >> 18);
+
+	return mean * v / 1024;
+}
+
+static uint64_t next_interval(struct prng *rng)
+{
+	uint64_t mean = (uint64_t)knob(KNOB_mean), spread = (uint64_t)knob(KNOB_spread);
+	uint64_t lo = mean > spread ? mean - spread : 1;
+
+	switch (knob(KNOB_dist)) {
+	case DIST_UNIFORM:
+		return prng_range(rng, lo, mean + spread);
+	case DIST_BIMODAL:
+		return (prng_next(rng) & 1) ? mean + spread : lo;
+	default:
+		return exp_draw(rng, mean) + 1;
+	}
+}
+
+/* Sleeps until each deadline; a wake-up's lateness is how far past its deadline it ran. */
+static void sleeper_thread(void *arg)
+{
+	unsigned slot = (unsigned)(uintptr_t)arg;
+	bool periodic = knob(KNOB_workload) == WORKLOAD_PERIODIC;
+	uint64_t period = ns_to_tsc((uint64_t)knob(KNOB_period));
+	uint64_t next = rdtsc();
+	struct prng rng;
+
+	prng_seed(&rng, (uint64_t)knob(KNOB_seed) * 1000003 + slot);
+	while (wl_phase() != WL_STOP) {
+		uint64_t now, step = periodic ? period : ns_to_tsc(next_interval(&rng));
+
+		next += step;
+		now = rdtsc();
+		if ((int64_t)(next - now) > 0)
+			thread_sleep_ns(tsc_to_ns(next - now));
+		now = rdtsc();
+		if (wl_phase() == WL_MEASURE) {
+			hist_record(&wl.hist[slot], tsc_to_ns(now - next));
+			wl.count[slot]++;
+			interval_sum[slot] += tsc_to_ns(step);
+		}
+		if (periodic && now - next > period)
+			next = now; /* fell a whole period behind: skip, do not burst */
+	}
+	join_done(&wl.threads);
+}
+
+static int sleepers_start(void)
+{
+	join_init(&wl.threads, wl.ncpus);
+	for (unsigned i = 0; i < wl.ncpus; i++) {
+		interval_sum[i] = 0;
+		if (!thread_create(sleeper_thread, (void *)(uintptr_t)i, wl.cpu[i], "sleeper"))
+			panic("workload: out of threads");
+	}
+	return (int)wl.ncpus;
+}
+
+static bool periodic_report(uint64_t window_ns)
+{
+	struct hist late;
+	uint64_t wakes = wl_total(wl.ncpus);
+	uint64_t per_cpu = wakes / wl.ncpus;
+
+	wl_merge(&late, wl.ncpus);
+	printk("@idlelab result workload=periodic ok=%d cpus=%u period_ns=%ld window_ns=%lu "
+	       "wakes=%lu achieved_period_ns=%lu late_p50_ns=%lu late_p99_ns=%lu "
+	       "late_max_ns=%lu",
+	       wakes > 0, wl.ncpus, knob(KNOB_period), window_ns, wakes,
+	       per_cpu ? window_ns / per_cpu : 0, hist_percentile(&late, 5000),
+	       hist_percentile(&late, 9900), hist_max(&late));
+	return wakes > 0;
+}
+
+static bool random_report(uint64_t window_ns)
+{
+	struct hist late;
+	uint64_t wakes = wl_total(wl.ncpus), sum = 0;
+
+	for (unsigned i = 0; i < wl.ncpus; i++)
+		sum += interval_sum[i];
+	wl_merge(&late, wl.ncpus);
+	printk("@idlelab result workload=random ok=%d cpus=%u dist=%s mean_ns=%ld spread_ns=%ld "
+	       "seed=%ld window_ns=%lu wakes=%lu interval_mean_ns=%lu late_p50_ns=%lu "
+	       "late_p99_ns=%lu late_max_ns=%lu",
+	       wakes > 0, wl.ncpus, knob_defs[KNOB_dist].choices[knob(KNOB_dist)], knob(KNOB_mean),
+	       knob(KNOB_spread), knob(KNOB_seed), window_ns, wakes, wakes ? sum / wakes : 0,
+	       hist_percentile(&late, 5000), hist_percentile(&late, 9900), hist_max(&late));
+	return wakes > 0;
+}
+
+const struct workload_ops wl_periodic = {sleepers_start, periodic_report};
+const struct workload_ops wl_random = {sleepers_start, random_report};

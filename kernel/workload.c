@@ -1,0 +1,143 @@
+/*
+ * The workload controller: picks the CPUs, runs warm-up and measured window, and prints
+ * the tables. The workloads themselves (wl_*.c) only create threads and report.
+ */
+#include "arch/x86/tsc.h"
+#include "kernel/exit_codes.h"
+#include "kernel/idle.h"
+#include "kernel/knobs.h"
+#include "kernel/printk.h"
+#include "kernel/stats.h"
+#include "kernel/window.h"
+#include "kernel/workload.h"
+#include "lib/format.h"
+
+struct wl wl;
+static struct stats_snapshot snap_a, snap_b;
+
+static const struct workload_ops *const ops_by_knob[] = {
+    [WORKLOAD_PINGPONG] = &wl_pingpong, [WORKLOAD_PERIODIC] = &wl_periodic,
+    [WORKLOAD_IDLE] = &wl_idle,		[WORKLOAD_RANDOM] = &wl_random,
+    [WORKLOAD_PIPELINE] = &wl_pipeline,
+};
+
+void wl_merge(struct hist *out, unsigned n)
+{
+	hist_init(out);
+	for (unsigned i = 0; i < n; i++)
+		hist_merge(out, &wl.hist[i]);
+}
+
+uint64_t wl_total(unsigned n)
+{
+	uint64_t sum = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		sum += wl.count[i];
+	return sum;
+}
+
+static bool pick_cpus(void)
+{
+	uint64_t mask = (uint64_t)knob(KNOB_cpus);
+
+	wl.ncpus = 0;
+	for (unsigned c = 0; c < ncpus; c++)
+		if (!mask || (mask >> c) & 1)
+			wl.cpu[wl.ncpus++] = c;
+	if (mask >> ncpus) {
+		printk("@idlelab error what=workload msg=\"cpus=0x%lx names CPUs this VM lacks "
+		       "(it has %u)\"",
+		       mask, ncpus);
+		return false;
+	}
+	return wl.ncpus > 0;
+}
+
+/* Percent with one decimal, as "12.3", of part over whole. */
+static void pct(char *buf, uint64_t part, uint64_t whole)
+{
+	uint64_t p = whole ? part * 1000 / whole : 0;
+
+	snprintf(buf, 16, "%lu.%lu", p / 10, p % 10);
+}
+
+static void print_table(const struct stats_snapshot *a, const struct stats_snapshot *b,
+			uint64_t window_ns)
+{
+	printk("cpu wakeups ipi_sent ipi_avoid ipi_recv timer_irq    hlt poll_hit poll_exp "
+	       "aborted  idle%%  poll%% window_us");
+	for (unsigned i = 0; i < ncpus; i++) {
+		const struct cpu_stats *x = &a->cpu[i], *y = &b->cpu[i];
+		char idle[16], poll[16];
+
+		pct(idle,
+		    tsc_to_ns(y->poll_cycles - x->poll_cycles + y->halt_cycles - x->halt_cycles),
+		    window_ns);
+		pct(poll, tsc_to_ns(y->poll_cycles - x->poll_cycles), window_ns);
+		printk("%3u %7lu %8lu %9lu %8lu %9lu %6lu %8lu %8lu %7lu %6s %6s %9lu", i,
+		       y->wakeups_local - x->wakeups_local + y->wakeups_remote - x->wakeups_remote,
+		       y->ipi_sent - x->ipi_sent, y->ipi_avoided - x->ipi_avoided,
+		       y->ipi_received - x->ipi_received, y->timer_irqs - x->timer_irqs,
+		       y->hlt - x->hlt, y->poll_hits - x->poll_hits,
+		       y->poll_expired - x->poll_expired, y->halts_aborted - x->halts_aborted, idle,
+		       poll, b->window_ns[i] / 1000);
+	}
+}
+
+static void measure(void)
+{
+	uint64_t duration = (uint64_t)knob(KNOB_duration);
+
+	__atomic_store_n(&wl.phase, WL_MEASURE, __ATOMIC_RELEASE);
+	if (wl.by_count)
+		join_wait(&wl.measured);
+	else
+		thread_sleep_ns(duration);
+	__atomic_store_n(&wl.phase, WL_STOP, __ATOMIC_RELEASE);
+}
+
+bool workload_run(void)
+{
+	const char *name = knob_defs[KNOB_workload].choices[knob(KNOB_workload)];
+	const struct workload_ops *ops = ops_by_knob[knob(KNOB_workload)];
+	uint64_t t0, window_ns;
+	int n;
+
+	wl.phase = WL_WARMUP;
+	wl.by_count = false;
+	if (!pick_cpus())
+		return false;
+	for (unsigned i = 0; i < ncpus; i++) { /* a workload uses at most one slot per CPU */
+		hist_init(&wl.hist[i]);
+		wl.count[i] = 0;
+	}
+	n = ops->start();
+	if (n < 0)
+		return false;
+	thread_sleep_ns((uint64_t)knob(KNOB_warmup));
+	window_open(&snap_a, name);
+	t0 = rdtsc();
+	measure();
+	window_ns = tsc_to_ns(rdtsc() - t0);
+	window_close(&snap_b, name);
+	join_wait(&wl.threads);
+	print_table(&snap_a, &snap_b, window_ns);
+	stats_print_delta(&snap_a, &snap_b);
+	return ops->report(window_ns);
+}
+
+/* workload=idle: nothing runs; only the tick (hz=) and the controller's own sleep wake CPUs. */
+static int idle_start(void)
+{
+	join_init(&wl.threads, 0);
+	return 0;
+}
+
+static bool idle_report(uint64_t window_ns)
+{
+	printk("@idlelab result workload=idle ok=1 cpus=%u window_ns=%lu", ncpus, window_ns);
+	return true;
+}
+
+const struct workload_ops wl_idle = {idle_start, idle_report};

@@ -1,0 +1,59 @@
+/*
+ * Workloads: wake-up patterns that reproduce the seed experiments. Each runs a warm-up,
+ * then a measured window between two `@idlelab window` markers, then prints a per-CPU
+ * table, the `@idlelab cpu` records and one `@idlelab result workload=NAME ...` record.
+ */
+#ifndef IDLELAB_KERNEL_WORKLOAD_H
+#define IDLELAB_KERNEL_WORKLOAD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kernel/histogram.h"
+#include "kernel/percpu.h"
+#include "kernel/sched.h"
+
+enum wl_phase {
+	WL_WARMUP,
+	WL_MEASURE,
+	WL_STOP
+};
+
+/* Shared with the workload threads. */
+struct wl {
+	int phase;		/* enum wl_phase; written by the controller, read by every thread */
+	unsigned cpu[MAX_CPUS]; /* the CPUs of cpus=, in order */
+	unsigned ncpus;
+	struct join_counter threads;  /* every workload thread calls join_done as it exits */
+	struct join_counter measured; /* for workloads that end by count (pingpong iters=) */
+	bool by_count;
+	struct hist hist[MAX_CPUS]; /* one histogram per workload thread slot */
+	uint64_t count[MAX_CPUS];   /* per-slot event counts in the measured phase */
+};
+
+extern struct wl wl;
+
+static inline int wl_phase(void)
+{
+	return __atomic_load_n(&wl.phase, __ATOMIC_ACQUIRE);
+}
+
+struct workload_ops {
+	/* Creates the threads (they start in WL_WARMUP) and returns how many it created, or
+	 * -1 with a printed reason if the configuration cannot run. */
+	int (*start)(void);
+	/* Prints the result record; returns false if a workload check failed. */
+	bool (*report)(uint64_t window_ns);
+};
+
+extern const struct workload_ops wl_pingpong, wl_periodic, wl_random, wl_pipeline, wl_idle;
+
+/* Runs the workload the knobs name; false if it could not run or a check failed. */
+bool workload_run(void);
+
+/* Merges hist[0..n) into *out. */
+void wl_merge(struct hist *out, unsigned n);
+/* Sum of count[0..n). */
+uint64_t wl_total(unsigned n);
+
+#endif

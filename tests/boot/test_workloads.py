@@ -1,0 +1,75 @@
+"""Each workload, briefly, under KVM and TCG: the output parses and its identities hold."""
+import pytest
+
+from idlelab.results import check_invariants, parse_run
+from test_boot import ACCELS, assert_exit, boot, one
+
+SHORT = "warmup=50ms duration=200ms"
+
+
+def run_workload(accel, cmdline, smp=2):
+    res = boot(accel, smp=smp, cmdline=f"{SHORT} {cmdline}")
+    assert_exit(res, "SUCCESS")
+    run = parse_run(res.output)
+    assert run.result is not None and run.result["ok"] == 1, res.output
+    assert len(run.cpus) == smp
+    assert check_invariants(run) == [], res.output
+    # IPIs still in flight when the window closes are the only allowed difference
+    assert abs(run.total("ipi_sent") - run.total("ipi_received")) <= smp, res.output
+    assert 0 < run.window_ns
+    return run, res
+
+
+@pytest.mark.parametrize("accel", ACCELS)
+@pytest.mark.parametrize("workload", ["pingpong", "periodic", "idle", "random", "pipeline"])
+def test_workload_runs_and_adds_up(accel, workload):
+    run, _ = run_workload(accel, f"workload={workload}")
+    r = run.result
+    assert r["workload"] == workload
+    assert abs(r["window_ns"] - run.window_ns) < run.window_ns / 5
+    if workload == "pingpong":
+        assert r["iters"] > 0 and 0 < r["rtt_p50_ns"] <= r["rtt_p99_ns"] <= r["rtt_max_ns"]
+        # a round trip is two cross-CPU wakes; one may straddle each window edge
+        assert run.total("wakeups_remote") >= 2 * r["iters"] - 2
+    elif workload in ("periodic", "random"):
+        assert r["wakes"] > 0 and r["late_p50_ns"] <= r["late_p99_ns"]
+    elif workload == "pipeline":
+        assert r["laps"] > 0
+
+
+@pytest.mark.parametrize("accel", ACCELS)
+def test_pingpong_counts_exactly_iters(accel):
+    run, _ = run_workload(accel, "workload=pingpong iters=150")
+    assert run.result["iters"] == 150
+
+
+def test_two_pairs_on_four_cpus():
+    run, _ = run_workload("tcg", "workload=pingpong pairs=2 iters=100", smp=4)
+    assert run.result["pairs"] == 2 and run.result["iters"] == 200
+
+
+def test_tickless_idle_workload_leaves_cpus_alone():
+    run, _ = run_workload("tcg", "workload=idle hz=0")
+    assert run.cpus[1]["timer_irqs"] == 0 and run.cpus[1]["hlt"] <= 1
+
+
+def test_cpus_mask_selects_the_cpus():
+    run, _ = run_workload("tcg", "workload=periodic cpus=0x2 period=1ms")
+    assert run.result["cpus"] == 1
+    assert run.cpus[1]["timer_irqs"] > run.cpus[0]["timer_irqs"] / 2
+
+
+def test_random_echoes_its_distribution():
+    run, _ = run_workload("tcg", "workload=random dist=bimodal mean=300us spread=200us seed=7")
+    r = run.result
+    assert (r["dist"], r["mean_ns"], r["spread_ns"], r["seed"]) == ("bimodal", 300000, 200000, 7)
+
+
+@pytest.mark.parametrize("cmdline, says", [
+    ("workload=periodic cpus=0x8", "names CPUs this VM lacks"),
+    ("workload=pingpong pairs=2", "pairs=2 needs 4 CPUs"),
+])
+def test_impossible_configurations_fail_clearly(cmdline, says):
+    res = boot("tcg", smp=2, cmdline=cmdline)
+    assert_exit(res, "TEST_FAILED")
+    assert says in one(res, "error")["msg"]
