@@ -1,0 +1,244 @@
+"""tools/bench's runner without QEMU: the built-in matrices, run naming, the guest command
+line, which global-parameter runs can be made, machine-load arithmetic, the results folder,
+the accelerator choice and the exit code when KVM is required but missing."""
+import os
+import re
+import stat
+
+import pytest
+
+from conftest import TOP
+from idlelab import matrix, runner
+from idlelab.matrix import parse
+
+
+def _load(quick):
+    return {mid: runs for mid, _, runs in runner.load_matrices(runner.builtin_matrices(quick))}
+
+
+@pytest.mark.parametrize("quick", [False, True], ids=["full", "quick"])
+def test_builtin_matrices_parse_and_cover_each_seed(quick):
+    m = _load(quick)
+    assert sorted(m) == ["seed000", "seed002", "seed003", "seed004"]
+    # seed 000: no / always / dynamic polling, idle tickless and at 250 Hz, and pingpong.
+    s0 = m["seed000"]
+    assert runner.config_of(s0[0]) == "no-poll"
+    assert {runner.config_of(r) for r in s0} == {"no-poll", "always-poll", "dynamic-poll"}
+    assert {(r.workload, r.guest.get("hz")) for r in s0} == {
+        ("idle", "0"), ("idle", "250"), ("pingpong", "250")}
+    assert {r.vm_halt_poll_ns for r in s0} == {0, 10_000_000, 200_000}
+    assert all(r.guest["idle"] == "halt" for r in s0)
+    # seed 002: the four polling combinations on pingpong.
+    s2 = {r.name: r for r in m["seed002"]}
+    assert list(s2) == ["neither", "host-poll", "guest-poll", "both"]
+    assert (s2["guest-poll"].guest["idle"], s2["guest-poll"].guest["hostpoll"]) == \
+        ("haltpoll", "auto")
+    assert (s2["both"].guest["hostpoll"], s2["both"].vm_halt_poll_ns) == ("on", 300_000)
+    assert s2["neither"].vm_halt_poll_ns == 0 and s2["host-poll"].guest["idle"] == "halt"
+    # seed 003: a period sweep reaching past 1 ms under three windows.
+    s3 = m["seed003"]
+    periods = {matrix.parse_time(r.guest["period"]) for r in s3}
+    assert max(periods) >= 2_000_000 and min(periods) <= 200_000
+    assert {r.vm_halt_poll_ns for r in s3} == {0, 200_000, 400_000}
+    assert len(s3) == len(periods) * 3
+    # seed 004: random and pingpong under global shrink 0 and 2.
+    s4 = m["seed004"]
+    assert {(r.workload, r.host_params["halt_poll_ns_shrink"]) for r in s4} == {
+        ("random", 0), ("random", 2), ("pingpong", 0), ("pingpong", 2)}
+
+
+def test_full_and_quick_matrices_run_the_same_configurations():
+    """The quick set is the full one made shorter, not a different experiment."""
+    full, quick = _load(False), _load(True)
+    for mid in full:
+        def configs(runs):
+            return {(runner.config_of(r), r.workload, r.settings["halt_poll_ns"],
+                     tuple(sorted((k, v) for k, v in r.guest.items()
+                                  if k not in ("period", "warmup"))),
+                     tuple(sorted(r.host_params.items()))) for r in runs}
+        assert configs(quick[mid]) == configs(full[mid]), mid
+        assert sum(runner.estimate_s(r) * r.repeat for r in quick[mid]) < \
+            sum(runner.estimate_s(r) * r.repeat for r in full[mid])
+
+
+def test_quick_set_is_estimated_under_a_minute():
+    work = runner.plan(runner.load_matrices(runner.builtin_matrices(True)))
+    assert sum(runner.estimate_s(run) for _, run, _ in work) < 45
+
+
+def test_config_name_and_guest_cmdline():
+    runs = parse("defaults: guest.hz=0,250 halt_poll_ns=0,global:200us\n"
+                 "no-poll.idle: workload=idle duration=2s guest.idle=halt\n"
+                 "rr: workload=pingpong duration=300ms guest.window_hold=5ms\n", "m")
+    assert runs[0].name == "no-poll.idle-hz=0-halt_poll_ns=0"
+    assert runner.config_of(runs[0]) == "no-poll"
+    assert runner.config_of(runs[-1]) == "rr"
+    assert runner.guest_cmdline(runs[0]) == \
+        "workload=idle duration=2s hz=0 idle=halt window_hold=20ms"
+    # a window_hold the matrix sets is kept, not doubled
+    assert runner.guest_cmdline(runs[-1]).count("window_hold=") == 1
+    assert "window_hold=5ms" in runner.guest_cmdline(runs[-1])
+
+
+def _param_dir(tmp_path, values, read_only=()):
+    d = tmp_path / "params"
+    d.mkdir()
+    for name, value in values.items():
+        p = d / name
+        p.write_text(f"{value}\n")
+        if name in read_only:
+            p.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+    return str(d)
+
+
+HOST = {"halt_poll_ns": 200000, "halt_poll_ns_grow": 2, "halt_poll_ns_grow_start": 10000,
+        "halt_poll_ns_shrink": 2}
+
+
+def test_read_only_params_a_run_needing_another_value_is_not_run(tmp_path):
+    pd = _param_dir(tmp_path, HOST, read_only=HOST)
+    params = runner.HostParams(pd, str(tmp_path / "journal"))
+    assert params.describe().startswith("kvm parameters read-only here: halt_poll_ns=200000")
+    s0, s2 = parse("r: workload=random duration=1s host_shrink=0,2", "m")
+    assert params.changes_for(s0) == (None, "halt_poll_ns_shrink is read-only (fixed at 2)")
+    assert params.changes_for(s2) == ({}, None)   # what the host already has: just run it
+    (g,) = parse("r: workload=idle duration=1s halt_poll_ns=global:100us", "m")
+    assert params.changes_for(g)[1] == "halt_poll_ns is read-only (fixed at 200000)"
+    ctx = runner.Context(accel="kvm", params=params)
+    rec = runner.execute("seed004", s0, 1, ctx)     # decided before any boot
+    assert (rec["status"], rec["reason"]) == \
+        ("not run", "halt_poll_ns_shrink is read-only (fixed at 2)")
+    assert rec["host_params"]["values"] == HOST and "serial" not in rec
+
+
+def test_writable_params_give_the_changes_to_make(tmp_path):
+    pd = _param_dir(tmp_path, HOST)
+    params = runner.HostParams(pd, str(tmp_path / "journal"))
+    (r,) = parse("r: workload=random duration=1s host_shrink=0 host_grow=2", "m")
+    assert params.changes_for(r) == ({"halt_poll_ns_shrink": 0}, None)
+    assert "writable" in params.describe()
+
+
+def test_other_load_subtracts_our_own_cpu_and_idle():
+    s = 1_000_000_000
+    a = {"t_ns": 0, "idle_ns": 0, "steal_ns": 0, "self_ns": 0}
+    # 2 CPUs for 1 s: 0.5 s idle, 0.1 s stolen -> 1.4 s busy, of which QEMU 1.0 s, us 0.1 s
+    b = {"t_ns": s, "idle_ns": s // 2, "steal_ns": s // 10, "self_ns": s // 10}
+    load = runner.other_load(a, b, qemu_ns=s, ncpus=2)
+    assert load["busy_pct"] == 70.0 and load["ours_pct"] == 55.0
+    assert load["other_pct"] == 15.0 and load["steal_pct"] == 5.0
+    # tick rounding can make "other" slightly negative: clamped, raw kept
+    load = runner.other_load(a, dict(b, idle_ns=s), qemu_ns=s, ncpus=2)
+    assert load["other_pct"] == 0.0 and load["other_raw_pct"] < 0
+
+
+def test_load_sample_reads_this_machine():
+    a = runner.load_sample(os.getpid())
+    b = runner.load_sample(os.getpid())
+    assert b["t_ns"] >= a["t_ns"] and b["idle_ns"] >= a["idle_ns"]
+    assert a["qemu_ns"] >= 0 and len(runner.loadavg()) == 3
+
+
+def test_quiet_waiter_without_budget_does_not_sample():
+    assert runner.QuietWaiter(0, 10).wait("x") == (0.0, None, None)
+
+
+def test_quiet_waiter_gives_up_within_its_budget():
+    w = runner.QuietWaiter(0.2, below_pct=-1, sample_s=0.05)   # never quiet
+    waited, pct, quiet = w.wait("test")
+    assert quiet is False and waited < 1.0 and pct >= 0
+    assert w.wait("again")[2] is False and w.spent_s < 1.5
+
+
+def test_new_results_dir_and_latest_link(tmp_path):
+    a = runner.new_results_dir(str(tmp_path))
+    b = runner.new_results_dir(str(tmp_path))
+    assert a != b and os.path.isdir(a) and os.path.isdir(b)
+    assert re.fullmatch(r"\d{8}-\d{6}(-\d+)?", os.path.basename(b))
+    latest = tmp_path / "latest"
+    assert os.path.islink(latest) and os.readlink(latest) == os.path.basename(b)
+
+
+def test_progress_line_counts_down_and_estimates():
+    work = runner.plan([("seed002", "x", parse(
+        "defaults: workload=pingpong duration=1s repeat=2\na: guest.idle=halt\n"
+        "b: guest.idle=haltpoll\n", "m"))])
+    p = runner.Progress(work)
+    assert p.line(0) == "[ 1/4] seed002 a #1/2 (pingpong, 1s) | 3 left, ETA 0:08"
+    assert p.line(3).startswith("[ 4/4] seed002 b #2/2 (pingpong, 1s) | 0 left, ETA 0:02")
+
+
+def test_accel_choice(monkeypatch):
+    monkeypatch.setattr(runner.qemu, "kvm_usable", lambda: False)
+    accel, msg, code = runner.choose_accel("auto", False)
+    assert (accel, code) == ("tcg", None) and "n/a (TCG)" in msg
+    accel, msg, code = runner.choose_accel("auto", True)
+    assert (accel, code) == (None, runner.EXIT_NO_KVM) and "required" in msg
+    assert runner.choose_accel("kvm", False)[2] == runner.EXIT_NO_KVM
+    monkeypatch.setattr(runner.qemu, "kvm_usable", lambda: True)
+    assert runner.choose_accel("auto", True) == ("kvm", None, None)
+
+
+def test_require_kvm_without_kvm_exits_3_and_writes_nothing(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(runner.qemu, "kvm_usable", lambda: False)
+    code = runner.main(["--quick", "--require-kvm", "--results-dir", str(tmp_path / "r")])
+    assert code == runner.EXIT_NO_KVM == 3
+    assert not (tmp_path / "r").exists()
+    assert "/dev/kvm is missing or not usable" in capsys.readouterr().err
+
+
+def test_bad_matrix_is_a_usage_error(tmp_path, capsys):
+    bad = tmp_path / "m.txt"
+    bad.write_text("r: workload=idle duration=1s guest.nosuchknob=1\n")
+    assert runner.main(["--matrix", str(bad), "--list"]) == runner.EXIT_USAGE
+    assert "unknown guest knob 'nosuchknob'" in capsys.readouterr().err
+
+
+def test_list_prints_every_matrix(capsys):
+    assert runner.main(["--quick", "--list"]) == 0
+    out = capsys.readouterr().out
+    for mid in ("seed000", "seed002", "seed003", "seed004"):
+        assert f"{mid}: tools/matrices/quick/{mid}.txt" in out
+
+
+def test_cli_script_and_make_target_exist():
+    assert os.access(os.path.join(TOP, "tools", "bench"), os.X_OK)
+    with open(os.path.join(TOP, "Makefile")) as f:
+        make = f.read()
+    assert re.search(r"^bench:", make, re.M) and "tools/bench" in make
+
+
+def test_writable_params_are_overridden_for_the_run_and_restored(tmp_path, monkeypatch):
+    """Where the host lets us, a run needing shrink=0 gets it for its boot only, through
+    hostparams.override (journal written, value restored afterwards)."""
+    pd = _param_dir(tmp_path, HOST)
+    journal = str(tmp_path / "journal")
+    params = runner.HostParams(pd, journal)
+    seen = {}
+
+    def fake_boot(run, rec, ctx):
+        with open(os.path.join(pd, "halt_poll_ns_shrink")) as f:
+            seen["during"] = int(f.read())
+        seen["journal"] = os.path.exists(journal)
+        rec.update(status="ok")
+        return rec
+
+    monkeypatch.setattr(runner, "_boot", fake_boot)
+    (r,) = parse("r: workload=random duration=1s host_shrink=0", "m")
+    rec = runner.execute("seed004", r, 1, runner.Context(accel="kvm", params=params))
+    assert seen == {"during": 0, "journal": True}
+    assert rec["host_params"]["changed"] == {"halt_poll_ns_shrink": 0}
+    assert rec["host_params"]["values"]["halt_poll_ns_shrink"] == 0
+    with open(os.path.join(pd, "halt_poll_ns_shrink")) as f:
+        assert int(f.read()) == 2
+    assert not os.path.exists(journal)
+
+
+def test_a_run_asking_for_tcg_gets_it_and_no_host_params_check(tmp_path):
+    pd = _param_dir(tmp_path, HOST, read_only=HOST)
+    ctx = runner.Context(accel="kvm", params=runner.HostParams(pd, str(tmp_path / "j")))
+    t, k = parse("t: workload=idle duration=1s accel=tcg\n"
+                 "k: workload=idle duration=1s host_shrink=0\n", "m")
+    assert runner.run_accel(t, ctx) == "tcg" and runner.run_accel(k, ctx) == "kvm"
+    assert runner.run_accel(k, runner.Context(accel="tcg", params=ctx.params)) == "tcg"
+    assert runner.base_record("m", t, 1, ctx)["accel"] == "tcg"

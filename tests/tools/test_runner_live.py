@@ -1,0 +1,82 @@
+"""`make bench QUICK=1` end to end under KVM: the results folder, the MSR=0 check (a guest
+that polls with hostpoll=auto stops the host polling even with the host window open), and
+the accuracy check (guest HLT count vs host halt_exits) within its bounds. One bench run
+(about 35 s here) serves every test in this file."""
+import csv
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import TOP, require
+from idlelab import hostparams
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory):
+    require("kvm")
+    parent = tmp_path_factory.mktemp("bench")
+    started = time.monotonic()
+    res = subprocess.run(
+        ["make", "-s", "--no-print-directory", "-C", TOP, "bench", "QUICK=1",
+         f"PYTHON={sys.executable}", "BENCH_WAIT_QUIET=10",
+         f"BENCH_ARGS=--require-kvm --results-dir {parent}"],
+        capture_output=True, text=True, timeout=300)
+    wall = time.monotonic() - started
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    out = os.path.join(parent, os.readlink(os.path.join(parent, "latest")))
+    with open(os.path.join(out, "runs.csv")) as f:
+        rows = {r["name"]: r for r in csv.DictReader(f)}
+    with open(os.path.join(out, "meta.json")) as f:
+        meta = json.load(f)
+    return {"dir": out, "rows": rows, "meta": meta, "stderr": res.stderr, "wall": wall}
+
+
+def test_quick_bench_writes_a_new_results_folder(bench):
+    files = set(os.listdir(bench["dir"]))
+    assert {"meta.json", "runs.csv", "raw", "seed000.md", "seed002.md", "seed003.md",
+            "seed004.md", "seed000_latency.png", "seed000_idle_cpu.png", "seed002_latency.png",
+            "seed003_cpu_vs_period.png", "seed004_poll_success.png"} <= files
+    raw = os.listdir(os.path.join(bench["dir"], "raw"))
+    assert len(raw) == len(bench["rows"]) == 26
+    assert bench["meta"]["accel"] == "kvm" and bench["meta"]["quick"] is True
+    assert bench["meta"]["seconds"] < 60, "QUICK=1 must stay under a minute"
+    assert not [r["name"] for r in bench["rows"].values() if r["status"] == "failed"]
+    # the progress line: which run, how many left, ETA
+    assert "[ 1/26] seed000 no-poll.idle-hz=0 (idle, 300ms) | 25 left, ETA" in bench["stderr"]
+
+
+def test_msr_zero_keeps_the_host_from_polling(bench):
+    gp, hp = bench["rows"]["guest-poll"], bench["rows"]["host-poll"]
+    assert (gp["guest_idle"], gp["hostpoll"], gp["msr"]) == ("haltpoll", "auto", "0")
+    assert gp["halt_poll_ns"] == "300000"      # the host window is open...
+    assert int(gp["host_halt_exits"]) > 0
+    assert int(gp["host_attempted_poll"]) == 0  # ...yet the host never polls
+    assert (hp["msr"], hp["guest_idle"]) == ("1", "halt") and int(hp["host_attempted_poll"]) > 0
+
+
+def test_accuracy_check_within_bounds(bench):
+    for r in bench["rows"].values():
+        if r["status"] != "ok":
+            continue
+        diff, hlt = int(r["hlt_diff"]), int(r["guest_hlt"])
+        assert r["accuracy_flag"] == "False", (r["name"], hlt, r["host_halt_exits"])
+        assert abs(diff) <= 20 or abs(diff) <= 0.05 * hlt
+    assert "HLT guest" in bench["stderr"]   # the difference is printed for every run
+
+
+def test_read_only_shrink_is_reported_not_faked(bench):
+    rows = bench["rows"]
+    if hostparams.writable(["halt_poll_ns_shrink"]):
+        pytest.skip("halt_poll_ns_shrink is writable on this host: both rows were run")
+    fixed = hostparams.read("halt_poll_ns_shrink")
+    for w in ("random", "pingpong"):
+        want_other = rows[f"{w}-host_shrink={0 if fixed != 0 else 2}"]
+        assert want_other["status"] == "not run"
+        assert want_other["reason"] == f"halt_poll_ns_shrink is read-only (fixed at {fixed})"
+    assert bench["stderr"].count("kvm parameters read-only here") == 1   # said once
+    md = open(os.path.join(bench["dir"], "seed004.md")).read()
+    assert f"not run: halt_poll_ns_shrink is read-only (fixed at {fixed})" in md

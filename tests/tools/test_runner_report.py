@@ -1,0 +1,299 @@
+"""tools/bench's reports from canned run records (no QEMU): the CSV row of a run, the
+accuracy check, TCG marking, repeats, each seed's markdown table and the plots."""
+import csv
+import json
+import os
+
+import pytest
+
+from idlelab import report, runner
+from idlelab.report import NA_TCG
+
+CPU = ("@idlelab cpu id={id} ctx_switches=5 wakeups=3 wakeups_local=1 wakeups_remote=2 "
+       "ipi_sent={ipi} ipi_avoided=0 ipi_received=2 timer_irqs=4 ticks=3 idle_entries={ie} "
+       "poll_entries=0 poll_hits=0 poll_immediate=0 poll_expired=0 halts={halts} "
+       "halts_aborted=1 hlt={hlt} grow=0 shrink=0 window_ns=0 idle_ns=300 poll_ns=0 "
+       "halt_ns=300 poll_overshoot_ns=0 poll_overshoot_max_ns=0")
+RESULTS = {
+    "pingpong": "workload=pingpong ok=1 pairs=1 iters={n} window_ns=1000000000 "
+                "rtt_p50_ns={rtt} rtt_p90_ns=700000 rtt_p99_ns=900000 rtt_max_ns=1000000 "
+                "rt_per_s={n} think_ns=0",
+    "idle": "workload=idle ok=1 cpus=2 window_ns=1000000000",
+    "periodic": "workload=periodic ok=1 cpus=1 period_ns=1000000 window_ns=1000000000 "
+                "wakes=1000 achieved_period_ns=1000000 late_p50_ns=400000 late_p99_ns=500000 "
+                "late_max_ns=600000",
+    "random": "workload=random ok=1 cpus=1 dist=exp mean_ns=200000 spread_ns=250000 seed=1 "
+              "window_ns=1000000000 wakes=900 interval_mean_ns=210000 late_p50_ns=420000 "
+              "late_p99_ns=900000 late_max_ns=1000000",
+}
+SEC = 1_000_000_000
+
+
+def serial(workload, knobs, hlt, policy="halt", msr=1, rtt=600000, n=1000):
+    """Guest output as the kernel prints it (the records runner/report read)."""
+    lines = ["idlelab: booted via multiboot1",
+             f"@idlelab idle policy={policy} reason=knob pollflag=1 hostpoll="
+             f"{knobs.get('hostpoll', 'auto')} msr={msr}",
+             "@idlelab boot cpus=2 tsc_hz=2596136000 kvm=1",
+             "@idlelab config " + " ".join(
+                 f"{k}={v}" for k, v in dict({"hz": "250", "idle": policy, "cpus": "0",
+                                              "hostpoll": "auto", "period": "250us",
+                                              "haltpoll.guest_halt_poll_ns": "200us"},
+                                             **knobs).items()),
+             f"@idlelab window state=open what={workload} t_ns=1000",
+             f"@idlelab window state=close what={workload} t_ns={1000 + SEC}"]
+    for i, h in enumerate(hlt):
+        lines.append(CPU.format(id=i, ipi=n, ie=h + 1, halts=h + 1, hlt=h))
+    lines.append("@idlelab result " + RESULTS[workload].format(n=n, rtt=rtt))
+    lines.append("@idlelab exit code=0x10 name=SUCCESS cpu=0")
+    return "\n".join(lines) + "\n"
+
+
+HOST_PARAMS = {"halt_poll_ns": 200000, "halt_poll_ns_grow": 2,
+               "halt_poll_ns_grow_start": 10000, "halt_poll_ns_shrink": 2}
+
+
+def record(matrix, name, config, workload, knobs=None, vm_ns=200000, hlt=(500, 500),
+           exits=None, attempted=(0, 0), ok=(0, 0), cpu_pct=(50.0, 50.0), poll_ns=(0, 0),
+           status="ok", reason=None, accel="kvm", shrink=None, msr=1, policy="halt",
+           rtt=600000, repeat=1, other=0.5):
+    """A raw record shaped like runner.execute()'s, after a JSON round trip."""
+    knobs = dict(knobs or {})
+    wanted = {} if shrink is None else {"halt_poll_ns_shrink": shrink}
+    rec = {"matrix": matrix, "name": name, "config": config, "repeat": repeat, "repeats": 1,
+           "workload": workload, "smp": 2, "accel": accel, "status": status, "reason": reason,
+           "guest_knobs": knobs, "halt_poll": {"scope": "vm", "ns": vm_ns},
+           "host_params": {"wanted": wanted, "values": HOST_PARAMS,
+                           "read_only": list(HOST_PARAMS), "changed": {}},
+           "settings": {}, "sweep": {}}
+    if status != "ok":
+        return rec
+    exits = hlt if exits is None else exits
+    stats = {} if accel != "kvm" else {
+        str(c): {"halt_exits": exits[c], "halt_attempted_poll": attempted[c],
+                 "halt_successful_poll": ok[c], "halt_poll_invalid": 0,
+                 "halt_wakeup": exits[c], "halt_poll_success_ns": poll_ns[c],
+                 "halt_poll_fail_ns": 0, "halt_wait_ns": 1, "exits": 2 * exits[c],
+                 "irq_exits": 0, "insn_emulation": 10, "halt_wait_hist": [0] * 32}
+        for c in range(2)}
+    rec.update(
+        serial=serial(workload, knobs, hlt, policy=policy, msr=msr, rtt=rtt),
+        qemu={"status": 33, "outcome": "SUCCESS", "timed_out": False, "seconds": 2.0},
+        host={"vcpu_threads": {"0": 11, "1": 12}, "errors": [],
+              "open": {"sample_ms": 9.0, "read_ms": 3.0, "late": False},
+              "close": {"sample_ms": 3.5, "read_ms": 3.5, "late": False},
+              "delta": {"elapsed_ns": SEC, "stats": stats,
+                        "thread_cpu_ns": {str(c): int(cpu_pct[c] * SEC / 100)
+                                          for c in range(2)}}},
+        load={"run": {"other_pct": other, "steal_pct": 0.0},
+              "window": {"other_pct": other}, "loadavg": [0.3, 0.2, 0.1]},
+        haltpoll_cap=[vm_ns])
+    return json.loads(json.dumps(rec))
+
+
+def test_summarize_puts_host_deltas_next_to_guest_counters():
+    rec = record("seed002", "host-poll", "host-poll", "pingpong", {"idle": "halt"},
+                 vm_ns=300000, hlt=(500, 480), exits=(500, 500), attempted=(400, 300),
+                 ok=(380, 250), cpu_pct=(90.0, 70.0), poll_ns=(100_000_000, 50_000_000))
+    row = report.summarize(rec)
+    assert (row["config"], row["workload"], row["halt_poll_ns"], row["guest_idle"],
+            row["hostpoll"], row["msr"]) == ("host-poll", "pingpong", 300000, "halt", "auto", "1")
+    assert (row["guest_hlt"], row["host_halt_exits"], row["host_attempted_poll"],
+            row["host_successful_poll"]) == (980, 1000, 700, 630)
+    assert row["poll_success_pct"] == 90.0
+    assert row["host_cpu_pct"] == 80.0 and row["host_cpu_pct_vcpus"] == "90.0/70.0"
+    assert row["host_poll_pct"] == 7.5 and row["halt_exits_per_s"] == 500.0
+    assert (row["hlt_diff"], row["hlt_diff_pct"], row["accuracy_flag"]) == (20, 2.0, False)
+    assert (row["rtt_p50_us"], row["rt_per_s"], row["iters"]) == (600.0, 1000, 1000)
+    assert (row["other_load"], row["loadavg_1m"]) == (0.5, 0.3)
+    assert report.accuracy_text(row) == "HLT guest 980 / host halt_exits 1000 (+20, +2.0%)"
+
+
+def test_side_by_side_pairs_guest_and_host_per_vcpu():
+    rec = record("seed002", "host-poll", "host-poll", "pingpong", hlt=(500, 480),
+                 exits=(500, 490), attempted=(400, 300), cpu_pct=(90.0, 70.0))
+    a, b = report.side_by_side(rec)
+    assert (a["vcpu"], a["guest"]["hlt"], a["host"]["halt_exits"], a["host_cpu_pct"]) == \
+        (0, 500, 500, 90.0)
+    assert (b["guest"]["hlt"], b["host"]["halt_exits"], b["host"]["halt_attempted_poll"]) == \
+        (480, 490, 300)
+
+
+def test_accuracy_flag_needs_both_a_large_share_and_many_exits():
+    big = report.summarize(record("m", "a", "a", "idle", hlt=(100, 100), exits=(100, 130)))
+    assert big["accuracy_flag"] is True and "LARGE DIFFERENCE" in report.accuracy_text(big)
+    few = report.summarize(record("m", "a", "a", "idle", hlt=(10, 10), exits=(10, 25)))
+    assert few["hlt_diff_pct"] == 75.0 and few["accuracy_flag"] is False
+
+
+def test_idle_workload_leaves_out_the_marker_vcpu():
+    row = report.summarize(record("seed000", "n.idle-hz=250", "n", "idle", {"hz": "250"},
+                                  cpu_pct=(15.0, 9.0)))
+    assert row["workload_vcpus"] == "1" and row["host_cpu_pct"] == 9.0 and row["hz"] == 250
+    assert report.workload_vcpus("periodic", 2, 0x2) == [1]
+    assert report.workload_vcpus("pingpong", 2, 0) == [0, 1]
+
+
+def test_tcg_marks_the_host_columns():
+    row = report.summarize(record("seed002", "neither", "neither", "pingpong", accel="tcg"))
+    assert row["host_halt_exits"] == NA_TCG and row["host_attempted_poll"] == NA_TCG
+    assert row["accuracy_flag"] == NA_TCG
+    assert row["halt_poll_ns"] == 200000    # what the run asked for, still named
+    assert row["guest_hlt"] == 1000 and row["host_cpu_pct"] == 50.0
+    assert report.accuracy_text(row) == f"HLT guest 1000 / host {NA_TCG}"
+
+
+def test_not_run_rows_keep_what_the_matrix_asked():
+    rec = record("seed004", "random-host_shrink=0", "random", "random", {"idle": "halt"},
+                 status="not run", reason="halt_poll_ns_shrink is read-only (fixed at 2)",
+                 shrink=0)
+    row = report.summarize(rec)
+    assert (row["status"], row["host_shrink"], row["guest_idle"]) == ("not run", 0, "halt")
+    assert row.get("host_halt_exits") is None
+
+
+def test_aggregate_takes_medians_over_repeats():
+    rows = [report.summarize(record("seed002", "neither", "neither", "pingpong", rtt=r,
+                                    repeat=i)) for i, r in enumerate((500000, 700000, 600000))]
+    (agg,) = report.aggregate(rows)
+    assert agg["rtt_p50_us"] == 600.0 and agg["repeat"] == 3
+
+
+def seed_records():
+    """A canned set covering the four seed matrices, shaped like the quick run."""
+    recs = []
+    for cfg, ns, cpu250 in (("no-poll", 0, 9.0), ("always-poll", 10_000_000, 88.0),
+                            ("dynamic-poll", 200000, 11.0)):
+        for hz, cpu in (("0", 0.02), ("250", cpu250)):
+            recs.append(record("seed000", f"{cfg}.idle-hz={hz}", cfg, "idle",
+                               {"idle": "halt", "hz": hz}, vm_ns=ns, cpu_pct=(5.0, cpu)))
+        recs.append(record("seed000", f"{cfg}.rr", cfg, "pingpong", {"idle": "halt"},
+                           vm_ns=ns, rtt={"no-poll": 590000}.get(cfg, 500000)))
+    for cfg, pol, msr, ns, rtt in (("neither", "halt", 1, 0, 600000),
+                                   ("host-poll", "halt", 1, 300000, 500000),
+                                   ("guest-poll", "haltpoll", 0, 300000, 480000),
+                                   ("both", "haltpoll", 1, 300000, 470000)):
+        recs.append(record("seed002", cfg, cfg, "pingpong",
+                           {"idle": pol, "haltpoll.guest_halt_poll_ns": "300us"}, vm_ns=ns,
+                           policy=pol, msr=msr, rtt=rtt))
+    for period in ("200us", "1ms", "2ms"):
+        for ns in (0, 200000, 400000):
+            hot = period == "1ms" and ns == 400000
+            recs.append(record("seed003", f"periodic-period={period}-halt_poll_ns={ns}",
+                               "periodic", "periodic",
+                               {"idle": "halt", "hz": "0", "cpus": "0x2", "period": period},
+                               vm_ns=ns, cpu_pct=(1.0, 98.0 if hot else 60.0),
+                               poll_ns=(0, 300_000_000 if hot else 0), hlt=(1, 1000)))
+    for w in ("random", "pingpong"):
+        recs.append(record("seed004", f"{w}-host_shrink=0", w, w, {"idle": "halt"},
+                           status="not run", shrink=0,
+                           reason="halt_poll_ns_shrink is read-only (fixed at 2)"))
+        recs.append(record("seed004", f"{w}-host_shrink=2", w, w, {"idle": "halt"}, shrink=2,
+                           attempted=(100, 100), ok=(20, 40)))
+    return recs
+
+
+META = {"results": "results/20990101-000000", "quick": True, "accel": "kvm", "host_cpus": 2,
+        "started": "2099-01-01 00:00:00",
+        "host_params_note": "kvm parameters read-only here: halt_poll_ns=200000 "
+                            "halt_poll_ns_grow=2 halt_poll_ns_grow_start=10000 "
+                            "halt_poll_ns_shrink=2"}
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    out = tmp_path_factory.mktemp("results")
+    recs = seed_records()
+    paths = report.write_all(str(out), recs, META)
+    return out, recs, paths
+
+
+def test_csv_has_one_row_per_run_and_the_required_columns(written):
+    out, recs, _ = written
+    with open(out / "runs.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == len(recs)
+    for col in ("config", "workload", "halt_poll_ns", "guest_idle", "hostpoll", "guest_hlt",
+                "host_halt_exits", "host_attempted_poll", "host_successful_poll",
+                "host_cpu_pct", "other_load", "rtt_p50_us", "late_p50_us"):
+        assert col in rows[0], col
+    nr = [r for r in rows if r["status"] == "not run"]
+    assert len(nr) == 2 and nr[0]["reason"] == "halt_poll_ns_shrink is read-only (fixed at 2)"
+    gp = next(r for r in rows if r["name"] == "guest-poll")
+    assert (gp["guest_idle"], gp["msr"], gp["host_attempted_poll"]) == ("haltpoll", "0", "0")
+
+
+def _table(md, first_cell):
+    """The table row whose first cell is `first_cell`, as a list of cells."""
+    for line in md.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if line.startswith("|") and cells[0] == first_cell:
+            return cells[1:]
+    raise AssertionError(f"no row {first_cell!r} in:\n{md}")
+
+
+def test_seed000_table_is_laid_out_like_the_seed(written):
+    md = (written[0] / "seed000.md").read_text()
+    assert _table(md, "") == ["no-poll", "always-poll", "dynamic-poll"]
+    assert _table(md, "Idle (nohz) vCPU host CPU %") == ["0.02", "0.02", "0.02"]
+    assert _table(md, "Idle (250HZ) vCPU host CPU %") == ["9.00", "88.00", "11.00"]
+    assert _table(md, "pingpong RTT p50, µs (TCP_RR latency)") == ["590", "500", "500"]
+    assert "results/20990101-000000" in md and "read-only" in md
+    assert "TCP_RR latency           34us" in md      # the seed's own table, for comparison
+
+
+def test_seed002_rows_and_reference_ratio(written):
+    md = (written[0] / "seed002.md").read_text()
+    assert _table(md, "neither: halt_poll_ns=0 / no guest busy spin")[0] == "600 (100.0%)"
+    row = _table(md, "guest-poll: halt_poll_ns=300000 (MSR=0: host polling off) / "
+                     "guest_halt_poll_ns=300us")
+    assert row[0] == "480 (125.0%)"
+
+
+def test_seed003_rows_are_periods_and_columns_windows(written):
+    md = (written[0] / "seed003.md").read_text()
+    head = _table(md, "period µs")
+    assert head == ["achieved µs (halt_poll_ns=0)", "halt_poll_ns=0: host CPU %", "halt exits/s",
+                    "halt_poll_ns=200000: host CPU %", "halt exits/s",
+                    "halt_poll_ns=400000: host CPU %", "halt exits/s"]
+    assert _table(md, "1000")[0] == "1000"
+    assert [c for c in _table(md, "1000")[1::2]] == ["60.0", "60.0", "98.0"]
+    assert "mpstat view at period 1000 µs" in md
+    assert _table(md, "400000")[:2] == ["98.00", "30.00"]
+
+
+def test_seed004_base_is_not_run_and_shrink_2_measured(written):
+    md = (written[0] / "seed004.md").read_text()
+    assert _table(md, "workload: metric") == ["Base (shrink=0)", "Shrink Enabled (value 2)",
+                                               "Delta"]
+    row = _table(md, "random: successful polls, % of attempted")
+    assert row == ["not run: halt_poll_ns_shrink is read-only (fixed at 2)", "30.0", "n/a"]
+
+
+def test_plots_are_written(written):
+    out, _, paths = written
+    pytest.importorskip("matplotlib")
+    for name in ("seed000_latency.png", "seed000_idle_cpu.png", "seed002_latency.png",
+                 "seed003_cpu_vs_period.png", "seed004_poll_success.png"):
+        data = (out / name).read_bytes()
+        assert data.startswith(b"\x89PNG") and len(data) > 5000, name
+        assert str(out / name) in paths
+
+
+def test_report_only_rebuilds_from_raw(tmp_path, capsys):
+    recs = seed_records()
+    for i, rec in enumerate(recs, 1):
+        runner.write_json(runner.raw_path(str(tmp_path), i, rec), rec)
+    runner.write_json(str(tmp_path / "meta.json"), META)
+    assert runner.main(["--report", str(tmp_path)]) == 0
+    assert (tmp_path / "seed003.md").exists() and (tmp_path / "runs.csv").exists()
+    assert sorted(os.listdir(tmp_path / "raw"))[0] == "001-seed000-no-poll.idle-hz=0.json"
+
+
+def test_console_summary_shows_each_seed_table(written):
+    _, recs, paths = written
+    text = report.console_summary(recs, dict(META, seconds=30.0), paths)
+    assert "24 ok, 2 not run, 0 failed; 0 accuracy flags" in text
+    for mid in ("seed000", "seed002", "seed003", "seed004"):
+        assert f"-- {mid}" in text
+    assert "```" not in text
