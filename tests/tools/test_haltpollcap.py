@@ -34,8 +34,8 @@ def test_build_rule_makes_the_library(lib):
 
 def test_env_for_a_run():
     assert haltpollcap.run_env() == {}
-    assert haltpollcap.run_env(0, "/tmp/x") == {"IDLELAB_HALT_POLL_NS": "0",
-                                                "IDLELAB_HALT_POLL_CTL": "/tmp/x"}
+    assert haltpollcap.run_env(0, "run/ctl.sock") == {"IDLELAB_HALT_POLL_NS": "0",
+                                                      "IDLELAB_HALT_POLL_CTL": "run/ctl.sock"}
     for bad in (-1, 2 ** 32, "100", 1.5, True):
         with pytest.raises(ValueError):
             haltpollcap.run_env(bad)
