@@ -9,6 +9,8 @@
 #include "kernel/timer.h"
 
 static const unsigned hz_values[] = {0, 100, 250, 1000}; /* order of KNOB_CHOICES_HZ */
+_Static_assert(sizeof(hz_values) / sizeof(hz_values[0]) == KNOB_NCHOICES_hz,
+	       "hz_values must list every hz= choice");
 
 unsigned timer_hz(void)
 {

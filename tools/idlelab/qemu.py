@@ -6,6 +6,7 @@ poll-control MSR is offered only with `kvm-poll-control=on`; `debug-threads=on` 
 threads `CPU n/KVM` so the harness can read their CPU time.
 """
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -199,7 +200,6 @@ def run(cfg, timeout=120, echo=False, on_line=None, on_start=None):
 
 def _read_some(proc, deadline):
     """Next bytes of output; b"" at EOF; None if the deadline passed first."""
-    import select
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
