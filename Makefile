@@ -14,7 +14,7 @@ KERNEL_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -I. \
 	--param=min-pagesize=0
 LDFLAGS := -nostdlib -z max-page-size=0x1000 -z noexecstack -T linker.ld
 
-C_SRCS := $(wildcard boot/*.c arch/x86/*.c drivers/*.c kernel/*.c lib/*.c)
+C_SRCS := $(wildcard boot/*.c arch/x86/*.c drivers/*.c kernel/*.c kernel/*/*.c lib/*.c)
 C_OBJS := $(patsubst %.c,build/obj/%.o,$(C_SRCS))
 ASM_OBJS := build/obj/boot/entry.o build/obj/boot/ap_blob.o \
 	$(patsubst %.asm,build/obj/%.o,$(wildcard arch/x86/*.asm))

@@ -1,10 +1,10 @@
 /*
  * The idle loop and its two states: a bounded poll and a halt. idle=halt only halts,
  * idle=poll only polls (without a bound), idle=haltpoll lets the haltpoll governor
- * (kernel/haltpoll.c) choose before every entry, as Linux's cpuidle-haltpoll does.
+ * (kernel/policy/haltpoll.c) choose before every entry, as Linux's cpuidle-haltpoll does.
  *
- * The POLLING bit (spec 3.1-3.5). While this CPU spins in the poll state it advertises
- * POLLING in its flag word, and a waker that sees it skips the IPI. Invariants:
+ * The POLLING bit (docs/haltpoll-spec.md §3.1-3.5). While this CPU spins in the poll state it
+ * advertises POLLING in its flag word, and a waker that sees it skips the IPI. Invariants:
  *   I1 no lost wake-up: POLLING is cleared with an atomic RMW and interrupts off, and only
  *      then is NEED_RESCHED re-tested before `sti; hlt`. A waker whose RMW precedes the
  *      clear saw POLLING and sent nothing, but the re-test (ordered after the clear, which
@@ -27,10 +27,10 @@
 #include "arch/x86/cpufeat.h"
 #include "arch/x86/kvm.h"
 #include "arch/x86/tsc.h"
-#include "kernel/haltpoll.h"
+#include "kernel/policy/haltpoll.h"
 #include "kernel/idle.h"
-#include "kernel/idle_policy.h"
-#include "kernel/knobs.h"
+#include "kernel/policy/idle_policy.h"
+#include "kernel/policy/knobs.h"
 #include "kernel/percpu.h"
 #include "kernel/printk.h"
 #include "kernel/sched.h"
@@ -44,7 +44,8 @@
 
 static int policy;
 static const char *policy_reason;
-static int msr_value;
+static int msr_value;		    /* what every CPU writes; -1: the host offers no MSR */
+static int msr_read_back[MAX_CPUS]; /* what each CPU read back after writing it */
 static bool pollflag;
 static bool latency_req_zero;
 static uint64_t tick_nsec;
@@ -193,7 +194,7 @@ static void count_adjust(struct cpu *c, enum haltpoll_adjust a)
 		c->stats.window_shrinks++;
 }
 
-/* One governed idle entry (spec 1.4-1.8). The tick is the hz= knob's business, so the
+/* One governed idle entry (spec §1.4-1.8). The tick is the hz= knob's business, so the
  * governor's stop_tick advice is not acted on. */
 static void haltpoll_enter(struct cpu *c)
 {
@@ -286,13 +287,27 @@ void idle_setup(void)
 	if (msr_value < 0 && idle_policy_polls(policy))
 		printk("idlelab: the host does not offer MSR_KVM_POLL_CONTROL; guest and host "
 		       "may both poll");
+}
+
+/* The value every CPU read back from MSR_KVM_POLL_CONTROL, not the one it meant to write. */
+static const char *msr_record_value(void)
+{
+	static const char *const names[] = {"0", "1"};
+
+	if (msr_value < 0)
+		return "none";
+	for (unsigned i = 1; i < ncpus; i++)
+		if (msr_read_back[i] != msr_read_back[0])
+			return "mixed";
+	return names[msr_read_back[0] & 1];
+}
+
+void idle_print_record(void)
+{
 	printk("@idlelab idle policy=%s reason=%s pollflag=%d hostpoll=%s msr=%s "
 	       "poll_iter_ns=%lu poll_check_every=%u tick_nsec=%lu",
 	       knob_defs[KNOB_idle].choices[policy], policy_reason, pollflag,
-	       knob_defs[KNOB_hostpoll].choices[knob(KNOB_hostpoll)],
-	       msr_value < 0 ? "none"
-	       : msr_value   ? "1"
-			     : "0",
+	       knob_defs[KNOB_hostpoll].choices[knob(KNOB_hostpoll)], msr_record_value(),
 	       tsc_to_ns(poll_iter_cycles), check_every(ns_to_tsc(hp.guest_halt_poll_ns)),
 	       tick_nsec);
 }
@@ -302,7 +317,10 @@ void idle_init_cpu(void)
 	struct cpu *c = this_cpu();
 
 	haltpoll_cpu_init(&c->gov);
-	if (msr_value >= 0 && kvm_poll_control_set(msr_value) != msr_value)
+	if (msr_value < 0)
+		return;
+	msr_read_back[c->id] = kvm_poll_control_set(msr_value);
+	if (msr_read_back[c->id] != msr_value)
 		panic("MSR_KVM_POLL_CONTROL did not keep the value %d", msr_value);
 }
 

@@ -6,8 +6,10 @@
 struct cpu;
 
 /* BSP, once, after the knobs and CPUID are read and before any CPU idles: picks the
- * policy, calibrates the poll loop and prints the `@idlelab idle` record. */
+ * policy and calibrates the poll loop. */
 void idle_setup(void);
+/* BSP, once every CPU is online: the `@idlelab idle` record, with the MSR value read back. */
+void idle_print_record(void);
 /* Each CPU for itself, before its first idle entry: governor state, poll-control MSR. */
 void idle_init_cpu(void);
 /* Each CPU's idle thread, after sched_init_cpu() and timer_init_cpu(). */

@@ -2,15 +2,15 @@
  * The first thread: runs the self test, benchmark or workload the knobs select, under the
  * watchdog, and ends the run with its verdict.
  */
-#include "kernel/bench.h"
+#include "kernel/selftest/bench.h"
 #include "kernel/exit_codes.h"
 #include "kernel/init.h"
-#include "kernel/knobs.h"
+#include "kernel/policy/knobs.h"
 #include "kernel/printk.h"
 #include "kernel/sched.h"
-#include "kernel/selftest.h"
+#include "kernel/selftest/selftest.h"
 #include "kernel/watchdog.h"
-#include "kernel/workload.h"
+#include "kernel/workloads/workload.h"
 
 static void init_main(void *arg)
 {

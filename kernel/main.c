@@ -17,12 +17,13 @@
 #include "kernel/exit_codes.h"
 #include "kernel/idle.h"
 #include "kernel/init.h"
-#include "kernel/knobs.h"
+#include "kernel/policy/knobs.h"
 #include "kernel/panic_test.h"
 #include "kernel/percpu.h"
 #include "kernel/printk.h"
 #include "kernel/sched.h"
 #include "kernel/timer.h"
+#include "kernel/trap_report.h"
 
 #define KSTACK_SIZE 16384
 
@@ -68,8 +69,8 @@ static void cpu_bringup(void)
 /* After this the CPU's context is its idle thread and its timer interrupts are live. */
 static void cpu_start_scheduling(void)
 {
-	sched_init_cpu();
 	timer_init_cpu();
+	sched_init_cpu();
 	idle_init_cpu();
 }
 
@@ -164,6 +165,7 @@ static void print_boot_records(void)
 		       f->vendor, f->gbpages, f->hv_max_leaf, boot_info.ram_bytes >> 20,
 		       boot_info.ram_top);
 	knobs_print_config(emit_line, 0);
+	idle_print_record();
 }
 
 void kmain(uint32_t magic, uint64_t info);
@@ -177,6 +179,7 @@ void kmain(uint32_t magic, uint64_t info)
 	}
 	printk("idlelab: booted via %s, cmdline \"%s\"", boot_info.protocol, boot_info.cmdline);
 	idt_build();
+	trap_report_init();
 	cpufeat_detect();
 	cpu_bringup();
 	pic_disable();

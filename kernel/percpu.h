@@ -14,11 +14,9 @@
 
 #include "arch/x86/desc.h"
 #include "arch/x86/percpu.h"
-#include "kernel/haltpoll.h"
-#include "kernel/runqueue.h"
+#include "kernel/policy/haltpoll.h"
+#include "kernel/policy/runqueue.h"
 #include "kernel/spinlock.h"
-#include "kernel/timer.h"
-#include "kernel/timerqueue.h"
 
 #define MAX_CPUS  64
 #define CACHELINE 64
@@ -64,9 +62,6 @@ struct cpu {
 	struct thread *current;
 	struct thread *idle;
 	struct thread *switch_prev; /* the thread just switched away from, until it is settled */
-	struct tq timers;
-	struct timer tick;
-	uint64_t tick_period; /* TSC cycles */
 	struct cpu_stats stats;
 	struct haltpoll_cpu gov;
 	/* The idle state in progress (kernel/idle.c): TSC at its start, 0 if none. */

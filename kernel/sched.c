@@ -33,6 +33,7 @@
 #include "kernel/printk.h"
 #include "kernel/sched.h"
 #include "kernel/spinlock.h"
+#include "kernel/timer.h"
 
 enum thread_state {
 	T_FREE,
@@ -58,6 +59,11 @@ struct thread {
 static struct thread threads[MAX_THREADS];
 static uint8_t stacks[MAX_THREADS][THREAD_STACK] __attribute__((aligned(16)));
 static struct thread idle_threads[MAX_CPUS];
+static uint64_t tick_period; /* TSC cycles; 0 with hz=0 */
+/* Each CPU's tick timer, touched only by that CPU: a line each. */
+static struct tick {
+	struct timer t;
+} __attribute__((aligned(CACHELINE))) ticks[MAX_CPUS];
 static struct thread *free_list;
 static bool pool_ready;
 static struct spinlock pool_lock;
@@ -270,14 +276,6 @@ void thread_sleep_ns(uint64_t ns)
 	irq_restore(flags);
 }
 
-void thread_yield(void)
-{
-	uint64_t flags = irq_save();
-
-	schedule();
-	irq_restore(flags);
-}
-
 void thread_exit(void)
 {
 	struct cpu *c;
@@ -317,11 +315,22 @@ void sched_irq_exit(void)
 		schedule();
 }
 
-/* Reads the queue length without the lock: a stale answer only delays the switch a tick. */
-void sched_tick(void)
+/*
+ * The periodic tick (hz=): round robin among this CPU's runnable threads. It re-arms from
+ * its own previous deadline so it does not drift; after a long stall it skips the missed
+ * ticks rather than firing a burst of them. Reads the queue length without the lock: a
+ * stale answer only delays the switch a tick. The switch itself happens on the way out of
+ * the interrupt (sched_irq_exit).
+ */
+static void tick(struct timer *t)
 {
 	struct cpu *c = this_cpu();
+	uint64_t next = t->node.expiry + tick_period, now = rdtsc();
 
+	c->stats.ticks++;
+	if ((int64_t)(next - now) <= 0)
+		next = now + tick_period;
+	timer_arm(t, next);
 	if (c->current != c->idle && !rq_empty(&c->rq))
 		__atomic_fetch_or(&c->flags, CPU_NEED_RESCHED, __ATOMIC_RELAXED);
 }
@@ -334,7 +343,6 @@ static void resched_interrupt(struct trap_frame *f)
 	__atomic_fetch_and(&c->flags, ~CPU_IPI_PENDING, __ATOMIC_SEQ_CST);
 	apic_eoi();
 	c->stats.ipi_received++;
-	sched_irq_exit();
 }
 
 void sched_init_cpu(void)
@@ -348,4 +356,11 @@ void sched_init_cpu(void)
 	c->idle = idle;
 	c->current = idle;
 	irq_register(VEC_RESCHED, resched_interrupt);
+	if (timer_hz()) {
+		struct timer *t = &ticks[c->id].t;
+
+		tick_period = tsc_hz / timer_hz();
+		t->fn = tick;
+		timer_arm(t, rdtsc() + tick_period);
+	}
 }

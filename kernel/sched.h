@@ -27,7 +27,6 @@ void thread_block(void);
 void thread_wake(struct thread *t);
 /* Returns no earlier than `ns` after the call, as measured by the TSC. */
 void thread_sleep_ns(uint64_t ns);
-void thread_yield(void);
 __attribute__((noreturn)) void thread_exit(void);
 
 /* Counts finishing threads; the waiter sleeps until all are done. */
@@ -39,14 +38,15 @@ void join_init(struct join_counter *j, unsigned n);
 void join_done(struct join_counter *j);
 void join_wait(struct join_counter *j);
 
-/* Each CPU once, interrupts off: the calling context becomes this CPU's idle thread. */
+/*
+ * Each CPU once, interrupts off, after timer_init_cpu(): the calling context becomes this
+ * CPU's idle thread, and the tick starts unless hz=0.
+ */
 void sched_init_cpu(void);
 /* Interrupts off. Switches to the next runnable thread (or idle) if there is one. */
 void schedule(void);
-/* The tail of every interrupt handler: preempts the current thread if asked to. */
+/* The tail of every interrupt (the trap return hook): preempts the current thread if asked. */
 void sched_irq_exit(void);
-/* From the tick: round-robin among this CPU's runnable threads. */
-void sched_tick(void);
 /* Sets NEED_RESCHED on c, and sends it an IPI unless it is this CPU or already asked. */
 struct cpu;
 void sched_resched_cpu(struct cpu *c);

@@ -3,23 +3,32 @@
 #include "arch/x86/trap.h"
 #include "arch/x86/tsc.h"
 #include "arch/x86/vectors.h"
-#include "kernel/knobs.h"
+#include "kernel/policy/knobs.h"
 #include "kernel/percpu.h"
-#include "kernel/sched.h"
 #include "kernel/timer.h"
 
 static const unsigned hz_values[] = {0, 100, 250, 1000}; /* order of KNOB_CHOICES_HZ */
 _Static_assert(sizeof(hz_values) / sizeof(hz_values[0]) == KNOB_NCHOICES_hz,
 	       "hz_values must list every hz= choice");
 
+/* Each CPU's pending timers, owned by that CPU alone; a line each, so no two CPUs share one. */
+static struct timer_queue {
+	struct tq q;
+} __attribute__((aligned(CACHELINE))) queues[MAX_CPUS];
+
+static struct tq *my_queue(void)
+{
+	return &queues[this_cpu()->id].q;
+}
+
 unsigned timer_hz(void)
 {
 	return hz_values[knob(KNOB_hz)];
 }
 
-static void program_next(struct cpu *c)
+static void program_next(struct tq *q)
 {
-	struct tq_node *n = tq_peek(&c->timers);
+	struct tq_node *n = tq_peek(q);
 
 	if (n)
 		apic_timer_arm(n->expiry);
@@ -29,22 +38,22 @@ static void program_next(struct cpu *c)
 
 void timer_arm(struct timer *t, uint64_t deadline_tsc)
 {
-	struct cpu *c = this_cpu();
+	struct tq *q = my_queue();
 
-	tq_remove(&c->timers, &t->node);
-	tq_insert(&c->timers, &t->node, deadline_tsc);
-	if (tq_peek(&c->timers) == &t->node)
+	tq_remove(q, &t->node);
+	tq_insert(q, &t->node, deadline_tsc);
+	if (tq_peek(q) == &t->node)
 		apic_timer_arm(deadline_tsc);
 }
 
 bool timer_cancel(struct timer *t)
 {
-	struct cpu *c = this_cpu();
-	bool was_first = tq_peek(&c->timers) == &t->node;
-	bool removed = tq_remove(&c->timers, &t->node);
+	struct tq *q = my_queue();
+	bool was_first = tq_peek(q) == &t->node;
+	bool removed = tq_remove(q, &t->node);
 
 	if (was_first)
-		program_next(c);
+		program_next(q);
 	return removed;
 }
 
@@ -56,44 +65,19 @@ static void fire(struct tq_node *n, void *ctx)
 	t->fn(t);
 }
 
-/*
- * The tick re-arms from its own previous deadline so it does not drift; after a long
- * stall it skips the missed ticks rather than firing a burst of them.
- */
-static void tick(struct timer *t)
-{
-	struct cpu *c = this_cpu();
-	uint64_t next = t->node.expiry + c->tick_period, now = rdtsc();
-
-	c->stats.ticks++;
-	if ((int64_t)(next - now) <= 0)
-		next = now + c->tick_period;
-	timer_arm(t, next);
-	sched_tick();
-}
-
 static void timer_interrupt(struct trap_frame *f)
 {
-	struct cpu *c = this_cpu();
+	struct tq *q = my_queue();
 
 	(void)f;
 	apic_eoi();
-	c->stats.timer_irqs++;
-	tq_collect_expired(&c->timers, rdtsc(), fire, 0);
-	program_next(c);
-	sched_irq_exit();
+	this_cpu()->stats.timer_irqs++;
+	tq_collect_expired(q, rdtsc(), fire, 0);
+	program_next(q);
 }
 
 void timer_init_cpu(void)
 {
-	struct cpu *c = this_cpu();
-	unsigned hz = timer_hz();
-
 	irq_register(VEC_TIMER, timer_interrupt);
 	apic_timer_init_cpu(VEC_TIMER);
-	if (!hz)
-		return;
-	c->tick_period = tsc_hz / hz;
-	c->tick.fn = tick;
-	timer_arm(&c->tick, rdtsc() + c->tick_period);
 }

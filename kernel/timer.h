@@ -1,5 +1,5 @@
 /*
- * Per-CPU one-shot timers on the local APIC timer, and the periodic tick. Deadlines are in
+ * Per-CPU one-shot timers on the local APIC timer. Deadlines are in
  * TSC cycles, the unit the hardware compares against, so no conversion can make a timer
  * fire a cycle before its own deadline and loop.
  */
@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "kernel/timerqueue.h"
+#include "kernel/policy/timerqueue.h"
 
 struct timer {
 	struct tq_node node;
@@ -21,7 +21,7 @@ struct timer {
 /* Ticks per second for a `hz=` knob value (0 = tickless). */
 unsigned timer_hz(void);
 
-/* Each CPU, interrupts off: sets up its APIC timer and, unless hz=0, starts its tick. */
+/* Each CPU, interrupts off: sets up its APIC timer and the timer interrupt. */
 void timer_init_cpu(void);
 
 /* Interrupts off; the timer belongs to this CPU until it fires or is cancelled. */

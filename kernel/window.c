@@ -1,6 +1,6 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/tsc.h"
-#include "kernel/knobs.h"
+#include "kernel/policy/knobs.h"
 #include "kernel/printk.h"
 #include "kernel/window.h"
 

@@ -22,10 +22,10 @@ UNIT_BINS := $(addprefix build/host/test_,$(UNIT_TESTS))
 FUZZ_BINS := $(addprefix build/host/fuzz_,$(FUZZERS))
 
 .SECONDEXPANSION:
-build/host/test_%: $$(UNIT_SRCS_$$*) $$(wildcard kernel/*.h lib/*.h tests/unit/*.h) | build/host
+build/host/test_%: $$(UNIT_SRCS_$$*) $$(wildcard kernel/*.h kernel/*/*.h lib/*.h tests/unit/*.h) | build/host
 	$(HOST_CC) $(HOST_CFLAGS) -o $@ $(UNIT_SRCS_$*) $(HOST_LDLIBS)
 
-build/host/fuzz_%: $$(FUZZ_SRCS_$$*) $$(wildcard kernel/*.h lib/*.h) | build/host
+build/host/fuzz_%: $$(FUZZ_SRCS_$$*) $$(wildcard kernel/*.h kernel/*/*.h lib/*.h) | build/host
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(FUZZ_SRCS_$*)
 
 build/host:

@@ -1,4 +1,4 @@
-# tools/knobdoc: the README knob table, generated from kernel/knob_table.h. Included by the
+# tools/knobdoc: the README knob table, generated from kernel/policy/knob_table.h. Included by the
 # top-level Makefile; usable alone too (make -f tests/knobdoc.mk readme-knobs-check).
 #   make readme-knobs        rewrite the table between <!-- knobs:begin/end --> in README.md
 #   make readme-knobs-check  fail, with a diff, if README.md's table is stale
@@ -7,10 +7,10 @@ KNOBDOC_CC     ?= cc
 KNOBDOC_CFLAGS := -std=gnu11 -g -O1 -Wall -Wextra -Werror -DIDLELAB_HOST -I.
 KNOBDOC_README ?= README.md
 
-build/host/knobdoc: tools/knobdoc.c kernel/knobs.c kernel/knobs.h kernel/knob_table.h \
+build/host/knobdoc: tools/knobdoc.c kernel/policy/knobs.c kernel/policy/knobs.h kernel/policy/knob_table.h \
                     lib/string.h lib/format.h
 	@mkdir -p $(@D)
-	$(KNOBDOC_CC) $(KNOBDOC_CFLAGS) -o $@ tools/knobdoc.c kernel/knobs.c
+	$(KNOBDOC_CC) $(KNOBDOC_CFLAGS) -o $@ tools/knobdoc.c kernel/policy/knobs.c
 
 .PHONY: readme-knobs readme-knobs-check
 readme-knobs: build/host/knobdoc

@@ -83,14 +83,6 @@ static inline void irq_restore(uint64_t flags)
 		irq_enable();
 }
 
-static inline bool irqs_enabled(void)
-{
-	uint64_t flags;
-
-	__asm__ volatile("pushfq; pop %0" : "=r"(flags));
-	return flags & RFLAGS_IF;
-}
-
 /*
  * STI's interrupt shadow covers exactly the next instruction, so an interrupt that became
  * pending while interrupts were off is taken only once HLT has begun and ends it: there is
@@ -140,11 +132,6 @@ static inline uint64_t read_cr3(void)
 
 	__asm__ volatile("mov %%cr3, %0" : "=r"(v));
 	return v;
-}
-
-static inline void write_cr3(uint64_t v)
-{
-	__asm__ volatile("mov %0, %%cr3" ::"r"(v) : "memory");
 }
 
 /* A full barrier: orders earlier stores against later loads (MFENCE). */

@@ -1,15 +1,15 @@
 /*
  * Trap dispatch. Exceptions (vectors 0-31) are always fatal here: the kernel has no demand
- * paging or user mode, so any exception is a bug or a deliberate panic_test, and the useful
- * thing is a complete register dump and a distinct exit code.
+ * paging or user mode, so any exception is a bug or a deliberate panic_test. What to do
+ * about a fatal trap (dump, exit code) is the kernel's business: it registers the hooks,
+ * so this file knows nothing above arch/.
  */
 #include "arch/x86/cpu.h"
 #include "arch/x86/trap.h"
-#include "kernel/exit_codes.h"
-#include "kernel/percpu.h"
-#include "kernel/printk.h"
 
 static irq_handler_t handlers[256];
+static trap_fatal_fn fatal_hook;
+static void (*irq_exit_hook)(void);
 
 static const char *const exception_names[32] = {
     "divide error",
@@ -51,20 +51,23 @@ void irq_register(uint8_t vector, irq_handler_t fn)
 	handlers[vector] = fn;
 }
 
-static __attribute__((noreturn)) void exception_dump(const struct trap_frame *f)
+void trap_set_hooks(trap_fatal_fn fatal, void (*irq_exit)(void))
 {
-	unsigned cpu = this_cpu()->id;
+	fatal_hook = fatal;
+	irq_exit_hook = irq_exit;
+}
 
-	printk("@idlelab exception cpu=%u vector=%lu name=\"%s\" error=0x%lx rip=0x%lx rsp=0x%lx "
-	       "cr2=0x%lx",
-	       cpu, f->vector, exception_names[f->vector], f->error, f->rip, f->rsp, read_cr2());
-	printk("  rax=%016lx rbx=%016lx rcx=%016lx rdx=%016lx", f->rax, f->rbx, f->rcx, f->rdx);
-	printk("  rsi=%016lx rdi=%016lx rbp=%016lx rsp=%016lx", f->rsi, f->rdi, f->rbp, f->rsp);
-	printk("  r8 =%016lx r9 =%016lx r10=%016lx r11=%016lx", f->r8, f->r9, f->r10, f->r11);
-	printk("  r12=%016lx r13=%016lx r14=%016lx r15=%016lx", f->r12, f->r13, f->r14, f->r15);
-	printk("  rip=%016lx rflags=%016lx cs=%04lx ss=%04lx cr3=%016lx", f->rip, f->rflags, f->cs,
-	       f->ss, read_cr3());
-	kernel_exit(EXIT_EXCEPTION);
+const char *trap_exception_name(uint64_t vector)
+{
+	return vector < 32 ? exception_names[vector] : "interrupt";
+}
+
+/* With no hook yet (a fault before the kernel registered one) all we can do is stop. */
+static __attribute__((noreturn)) void fatal(const struct trap_frame *f)
+{
+	if (fatal_hook)
+		fatal_hook(f);
+	halt_forever();
 }
 
 void trap_dispatch(struct trap_frame *f);
@@ -72,14 +75,11 @@ void trap_dispatch(struct trap_frame *f)
 {
 	irq_handler_t fn;
 
-	if (f->vector < 32)
-		exception_dump(f);
-	fn = handlers[f->vector];
-	if (fn) {
-		fn(f);
-		return;
-	}
-	printk("@idlelab error cpu=%u what=unexpected_interrupt vector=%lu", this_cpu()->id,
-	       f->vector);
-	kernel_exit(EXIT_PANIC);
+	fn = f->vector < 32 ? 0 : handlers[f->vector];
+	if (!fn)
+		fatal(f);
+	fn(f);
+	/* The one interrupt return path: preemption is decided here, for every vector. */
+	if (irq_exit_hook)
+		irq_exit_hook();
 }

@@ -16,4 +16,15 @@ typedef void (*irq_handler_t)(struct trap_frame *f);
 /* Vectors 32..255; a handler acknowledges its own interrupt (EOI). */
 void irq_register(uint8_t vector, irq_handler_t fn);
 
+/*
+ * The kernel's side of trap handling. fatal runs for every exception and for an interrupt
+ * with no handler, and must not return; irq_exit runs after every handled interrupt, with
+ * interrupts still off.
+ */
+typedef __attribute__((noreturn)) void (*trap_fatal_fn)(const struct trap_frame *f);
+void trap_set_hooks(trap_fatal_fn fatal, void (*irq_exit)(void));
+
+/* "page fault" and so on for vectors 0..31; "interrupt" above. */
+const char *trap_exception_name(uint64_t vector);
+
 #endif

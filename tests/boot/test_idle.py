@@ -4,20 +4,12 @@ import tempfile
 
 import pytest
 
-from conftest import require
 from idlelab import qemu, qmp, records
-from test_boot import ACCELS, assert_exit, boot, one, TIMEOUT
+from test_boot import ACCELS, boot, one, run
 
 
 def idle_record(res):
     return one(res, "idle")
-
-
-def run_cfg(cfg, timeout=TIMEOUT):
-    require(cfg.accel)
-    res = qemu.run(cfg, timeout=timeout)
-    assert not res.timed_out, res.output
-    return res
 
 
 @pytest.mark.parametrize("accel, policy, reason, msr", [
@@ -31,10 +23,10 @@ def test_auto_policy_follows_the_platform(accel, policy, reason, msr):
 
 def test_auto_without_the_realtime_hint_halts_unless_forced():
     cfg = qemu.Config(smp=2, accel="kvm", hint_dedicated=False)
-    r = idle_record(run_cfg(cfg))
+    r = idle_record(run(cfg))
     assert (r["policy"], r["reason"], r["msr"]) == ("halt", "no_realtime_hint", "1")
     cfg.cmdline = "cpuidle_haltpoll.force=1"
-    r = idle_record(run_cfg(cfg))
+    r = idle_record(run(cfg))
     assert (r["policy"], r["reason"], r["msr"]) == ("haltpoll", "forced", "0")
 
 
@@ -48,8 +40,7 @@ def test_hostpoll_knob_sets_the_msr(hostpoll, idle, msr):
 
 def test_without_poll_control_nothing_is_written_and_it_says_so():
     cfg = qemu.Config(smp=2, accel="kvm", poll_control=False, cmdline="idle=haltpoll")
-    res = run_cfg(cfg)
-    assert_exit(res, "SUCCESS")
+    res = run(cfg)
     assert idle_record(res)["msr"] == "none"
     assert "does not offer MSR_KVM_POLL_CONTROL" in res.output
 
@@ -63,7 +54,6 @@ def cpu_sums(res):
 @pytest.mark.parametrize("idle", ["halt", "poll", "haltpoll"])
 def test_counters_add_up_under_each_policy(accel, idle):
     res = boot(accel, smp=2, cmdline=f"selftest=sched idle={idle}")
-    assert_exit(res, "SUCCESS")
     cpus, s = cpu_sums(res)
     for f in cpus:
         assert int(f["hlt"]) == int(f["halts"]) - int(f["halts_aborted"]), f
@@ -94,7 +84,6 @@ WAKEUP_RUNS = [
 @pytest.mark.parametrize("accel, knobs, iters", WAKEUP_RUNS)
 def test_no_wakeup_is_lost(accel, knobs, iters):
     res = boot(accel, smp=4, cmdline=f"selftest=wakeup iters={iters} {knobs}")
-    assert_exit(res, "SUCCESS")
     w = [f for _, f in res.records("selftest") if f.get("name") == "wakeup"][0]
     assert (w["ok"], w["lost"], w["wakeups"]) == ("1", "0", str(iters)), res.output
     if {"pollflag=0", "idle=halt"} & set(knobs.split()):
@@ -104,8 +93,7 @@ def test_no_wakeup_is_lost(accel, knobs, iters):
 
 
 def test_wakeup_selftest_needs_two_cpus():
-    res = boot("tcg", smp=1, cmdline="selftest=wakeup iters=10")
-    assert_exit(res, "TEST_FAILED")
+    boot("tcg", smp=1, cmdline="selftest=wakeup iters=10", expect="TEST_FAILED")
 
 
 STATS = ["halt_exits", "halt_attempted_poll", "halt_successful_poll"]
@@ -113,7 +101,6 @@ STATS = ["halt_exits", "halt_attempted_poll", "halt_successful_poll"]
 
 def pingpong_with_host_stats(cmdline):
     """Runs bench=sched on 2 vCPUs and reads KVM's counters at the window markers."""
-    require("kvm")
     sock = os.path.join(tempfile.mkdtemp(prefix="idlelab-qmp-"), "qmp.sock")
     cfg = qemu.Config(smp=2, accel="kvm", qmp=sock,
                       cmdline=f"bench=sched iters=300 window_hold=30ms {cmdline}")
@@ -129,11 +116,10 @@ def pingpong_with_host_stats(cmdline):
             at[rec[1]["state"]] = conn["q"].query_stats_vcpus(STATS)
 
     try:
-        res = qemu.run(cfg, timeout=TIMEOUT, on_line=on_line, on_start=on_start)
+        res = run(cfg, on_line=on_line, on_start=on_start)
     finally:
         if "q" in conn:
             conn["q"].close()
-    assert_exit(res, "SUCCESS")
     assert set(at) == {"open", "close"}, res.output
     host = {cpu: {k: at["close"][cpu][k] - at["open"][cpu][k] for k in STATS}
             for cpu in at["open"]}
@@ -144,7 +130,10 @@ def pingpong_with_host_stats(cmdline):
 def test_msr_zero_keeps_host_polling_flat_and_polls_replace_ipis():
     """Acceptance: with idle=haltpoll (MSR=0) the host never polls, and the guest's avoided
     IPIs track its poll hits; with idle=halt (MSR=1) the same host does poll."""
-    host, guest = pingpong_with_host_stats("idle=haltpoll")
+    # A window far above this machine's wake-up cost, so that polls are hit however slow
+    # the emulated guest is today (the default 200 us is below a round trip here).
+    host, guest = pingpong_with_host_stats(
+        "idle=haltpoll haltpoll.guest_halt_poll_ns=5ms haltpoll.guest_halt_poll_grow_start=1ms")
     for cpu, h in host.items():
         assert h["halt_attempted_poll"] == 0, (cpu, h)
         assert h["halt_exits"] > 0
@@ -157,7 +146,7 @@ def test_msr_zero_keeps_host_polling_flat_and_polls_replace_ipis():
         tot["poll_hits"] + tot["poll_expired"] + tot["halts_aborted"], tot
     host, guest = pingpong_with_host_stats("idle=halt")
     assert sum(h["halt_attempted_poll"] for h in host.values()) > 0, host
-    # Every guest HLT is one host halt exit (spec 7.4); the markers' hold keeps CPU 0
-    # busy, so only a few halts can fall between a guest snapshot and the host's read.
+    # Every guest HLT is one host halt exit (docs/haltpoll-spec.md §7.4); the markers' hold
+    # keeps CPU 0 busy, so only a few halts can fall between a guest snapshot and the host's read.
     for cpu, h in host.items():
         assert abs(h["halt_exits"] - int(guest[cpu]["hlt"])) <= 10, (cpu, h, guest[cpu])

@@ -9,7 +9,6 @@ SHORT = "warmup=50ms duration=200ms"
 
 def run_workload(accel, cmdline, smp=2):
     res = boot(accel, smp=smp, cmdline=f"{SHORT} {cmdline}")
-    assert_exit(res, "SUCCESS")
     run = parse_run(res.output)
     assert run.result is not None and run.result["ok"] == 1, res.output
     assert len(run.cpus) == smp
@@ -70,6 +69,5 @@ def test_random_echoes_its_distribution():
     ("workload=pingpong pairs=2", "pairs=2 needs 4 CPUs"),
 ])
 def test_impossible_configurations_fail_clearly(cmdline, says):
-    res = boot("tcg", smp=2, cmdline=cmdline)
-    assert_exit(res, "TEST_FAILED")
+    res = boot("tcg", smp=2, cmdline=cmdline, expect="TEST_FAILED")
     assert says in one(res, "error")["msg"]

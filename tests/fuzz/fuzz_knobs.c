@@ -26,7 +26,7 @@
 	K(f_enum, "f.enum", ENUM, FUZZ_A, 0, 0, KNOB_FUZZ_CHOICES, "an enum")
 // clang-format on
 
-#include "kernel/knobs.c"
+#include "kernel/policy/knobs.c"
 
 #define CHECK(cond)                                                                                \
 	do {                                                                                       \

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Exhaustive Spin checks of the reschedule wake-up protocol model (tests/model/pollflag.pml:
-# kernel/sched.c + kernel/idle.c, spec 3.1-3.5). The correct model must pass every check in
-# every idle configuration; each deliberately broken variant must be CAUGHT (Spin reports an
-# error and writes a trail), which is what proves the model can bite. Prints one line per
+# kernel/sched.c + kernel/idle.c, docs/haltpoll-spec.md §3.1-3.5). The correct model must
+# pass every check in every idle configuration; each deliberately broken variant must be
+# CAUGHT (Spin reports an error and writes a trail), which is what proves the model can bite. Prints one line per
 # check and a final "N passed, M failed"; exits non-zero on any failure. Work files go to
 # build/model/ under the repository root.
 set -u

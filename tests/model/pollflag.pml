@@ -1,6 +1,7 @@
 /*
  * The reschedule wake-up protocol with POLL-flag IPI elision and IPI_PENDING, as implemented
- * in kernel/sched.c and kernel/idle.c (spec 3.1-3.5): one target CPU, two remote wakers.
+ * in kernel/sched.c and kernel/idle.c (docs/haltpoll-spec.md §3.1-3.5): one target CPU, two
+ * remote wakers.
  * Every step below names the kernel code it mirrors (file:function), so that the model can be
  * compared with the kernel line by line.
  *

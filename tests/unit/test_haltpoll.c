@@ -1,5 +1,5 @@
 /*
- * Host unit tests for the haltpoll governor (kernel/haltpoll.c) against the vectors of spec
+ * Host unit tests for the haltpoll governor (kernel/policy/haltpoll.c) against the vectors of spec
  * 1.10 and the rules of 1.4-1.6. The idealized idle model of 1.10.2 lives here, not in the
  * kernel: it is a test oracle, not policy.
  */
@@ -9,7 +9,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "kernel/haltpoll.h"
+#include "kernel/policy/haltpoll.h"
 
 #define HZ1000_TICK_NSEC 1000000ull
 #define MAX_STEPS	 20
@@ -18,12 +18,17 @@
 /* ---------------------------------------------------------------------------------------- */
 /* Shared fixtures                                                                          */
 
+/* Linux's defaults: the values the knob table also takes its defaults from. */
 static struct haltpoll_params defaults(void)
 {
-	struct haltpoll_params p;
-
-	haltpoll_params_default(&p);
-	return p;
+	return (struct haltpoll_params){
+	    .guest_halt_poll_ns = HALTPOLL_DEFAULT_POLL_NS,
+	    .grow = HALTPOLL_DEFAULT_GROW,
+	    .shrink = HALTPOLL_DEFAULT_SHRINK,
+	    .grow_start = HALTPOLL_DEFAULT_GROW_START,
+	    .allow_shrink = true,
+	    .legacy_shrink = false,
+	};
 }
 
 static struct haltpoll_cpu cpu_with_window(uint64_t w)
@@ -51,11 +56,13 @@ struct gvec {
 #define N HALTPOLL_ADJ_NONE
 #define G HALTPOLL_ADJ_GROW
 #define S HALTPOLL_ADJ_SHRINK
-/* Row for row the table of spec 1.10.1; kept out of clang-format so it stays a table. */
+/* Row for row the table of docs/haltpoll-spec.md §1.10.1; kept out of clang-format so it
+ * stays a table. */
 /* clang-format off */
 /* Params for a vector: Gmax is always the default 200000 in 1.10.1. */
 #define P(grow, shrink, gs, allow_shrink, legacy) {200000, grow, shrink, gs, allow_shrink, legacy}
 #define PDEF P(2, 2, 50000, true, false)
+#define PMAX(gmax, grow, shrink, gs, allow_shrink) {gmax, grow, shrink, gs, allow_shrink, false}
 #define X18(v) v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v
 
 static struct gvec gvecs[] = {
@@ -83,6 +90,26 @@ static struct gvec gvecs[] = {
 	 {66666, 0, 0}, {S, S, S}},
 	{"G12 grow=0", P(0, 2, 50000, true, false), 0, 2, {100000, 150000},
 	 {50000, 50000}, {G, G}},
+	/* Beyond 1.10.1. grow_start=0: from W=0 a grow gives 0*grow = 0 and no floor lifts it,
+	 * so a short halt counts a grow that leaves W at 0, for ever. */
+	{"G13 GS=0 from W=0", P(2, 2, 0, true, false), 0, 3, {100000, 1, 200000},
+	 {0, 0, 0}, {G, G, G}},
+	/* grow_start=0 grows normally from a non-zero W ... */
+	{"G14 GS=0 from W>0", P(2, 2, 0, true, false), 30000, 3, {40000, 100000, 150000},
+	 {60000, 120000, 200000}, {G, G, G}},
+	/* ... and a shrunk window is never below it, so v6.9's collapse never happens: the
+	 * window decays through every fraction, exactly as G4's pre-v6.9 rule. */
+	{"G15 GS=0 shrink decays", P(2, 2, 0, true, false), 200000, 18, {X18(1000000)},
+	 {100000, 50000, 25000, 12500, 6250, 3125, 1562, 781, 390, 195, 97, 48, 24, 12, 6, 3, 1, 0},
+	 {X18(S)}},
+	/* guest_halt_poll_ns=0: no B can be both > W and <= 0, so nothing ever grows; every
+	 * halt longer than 0 is "long" and shrinks W (already 0); a 0 ns halt changes nothing. */
+	{"G16 Gmax=0", PMAX(0, 2, 2, 50000, true), 0, 3, {1, 100000, 0},
+	 {0, 0, 0}, {S, S, N}},
+	{"G17 Gmax=0 from W>0", PMAX(0, 2, 2, 50000, true), 100000, 2, {1, 1},
+	 {50000, 0}, {S, S}},
+	{"G18 Gmax=0 allow_shrink=N", PMAX(0, 2, 2, 50000, false), 0, 2, {1, 5000000},
+	 {0, 0}, {N, N}},
 };
 /* clang-format on */
 
@@ -267,6 +294,70 @@ static void test_state_machine_vector(void **state)
 	assert_int_equal(halt_exits, 8);
 	assert_int_equal(s.halts, 8);
 	assert_int_equal(s.poll_hits, 2);
+}
+
+/*
+ * The whole state machine with the window pinned at 0: guest_halt_poll_ns=0 (nothing is
+ * short enough to grow on) or grow_start=0 (growing from 0 gives 0). Whatever the idle
+ * periods, the governor never polls and every period is one halt, as with idle=halt.
+ */
+static void assert_never_polls(const struct haltpoll_params *params)
+{
+	static const uint64_t d[] = {1, 1000, 30000, 50000, 120000, 200000, 200001, 5000000};
+	struct sim s;
+
+	sim_init(&s);
+	s.params = *params;
+	for (unsigned int round = 0; round < 3; round++)
+		for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++) {
+			struct period p;
+
+			sim_period(&s, d[i], &p);
+			assert_int_equal(p.n, 1);
+			assert_entry(&p.e[0], HALTPOLL_STATE_HALT, d[i], false);
+			assert_int_equal(s.cpu.poll_limit_ns, 0);
+		}
+	assert_int_equal(s.poll_hits + s.poll_expiries, 0);
+	assert_int_equal(s.halts, 3 * sizeof(d) / sizeof(d[0]));
+}
+
+static void test_gmax_zero_never_polls(void **state)
+{
+	struct haltpoll_params p = defaults();
+
+	(void)state;
+	p.guest_halt_poll_ns = 0;
+	assert_never_polls(&p);
+}
+
+static void test_grow_start_zero_never_polls_from_zero(void **state)
+{
+	struct haltpoll_params p = defaults();
+
+	(void)state;
+	p.grow_start = 0;
+	assert_never_polls(&p);
+}
+
+/*
+ * But a poll forced by latency_req_zero from W=0 stores the fallback (TICK_NSEC/16) into W,
+ * and with grow_start=0 the window then grows and shrinks from there like any other.
+ */
+static void test_grow_start_zero_after_the_fallback(void **state)
+{
+	struct sim s;
+	struct entry e;
+	bool stop_tick = true;
+
+	(void)state;
+	sim_init(&s);
+	s.params.grow_start = 0;
+	assert_int_equal(haltpoll_select(&s.cpu, true, &stop_tick), HALTPOLL_STATE_POLL);
+	sim_poll(&s, 10000, &e);
+	assert_int_equal(s.cpu.poll_limit_ns, HZ1000_TICK_NSEC / HALTPOLL_POLL_MAX_TICK_DIV);
+	haltpoll_record_residency(&s.cpu, 80000); /* a short halt: grows 62500 -> 125000 */
+	assert_int_equal(haltpoll_reflect(&s.params, &s.cpu, HALTPOLL_STATE_HALT), G);
+	assert_int_equal(s.cpu.poll_limit_ns, 2 * (HZ1000_TICK_NSEC / HALTPOLL_POLL_MAX_TICK_DIV));
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -855,7 +946,16 @@ int main(void)
 	    VEC_TEST(9),
 	    VEC_TEST(10),
 	    VEC_TEST(11),
+	    VEC_TEST(12),
+	    VEC_TEST(13),
+	    VEC_TEST(14),
+	    VEC_TEST(15),
+	    VEC_TEST(16),
+	    VEC_TEST(17),
 	    cmocka_unit_test(test_state_machine_vector),
+	    cmocka_unit_test(test_gmax_zero_never_polls),
+	    cmocka_unit_test(test_grow_start_zero_never_polls_from_zero),
+	    cmocka_unit_test(test_grow_start_zero_after_the_fallback),
 	    cmocka_unit_test(test_periodic_20us),
 	    cmocka_unit_test(test_periodic_80us),
 	    cmocka_unit_test(test_periodic_150us),
@@ -889,6 +989,6 @@ int main(void)
 	    cmocka_unit_test(test_defaults),
 	};
 
-	_Static_assert(sizeof(gvecs) / sizeof(gvecs[0]) == 12, "one VEC_TEST per G vector");
+	_Static_assert(sizeof(gvecs) / sizeof(gvecs[0]) == 18, "one VEC_TEST per G vector");
 	return cmocka_run_group_tests_name("haltpoll", tests, NULL, NULL);
 }

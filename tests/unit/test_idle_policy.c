@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "kernel/idle_policy.h"
+#include "kernel/policy/idle_policy.h"
 
 static int choose(int knob, bool kvm, bool hint, bool force, const char *want_reason)
 {

@@ -51,7 +51,7 @@
 	  KNOB_TEST_CHOICES_MANY, "sixteen choices")
 // clang-format on
 
-#include "kernel/knobs.c"
+#include "kernel/policy/knobs.c"
 
 static char err[256];
 static struct knob_values parsed;

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kernel/timerqueue.h"
+#include "kernel/policy/timerqueue.h"
 
 struct timer {
 	int id;

@@ -3,7 +3,7 @@
 A measurement is "what changed between two moments", so the harness takes a Snapshot before
 and after a phase and reports delta(a, b): counters subtracted, histograms subtracted bucket
 by bucket, instant values (`blocking`, `guest_mode`) taken from the later snapshot. From a
-delta come the figures the experiments compare (spec section 7): the host's poll success
+delta come the figures the experiments compare (docs/haltpoll-spec.md §7): the host's poll success
 ratio, the CPU it burnt polling, halt exits per second, and each vCPU thread's CPU share.
 
 vCPU threads are found by name: QEMU run with `-name x,debug-threads=on` (qemu.py does) names

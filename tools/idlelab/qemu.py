@@ -1,6 +1,6 @@
 """The one QEMU command line for idlelab. `make run`, the tests and the harness all use it.
 
-Choices here come from measurements recorded in shared/notes/kvm-on-this-machine.md:
+Choices here come from measurements recorded in docs/platform-notes.md:
 microvm boots fastest; `-cpu host` needs `-arch-capabilities` on the nested KVM; the
 poll-control MSR is offered only with `kvm-poll-control=on`; `debug-threads=on` names vCPU
 threads `CPU n/KVM` so the harness can read their CPU time.

@@ -5,11 +5,11 @@
 #include "arch/x86/tsc.h"
 #include "kernel/exit_codes.h"
 #include "kernel/idle.h"
-#include "kernel/knobs.h"
+#include "kernel/policy/knobs.h"
 #include "kernel/printk.h"
 #include "kernel/stats.h"
 #include "kernel/window.h"
-#include "kernel/workload.h"
+#include "kernel/workloads/workload.h"
 #include "lib/format.h"
 
 struct wl wl;

@@ -1,6 +1,6 @@
 /*
- * The haltpoll idle governor (spec 1.3-1.8), as pure policy: it decides "poll or halt"
- * before each idle entry and adapts the per-CPU poll window W after each halt. Every input
+ * The haltpoll idle governor (docs/haltpoll-spec.md §1.3-1.8), as pure policy: it decides
+ * "poll or halt" before each idle entry and adapts the per-CPU poll window W after each halt. Every input
  * (tunables, elapsed time, "work arrived", residency, tick length) is an argument; nothing
  * here reads a clock, touches hardware or keeps global state, so the host unit tests run the
  * exact code the kernel runs.
@@ -11,17 +11,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* The two idle states of the haltpoll driver (spec 1.1). */
+/* The two idle states of the haltpoll driver (spec §1.1). */
 #define HALTPOLL_STATE_POLL 0
 #define HALTPOLL_STATE_HALT 1
 
-/* Linux defaults of the five governor module parameters (spec 1.2). */
+/* Linux defaults of the five governor module parameters (spec §1.2). */
 #define HALTPOLL_DEFAULT_POLL_NS    200000u
 #define HALTPOLL_DEFAULT_GROW	    2u
 #define HALTPOLL_DEFAULT_SHRINK	    2u
 #define HALTPOLL_DEFAULT_GROW_START 50000u
 
-/* cpuidle core fallback when W == 0 (spec 1.6 step 4): floor and tick divisor. */
+/* cpuidle core fallback when W == 0 (spec §1.6 step 4): floor and tick divisor. */
 #define HALTPOLL_POLL_MIN_NS	   10000u
 #define HALTPOLL_POLL_MAX_TICK_DIV 16u
 /* Target residency the haltpoll driver advertises for its halt state (1 us). */
@@ -42,7 +42,7 @@ struct haltpoll_params {
 };
 
 /*
- * Per-CPU governor state (spec 1.3). poll_limit_ns is W: stored as u64 but, as in Linux,
+ * Per-CPU governor state (spec §1.3). poll_limit_ns is W: stored as u64 but, as in Linux,
  * grown and shrunk with u32 arithmetic. grow_events/shrink_events count the branches taken,
  * i.e. Linux's guest_halt_poll_ns_grow/_shrink trace events (even when W does not change).
  */
@@ -55,22 +55,21 @@ struct haltpoll_cpu {
 	uint64_t shrink_events;
 };
 
-/* Which branch of the window adjustment (spec 1.5) a call took. */
+/* Which branch of the window adjustment (spec §1.5) a call took. */
 enum haltpoll_adjust {
 	HALTPOLL_ADJ_NONE = 0,
 	HALTPOLL_ADJ_GROW,
 	HALTPOLL_ADJ_SHRINK,
 };
 
-/* What one check of the poll loop decided (spec 1.6 step 5). */
+/* What one check of the poll loop decided (spec §1.6 step 5). */
 enum haltpoll_poll_verdict {
 	HALTPOLL_POLL_CONTINUE = 0,
 	HALTPOLL_POLL_WORK,
 	HALTPOLL_POLL_EXPIRED,
 };
 
-/* Linux defaults; W = 0 and a zeroed history, as when the governor is enabled for a CPU. */
-void haltpoll_params_default(struct haltpoll_params *p);
+/* W = 0 and a zeroed history, as when the governor is enabled for a CPU. */
 void haltpoll_cpu_init(struct haltpoll_cpu *cpu);
 
 /*
@@ -83,7 +82,7 @@ int haltpoll_select(const struct haltpoll_cpu *cpu, bool latency_req_zero, bool 
 void haltpoll_record_residency(struct haltpoll_cpu *cpu, uint64_t residency_ns);
 enum haltpoll_adjust haltpoll_reflect(const struct haltpoll_params *p, struct haltpoll_cpu *cpu,
 				      int index);
-/* The window rule of spec 1.5 on its own (reflect calls it for halts). */
+/* The window rule of spec §1.5 on its own (reflect calls it for halts). */
 enum haltpoll_adjust haltpoll_adjust(const struct haltpoll_params *p, struct haltpoll_cpu *cpu,
 				     uint64_t block_ns);
 

@@ -7,7 +7,7 @@
 
 #include <stdbool.h>
 
-#include "kernel/knobs.h"
+#include "kernel/policy/knobs.h"
 
 struct idle_env {
 	bool kvm;	    /* KVM's paravirt CPUID leaves are present */

@@ -4,9 +4,9 @@
  */
 #include "arch/x86/apic_timer.h"
 #include "arch/x86/tsc.h"
-#include "kernel/bench.h"
-#include "kernel/histogram.h"
-#include "kernel/knobs.h"
+#include "kernel/selftest/bench.h"
+#include "kernel/policy/histogram.h"
+#include "kernel/policy/knobs.h"
 #include "kernel/percpu.h"
 #include "kernel/printk.h"
 #include "kernel/sched.h"

@@ -33,6 +33,8 @@
 
 #include <stdint.h>
 
+#include "kernel/policy/haltpoll.h"
+
 /* Times are stored in nanoseconds. */
 #define KNOB_NS(n) ((int64_t)(n))
 #define KNOB_US(n) ((int64_t)(n)*1000)
@@ -102,15 +104,15 @@
 	  "if KVM gives the REALTIME hint or cpuidle_haltpoll.force=1, else halt)") \
 	K(haltpoll_force, "cpuidle_haltpoll.force", BOOL, 0, 0, 1, KNOB_NO_CHOICES, \
 	  "let idle=auto choose haltpoll without the host's REALTIME hint (Linux's knob)") \
-	K(guest_halt_poll_ns, "haltpoll.guest_halt_poll_ns", TIME, KNOB_US(200), 0, \
-	  KNOB_NS(4294967295), KNOB_NO_CHOICES, \
+	K(guest_halt_poll_ns, "haltpoll.guest_halt_poll_ns", TIME, \
+	  KNOB_NS(HALTPOLL_DEFAULT_POLL_NS), 0, KNOB_NS(4294967295), KNOB_NO_CHOICES, \
 	  "largest guest poll window, and the line between short and long sleeps") \
-	K(guest_halt_poll_grow, "haltpoll.guest_halt_poll_grow", INT, 2, 0, 4294967295, \
-	  KNOB_NO_CHOICES, "window multiplier after a short halt the poll missed") \
-	K(guest_halt_poll_shrink, "haltpoll.guest_halt_poll_shrink", INT, 2, 0, 4294967295, \
-	  KNOB_NO_CHOICES, "window divisor after a long halt; 0 drops the window to 0") \
-	K(guest_halt_poll_grow_start, "haltpoll.guest_halt_poll_grow_start", TIME, KNOB_US(50), \
-	  0, KNOB_NS(4294967295), KNOB_NO_CHOICES, \
+	K(guest_halt_poll_grow, "haltpoll.guest_halt_poll_grow", INT, HALTPOLL_DEFAULT_GROW, 0, \
+	  4294967295, KNOB_NO_CHOICES, "window multiplier after a short halt the poll missed") \
+	K(guest_halt_poll_shrink, "haltpoll.guest_halt_poll_shrink", INT, HALTPOLL_DEFAULT_SHRINK, \
+	  0, 4294967295, KNOB_NO_CHOICES, "window divisor after a long halt; 0 drops the window to 0") \
+	K(guest_halt_poll_grow_start, "haltpoll.guest_halt_poll_grow_start", TIME, \
+	  KNOB_NS(HALTPOLL_DEFAULT_GROW_START), 0, KNOB_NS(4294967295), KNOB_NO_CHOICES, \
 	  "first non-zero window; a shrunk window below it collapses to 0") \
 	K(guest_halt_poll_allow_shrink, "haltpoll.guest_halt_poll_allow_shrink", BOOL, 1, 0, 1, \
 	  KNOB_NO_CHOICES, "0: long halts never shrink the window") \

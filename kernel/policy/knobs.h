@@ -1,6 +1,6 @@
 /*
  * Boot-time knobs: the command-line parser and the printers for `help`, the README table and
- * the `@idlelab config` line, all driven by the single table in kernel/knob_table.h. Pure
+ * the `@idlelab config` line, all driven by the single table in kernel/policy/knob_table.h. Pure
  * code (no hardware, no allocation) so the host unit tests and fuzzer run what the kernel
  * runs.
  */
@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernel/knob_table.h"
+#include "kernel/policy/knob_table.h"
 
 /*
  * The unit tests and the fuzzer define KNOB_LIST before including knobs.c to add knobs that
@@ -125,8 +125,10 @@ int knob_format_value(enum knob_id id, int64_t v, char *buf, size_t len);
 /* One aligned line per knob: name, type, default, range or choices, help. */
 void knobs_print_help(knob_emit_fn *emit, void *ctx);
 
+#ifdef IDLELAB_HOST
 /* The README table: | knob | type | default | range | description |, then a syntax note. */
 void knobs_print_markdown(knob_emit_fn *emit, void *ctx);
+#endif
 
 /* `@idlelab config name=value ...` for the live `knobs`, split into lines of <= 900 chars. */
 void knobs_print_config(knob_emit_fn *emit, void *ctx);

@@ -4,7 +4,7 @@
  */
 #include "arch/x86/tsc.h"
 #include "kernel/printk.h"
-#include "kernel/workload.h"
+#include "kernel/workloads/workload.h"
 
 static struct thread *ring[MAX_CPUS];
 static unsigned token, n;

@@ -1,4 +1,4 @@
-#include "kernel/idle_policy.h"
+#include "kernel/policy/idle_policy.h"
 
 int idle_policy_choose(int knob_idle, const struct idle_env *env, const char **reason)
 {

@@ -6,9 +6,9 @@
  * Both record how late each wake-up came.
  */
 #include "arch/x86/tsc.h"
-#include "kernel/knobs.h"
+#include "kernel/policy/knobs.h"
 #include "kernel/printk.h"
-#include "kernel/workload.h"
+#include "kernel/workloads/workload.h"
 #include "lib/prng.h"
 
 static uint64_t interval_sum[MAX_CPUS];

@@ -4,9 +4,9 @@
  * The initiator times each round trip; think= makes it sleep between them.
  */
 #include "arch/x86/tsc.h"
-#include "kernel/knobs.h"
+#include "kernel/policy/knobs.h"
 #include "kernel/printk.h"
-#include "kernel/workload.h"
+#include "kernel/workloads/workload.h"
 
 struct pair {
 	struct thread *ping, *pong;

@@ -1,9 +1,9 @@
 /*
  * haltpoll governor: Linux's drivers/cpuidle/governors/haltpoll.c plus the two pieces of the
  * cpuidle core it depends on (the W == 0 poll-limit fallback and the poll-expiry test),
- * restated from spec sections 1.3-1.8 as pure functions.
+ * restated from docs/haltpoll-spec.md §1.3-1.8 as pure functions.
  *
- * Spec section 8 decisions taken here, and why:
+ * Decisions of spec §8 taken here, and why:
  *  - W == 0 poll-limit fallback (1.6 step 4): REPRODUCED. A poll forced by latency_req == 0
  *    with W == 0 polls for TICK_NSEC/16 and stores that into W, as Linux does, so runs that
  *    force polling are comparable with a Linux guest. The tick length is an argument because
@@ -14,20 +14,10 @@
  *    Linux, not the whole idle period. This deliberately reproduces the 1.10.3 plateau (for a
  *    constant period 50 us < D <= 200 us every poll expires); it is the behaviour we want to
  *    measure against, and changing it would invalidate every vector of 1.10.2/1.10.3.
- *  - Flag-word layout / call-pending bit (also section 8) is not decided here: this file never
+ *  - Flag-word layout / call-pending bit (also spec §8) is not decided here: this file never
  *    sees the flag word.
  */
-#include "kernel/haltpoll.h"
-
-void haltpoll_params_default(struct haltpoll_params *p)
-{
-	p->guest_halt_poll_ns = HALTPOLL_DEFAULT_POLL_NS;
-	p->grow = HALTPOLL_DEFAULT_GROW;
-	p->shrink = HALTPOLL_DEFAULT_SHRINK;
-	p->grow_start = HALTPOLL_DEFAULT_GROW_START;
-	p->allow_shrink = true;
-	p->legacy_shrink = false;
-}
+#include "kernel/policy/haltpoll.h"
 
 /* Governor "enable" for one CPU: Linux zeroes W; the rest starts zeroed with the device. */
 void haltpoll_cpu_init(struct haltpoll_cpu *cpu)
@@ -60,7 +50,7 @@ int haltpoll_select(const struct haltpoll_cpu *cpu, bool latency_req_zero, bool 
 }
 
 /*
- * The idle core measures every state entry (spec 1.8); an entry aborted before the state ran
+ * The idle core measures every state entry (spec §1.8); an entry aborted before the state ran
  * records 0 and is not reflected.
  */
 void haltpoll_record_residency(struct haltpoll_cpu *cpu, uint64_t residency_ns)
@@ -114,7 +104,7 @@ enum haltpoll_adjust haltpoll_adjust(const struct haltpoll_params *p, struct hal
 	return HALTPOLL_ADJ_NONE;
 }
 
-/* After an entry of state index: remember it; only a halt feeds the window (spec 1.5). */
+/* After an entry of state index: remember it; only a halt feeds the window (spec §1.5). */
 enum haltpoll_adjust haltpoll_reflect(const struct haltpoll_params *p, struct haltpoll_cpu *cpu,
 				      int index)
 {
@@ -133,7 +123,7 @@ uint64_t haltpoll_tick_nsec(uint32_t hz)
 }
 
 /*
- * cpuidle core fallback (spec 1.6 step 4) with a single deeper state of target residency
+ * cpuidle core fallback (spec §1.6 step 4) with a single deeper state of target residency
  * deeper_residency_ns: it counts only if >= 10 us, and is capped at TICK_NSEC/16; otherwise
  * the result is TICK_NSEC/16.
  */

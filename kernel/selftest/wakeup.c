@@ -1,7 +1,7 @@
 /*
  * selftest=wakeup: cross-CPU wake-ups fired at random moments relative to the target's
  * poll window, so that wakes land while it polls, as its window expires, while it clears
- * POLLING, and while it halts. None may be lost (spec 3.5 I1).
+ * POLLING, and while it halts. None may be lost (docs/haltpoll-spec.md §3.5 I1).
  *
  * Targets live on the lower half of the CPUs, wakers on the upper half; every waker picks
  * a target at random, so with several wakers two can race on one target's flag word. A
@@ -13,13 +13,13 @@
  */
 #include "arch/x86/cpu.h"
 #include "arch/x86/tsc.h"
-#include "kernel/histogram.h"
+#include "kernel/policy/histogram.h"
 #include "kernel/idle.h"
-#include "kernel/knobs.h"
+#include "kernel/policy/knobs.h"
 #include "kernel/percpu.h"
 #include "kernel/printk.h"
 #include "kernel/sched.h"
-#include "kernel/selftest.h"
+#include "kernel/selftest/selftest.h"
 #include "kernel/stats.h"
 #include "kernel/window.h"
 #include "lib/prng.h"

@@ -1,0 +1,13 @@
+/*
+ * Deliberate CPU exceptions, for testing the exception dump. Not int3 or int $n: this
+ * project's emulated KVM stops the VM on those in ring 0 instead of delivering them.
+ */
+#ifndef IDLELAB_ARCH_FAULT_H
+#define IDLELAB_ARCH_FAULT_H
+
+void fault_invalid_opcode(void);
+void fault_divide_error(void);
+void fault_page_fault(void);
+void fault_general_protection(void);
+
+#endif
