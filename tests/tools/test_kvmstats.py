@@ -139,7 +139,8 @@ def test_vcpu_threads_are_found_by_name_on_live_qemu(live):
     accel, vm, session = live
     by_qmp = {c["cpu-index"]: c["thread-id"] for c in session.query_cpus_fast()}
     assert kvmstats.find_vcpu_threads(vm.pid) == by_qmp
-    comm = open(f"/proc/{vm.pid}/task/{by_qmp[1]}/comm").read().strip()
+    with open(f"/proc/{vm.pid}/task/{by_qmp[1]}/comm") as f:
+        comm = f.read().strip()
     assert comm == f"CPU 1/{accel.upper()}"
 
 
