@@ -90,7 +90,7 @@ def test_control_socket_refuses_bad_values(sockdir, lib):
     try:
         assert haltpollcap.get_halt_poll_ns(ctl) is None  # never set: KVM's global default
         for bad in ("abc", "-1", "4294967296", "", "1 2"):
-            reply = haltpollcap._request(ctl, bad, 5)
+            reply = haltpollcap.request(ctl, bad, 5)
             assert reply.startswith("error 22 "), (bad, reply)
         assert haltpollcap.get_halt_poll_ns(ctl) is None
         with pytest.raises(ValueError):

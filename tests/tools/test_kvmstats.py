@@ -1,5 +1,6 @@
 """Snapshot deltas and derived figures (synthetic), and vCPU thread discovery and CPU time on
 a live, paused QEMU."""
+import json
 import os
 import time
 
@@ -59,6 +60,43 @@ def test_figures_without_polls_or_stats_are_none():
     assert d.vcpus() == [0, 1]
     assert d.figures(0)["cpu_percent"] == 50.0 and d.figures(0)["poll_ns"] is None
 
+
+
+def two_vcpu_delta():
+    """1 s: vCPU 0 polled 50 ms of 10 halts (4 polls, 3 hits), vCPU 1 only halted."""
+    z = {"halt_exits": 0, "halt_attempted_poll": 0, "halt_successful_poll": 0,
+         "halt_poll_success_ns": 0, "halt_poll_fail_ns": 0}
+    v0 = {"halt_exits": 10, "halt_attempted_poll": 4, "halt_successful_poll": 3,
+          "halt_poll_success_ns": 30_000_000, "halt_poll_fail_ns": 20_000_000}
+    v1 = dict(z, halt_exits=30)
+    return delta(Snapshot(0, {0: z, 1: z}, {0: 0, 1: 0}),
+                 Snapshot(10 ** 9, {0: v0, 1: v1}, {0: 250_000_000, 1: 500_000_000}))
+
+
+def test_delta_derives_every_figure_the_report_shows():
+    d = two_vcpu_delta()
+    assert d.total("halt_exits") == 40 and d.total("no_such_stat") == 0
+    assert (d.cpu_percent(0), d.cpu_percent(1), d.cpu_percent(2)) == (25.0, 50.0, None)
+    assert (d.poll_percent(0), d.poll_percent(1)) == (5.0, 0.0)
+    assert (d.halt_exits_per_s(0), d.halt_exits_per_s(1)) == (10.0, 30.0)
+    assert d.poll_success_percent() == 75.0     # over every vCPU: 3 of 4
+    empty = delta(Snapshot(0, {0: {"halt_attempted_poll": 0}}),
+                  Snapshot(1, {0: {"halt_attempted_poll": 0}}))
+    assert empty.poll_success_percent() is None
+
+
+def test_delta_survives_the_raw_records_json_round_trip():
+    d = two_vcpu_delta()
+    back = kvmstats.Delta.from_json(json.loads(json.dumps(d.to_json())))
+    assert back == d and sorted(back.per_vcpu_stats) == [0, 1]
+
+
+def test_per_event_and_mpstat_split():
+    assert kvmstats.per_event(150, 100) == 1.5
+    for count, events in ((None, 100), (150, 0), ("n/a (TCG)", 100), (True, 100)):
+        assert kvmstats.per_event(count, events) is None
+    assert kvmstats.mpstat_split(90.0, 30.0) == (30.0, 60.0, 10.0)
+    assert kvmstats.mpstat_split(40.0, None) == (0.0, 40.0, 60.0)
 
 def test_schemas_decide_what_is_instant_or_peak():
     schemas = {"halt_exits": {"type": "cumulative"}, "max_thing": {"type": "peak"},
@@ -139,7 +177,8 @@ def test_vcpu_threads_are_found_by_name_on_live_qemu(live):
     accel, vm, session = live
     by_qmp = {c["cpu-index"]: c["thread-id"] for c in session.query_cpus_fast()}
     assert kvmstats.find_vcpu_threads(vm.pid) == by_qmp
-    comm = open(f"/proc/{vm.pid}/task/{by_qmp[1]}/comm").read().strip()
+    with open(f"/proc/{vm.pid}/task/{by_qmp[1]}/comm") as f:
+        comm = f.read().strip()
     assert comm == f"CPU 1/{accel.upper()}"
 
 

@@ -48,3 +48,16 @@ def test_incomplete_window_and_duplicates_are_errors():
         parse_run(TEXT + "\n@idlelab result workload=idle ok=1\n")
     with pytest.raises(RunError, match="one per CPU in order"):
         parse_run(TEXT.replace("cpu id=1", "cpu id=3"))
+
+
+def test_idle_time_longer_than_the_window_is_a_violation():
+    # the window is 500000 ns; a CPU idle for longer was not measured inside it
+    run = parse_run(TEXT.replace("idle_ns=300 poll_ns=100 halt_ns=200",
+                                 "idle_ns=600000 poll_ns=100 halt_ns=599900", 1))
+    assert check_invariants(run) == ["cpu 0: idle_ns 600000 > window 500000 ns"]
+
+
+def test_sums_the_kernel_prints_as_sums_are_not_rechecked():
+    # wakeups is printed as local + remote: a mismatch here would be a printf bug, not data
+    run = parse_run(TEXT.replace("wakeups=3 ", "wakeups=9 "))
+    assert check_invariants(run) == []

@@ -74,7 +74,7 @@ def errors(output):
     return ERROR.findall(output)
 
 
-def _request(ctl_path, line, timeout):
+def request(ctl_path, line, timeout):
     """Sends one request line and returns the reply line (without the newline)."""
     deadline = time.monotonic() + timeout
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC) as s:
@@ -108,7 +108,7 @@ def _reply_value(ctl_path, reply):
 def set_halt_poll_ns(ctl_path, value, timeout=5.0):
     """Applies a new per-VM halt-polling max to the running VM; returns it once KVM took
     it, raises HaltPollCapError with KVM's errno text if it refused."""
-    reply = _request(ctl_path, str(_check_ns(value)), timeout)
+    reply = request(ctl_path, str(_check_ns(value)), timeout)
     got = _reply_value(ctl_path, reply)
     if got != value:
         raise HaltPollCapError(f"{ctl_path}: asked for {value}, library answered {reply!r}")
@@ -117,4 +117,4 @@ def set_halt_poll_ns(ctl_path, value, timeout=5.0):
 
 def get_halt_poll_ns(ctl_path, timeout=5.0):
     """The last value KVM accepted for this VM (KVM cannot be asked), None if never set."""
-    return _reply_value(ctl_path, _request(ctl_path, "get", timeout))
+    return _reply_value(ctl_path, request(ctl_path, "get", timeout))

@@ -15,6 +15,7 @@ import json
 import os
 import signal
 import stat
+import threading
 import time
 
 PARAM_DIR = "/sys/module/kvm/parameters"
@@ -236,5 +237,4 @@ def _restore_handlers(previous):
 
 
 def _in_main_thread():
-    import threading
     return threading.current_thread() is threading.main_thread()

@@ -3,8 +3,9 @@
 A measurement is "what changed between two moments", so the harness takes a Snapshot before
 and after a phase and reports delta(a, b): counters subtracted, histograms subtracted bucket
 by bucket, instant values (`blocking`, `guest_mode`) taken from the later snapshot. From a
-delta come the figures the experiments compare (docs/haltpoll-spec.md §7): the host's poll success
-ratio, the CPU it burnt polling, halt exits per second, and each vCPU thread's CPU share.
+delta come the figures the experiments compare (docs/haltpoll-spec.md §7): the host's poll
+success ratio, the CPU it burnt polling, halt exits per second, each vCPU thread's CPU share
+and figures per workload event. Nothing else in the harness derives a KVM figure.
 
 vCPU threads are found by name: QEMU run with `-name x,debug-threads=on` (qemu.py does) names
 them `CPU n/KVM` (`CPU n/TCG` under multi-threaded TCG). Their CPU time comes from
@@ -32,7 +33,10 @@ class Snapshot:
 
 @dataclass
 class Delta:
-    """What changed between two snapshots, per vCPU; elapsed_ns is the wall time between."""
+    """What changed between two snapshots, per vCPU; elapsed_ns is the wall time between.
+
+    The one place a KVM figure is derived from counters: the report and the console read
+    rates, percentages and ratios from here and only round and lay them out."""
     elapsed_ns: int
     per_vcpu_stats: dict
     per_thread_cpu_ns: dict
@@ -47,7 +51,7 @@ class Delta:
             "halt_exits_per_s": rate(s.get("halt_exits"), self.elapsed_ns),
             "poll_success_ratio": poll_success_ratio(s),
             "poll_ns": poll_ns(s),
-            "cpu_percent": cpu_percent(self.per_thread_cpu_ns.get(cpu), self.elapsed_ns),
+            "cpu_percent": self.cpu_percent(cpu),
         }
 
     def totals(self):
@@ -58,6 +62,38 @@ class Delta:
                 if name not in INSTANT and not isinstance(value, list):
                     out[name] = out.get(name, 0) + value
         return out
+
+    def total(self, name):
+        """One counter summed over every vCPU (0 if no vCPU reported it)."""
+        return sum(s.get(name, 0) for s in self.per_vcpu_stats.values())
+
+    def cpu_percent(self, cpu):
+        """The vCPU thread's CPU time as % of one host CPU; None without its thread."""
+        return cpu_percent(self.per_thread_cpu_ns.get(cpu), self.elapsed_ns)
+
+    def poll_percent(self, cpu):
+        """The vCPU's host polling time (success + fail) as % of one host CPU."""
+        return cpu_percent(poll_ns(self.per_vcpu_stats.get(cpu, {})), self.elapsed_ns)
+
+    def halt_exits_per_s(self, cpu):
+        return rate(self.per_vcpu_stats.get(cpu, {}).get("halt_exits"), self.elapsed_ns)
+
+    def poll_success_percent(self):
+        """Successful host polls as % of attempted, over every vCPU; None without polls."""
+        ratio = poll_success_ratio({"halt_attempted_poll": self.total("halt_attempted_poll"),
+                                    "halt_successful_poll": self.total("halt_successful_poll")})
+        return None if ratio is None else 100 * ratio
+
+    def to_json(self):
+        """The delta as JSON-ready data (the raw record's host.delta)."""
+        return {"elapsed_ns": self.elapsed_ns, "stats": self.per_vcpu_stats,
+                "thread_cpu_ns": self.per_thread_cpu_ns}
+
+    @classmethod
+    def from_json(cls, data):
+        """Back from to_json() after a JSON round trip, which made the vCPU keys strings."""
+        return cls(data["elapsed_ns"], {int(k): v for k, v in (data["stats"] or {}).items()},
+                   {int(k): v for k, v in (data["thread_cpu_ns"] or {}).items()})
 
 
 def delta(a, b, schemas=None):
@@ -131,6 +167,25 @@ def cpu_percent(cpu_ns, elapsed_ns):
     if cpu_ns is None or elapsed_ns <= 0:
         return None
     return 100.0 * cpu_ns / elapsed_ns
+
+
+def per_event(count, events):
+    """A counter per workload event (halt exits per round trip): None without both, or when
+    either is a marker such as "n/a (TCG)" rather than a number."""
+    if not _is_number(count) or not _is_number(events) or not events:
+        return None
+    return count / events
+
+
+def mpstat_split(cpu_pct, poll_pct):
+    """A vCPU thread's host CPU % split the way mpstat shows it: (polling, guest + exits,
+    idle), all % of one host CPU. Polling is KVM's halt_poll_*_ns, counted in the thread."""
+    poll = poll_pct or 0.0
+    return poll, cpu_pct - poll, 100 - cpu_pct
+
+
+def _is_number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 # --- vCPU threads and their CPU time --------------------------------------------------------

@@ -276,11 +276,12 @@ def _expand(p, name, merged):
     for combo in itertools.product(*(merged[k] for k in swept)):
         chosen = dict(zip(swept, combo))
         values = {k: chosen.get(k, v[0]) for k, v in merged.items()}
-        suffix = "".join(f"-{_short(k)}={v.replace(':', '_')}" for k, v in chosen.items())
+        suffix = "".join(f"-{short_key(k)}={v.replace(':', '_')}" for k, v in chosen.items())
         yield _make_run(f"{p.filename}:{p.lineno}", name + suffix, values, chosen)
 
 
-def _short(key):
+def short_key(key):
+    """A matrix key as it appears in run names and Run.guest: "guest.hz" -> "hz"."""
     return key[len("guest."):] if key.startswith("guest.") else key
 
 
@@ -300,7 +301,7 @@ def _make_run(where, name, values, chosen):
         accel=values["accel"],
         vm_halt_poll_ns=ns if scope == "vm" else None,
         host_params=host,
-        guest={_short(k): v for k, v in values.items() if k.startswith("guest.")},
+        guest={short_key(k): v for k, v in values.items() if k.startswith("guest.")},
         sweep=chosen,
         settings=dict(values),
     )

@@ -5,6 +5,8 @@ microvm boots fastest; `-cpu host` needs `-arch-capabilities` on the nested KVM;
 poll-control MSR is offered only with `kvm-poll-control=on`; `debug-threads=on` names vCPU
 threads `CPU n/KVM` so the harness can read their CPU time.
 """
+import argparse
+import ctypes
 import os
 import select
 import signal
@@ -14,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 
 from . import exitcodes
+from .records import parse_records
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 KERNEL32 = os.path.join(TOP, "build", "idlelab32.elf")
@@ -139,14 +142,12 @@ class Result:
 
     def records(self, kind=None):
         """The @idlelab records as (type, {key: value}) pairs."""
-        from .records import parse_records
         return [r for r in parse_records(self.output) if kind is None or r[0] == kind]
 
 
 def _die_with_parent():
     """QEMU runs in its own session (so a timeout can kill its whole group); this makes the
     kernel kill it too if the Python process dies first, e.g. to SIGKILL or `timeout`."""
-    import ctypes
     PR_SET_PDEATHSIG = 1
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
@@ -213,7 +214,6 @@ def _read_some(proc, deadline):
 
 
 def main(argv=None):
-    import argparse
     ap = argparse.ArgumentParser(prog="qemu-run", description="Boot idlelab under QEMU.")
     ap.add_argument("--smp", type=int, default=1)
     ap.add_argument("--machine", default="microvm", choices=MACHINES)

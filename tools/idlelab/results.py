@@ -1,4 +1,4 @@
-"""One run's guest output, parsed into what the tests and the harness use.
+"""One run's guest output (its serial console), parsed into what the tests and harness use.
 
 `parse_run(text)` gathers the @idlelab records of a run: the boot, idle and config
 records, the measurement window, the per-CPU counters and the workload's result, with
@@ -7,6 +7,9 @@ numbers converted and the identities the guest promises checked by `check_invari
 from dataclasses import dataclass, field
 
 from .records import parse_records
+
+# The idle time and the window's ends are converted from cycles to ns separately.
+IDLE_SLACK_NS = 1000
 
 
 class RunError(ValueError):
@@ -68,8 +71,18 @@ def parse_run(text):
 
 
 def check_invariants(run):
-    """The identities every run's counters must satisfy; returns a list of violations."""
+    """The identities a run's counters must satisfy; returns a list of violations.
+
+    Only checks that can fail: the kernel prints `wakeups` as local + remote and `idle_ns`
+    from the sum of the poll and halt cycles, so re-adding those would check the printf.
+    The counters below are incremented separately (kernel/idle.c), so these identities
+    test that a snapshot saw them consistent; the idle time is measured by the TSC
+    independently of the window markers that bound it."""
     bad = []
+    try:
+        window_ns = run.window_ns
+    except RunError:
+        window_ns = None    # no window: nothing bounds the idle time
     for c in run.cpus:
         i = c["id"]
         if c["hlt"] != c["halts"] - c["halts_aborted"]:
@@ -79,9 +92,9 @@ def check_invariants(run):
             bad.append(f"cpu {i}: poll entries do not split into hits/immediate/expired")
         if c["idle_entries"] != c["poll_entries"] + c["halts"]:
             bad.append(f"cpu {i}: idle entries != poll entries + halts")
-        if c["wakeups"] != c["wakeups_local"] + c["wakeups_remote"]:
-            bad.append(f"cpu {i}: wakeups != local + remote")
-        # the guest converts three cycle counts to ns separately: allow their rounding
-        if abs(c["idle_ns"] - c["poll_ns"] - c["halt_ns"]) > 2:
-            bad.append(f"cpu {i}: idle_ns != poll_ns + halt_ns")
+        # The guest's snapshots are taken inside the markers' timestamps (kernel/window.c),
+        # so a CPU cannot have idled longer than the window; IDLE_SLACK_NS covers the
+        # separate cycle-to-ns roundings.
+        if window_ns is not None and c["idle_ns"] > window_ns + IDLE_SLACK_NS:
+            bad.append(f"cpu {i}: idle_ns {c['idle_ns']} > window {window_ns} ns")
     return bad

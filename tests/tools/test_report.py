@@ -1,13 +1,15 @@
-"""tools/bench's reports from canned run records (no QEMU): the CSV row of a run, the
-accuracy check, TCG marking, repeats, each seed's markdown table and the plots."""
+"""tools/bench's reports from canned run records (no QEMU): the RunRow of a run, the
+accuracy check, TCG marking, repeats, runs.csv, each seed's markdown table and the plots."""
 import csv
 import json
 import os
+import re
 
 import pytest
 
-from idlelab import report, runner
-from idlelab.report import NA_TCG
+from conftest import TOP
+from idlelab import cli, console, derive, report, resultsfolder, runrow, tolerance
+from idlelab.runrow import NA_TCG
 
 CPU = ("@idlelab cpu id={id} ctx_switches=5 wakeups=3 wakeups_local=1 wakeups_remote=2 "
        "ipi_sent={ipi} ipi_avoided=0 ipi_received=2 timer_irqs=4 ticks=3 idle_entries={ie} "
@@ -30,7 +32,7 @@ SEC = 1_000_000_000
 
 
 def serial(workload, knobs, hlt, policy="halt", msr=1, rtt=600000, n=1000):
-    """Guest output as the kernel prints it (the records runner/report read)."""
+    """Guest output as the kernel prints it (the records derive.py reads)."""
     lines = ["idlelab: booted via multiboot1",
              f"@idlelab idle policy={policy} reason=knob pollflag=1 hostpoll="
              f"{knobs.get('hostpoll', 'auto')} msr={msr}",
@@ -57,7 +59,7 @@ def record(matrix, name, config, workload, knobs=None, vm_ns=200000, hlt=(500, 5
            exits=None, attempted=(0, 0), ok=(0, 0), cpu_pct=(50.0, 50.0), poll_ns=(0, 0),
            status="ok", reason=None, accel="kvm", shrink=None, msr=1, policy="halt",
            rtt=600000, repeat=1, other=0.5):
-    """A raw record shaped like runner.execute()'s, after a JSON round trip."""
+    """A raw record shaped like onerun.execute()'s, after a JSON round trip."""
     knobs = dict(knobs or {})
     wanted = {} if shrink is None else {"halt_poll_ns_shrink": shrink}
     rec = {"matrix": matrix, "name": name, "config": config, "repeat": repeat, "repeats": 1,
@@ -95,24 +97,24 @@ def test_summarize_puts_host_deltas_next_to_guest_counters():
     rec = record("seed002", "host-poll", "host-poll", "pingpong", {"idle": "halt"},
                  vm_ns=300000, hlt=(500, 480), exits=(500, 500), attempted=(400, 300),
                  ok=(380, 250), cpu_pct=(90.0, 70.0), poll_ns=(100_000_000, 50_000_000))
-    row = report.summarize(rec)
-    assert (row["config"], row["workload"], row["halt_poll_ns"], row["guest_idle"],
-            row["hostpoll"], row["msr"]) == ("host-poll", "pingpong", 300000, "halt", "auto", "1")
-    assert (row["guest_hlt"], row["host_halt_exits"], row["host_attempted_poll"],
-            row["host_successful_poll"]) == (980, 1000, 700, 630)
-    assert row["poll_success_pct"] == 90.0
-    assert row["host_cpu_pct"] == 80.0 and row["host_cpu_pct_vcpus"] == "90.0/70.0"
-    assert row["host_poll_pct"] == 7.5 and row["halt_exits_per_s"] == 500.0
-    assert (row["hlt_diff"], row["hlt_diff_pct"], row["accuracy_flag"]) == (20, 2.0, False)
-    assert (row["rtt_p50_us"], row["rt_per_s"], row["iters"]) == (600.0, 1000, 1000)
-    assert (row["other_load"], row["loadavg_1m"]) == (0.5, 0.3)
-    assert report.accuracy_text(row) == "HLT guest 980 / host halt_exits 1000 (+20, +2.0%)"
+    row = derive.summarize(rec)
+    assert (row.config, row.workload, row.halt_poll_ns, row.guest_idle,
+            row.hostpoll, row.msr) == ("host-poll", "pingpong", 300000, "halt", "auto", "1")
+    assert (row.guest_hlt, row.host_halt_exits, row.host_attempted_poll,
+            row.host_successful_poll) == (980, 1000, 700, 630)
+    assert row.poll_success_pct == 90.0
+    assert row.host_cpu_pct == 80.0 and row.host_cpu_pct_vcpus == "90.0/70.0"
+    assert row.host_poll_pct == 7.5 and row.halt_exits_per_s == 500.0
+    assert (row.hlt_diff, row.hlt_diff_pct, row.accuracy_flag) == (20, 2.0, False)
+    assert (row.rtt_p50_us, row.rt_per_s, row.iters) == (600.0, 1000, 1000)
+    assert (row.other_load, row.loadavg_1m) == (0.5, 0.3)
+    assert derive.accuracy_text(row) == "HLT guest 980 / host halt_exits 1000 (+20, +2.0%)"
 
 
 def test_side_by_side_pairs_guest_and_host_per_vcpu():
     rec = record("seed002", "host-poll", "host-poll", "pingpong", hlt=(500, 480),
                  exits=(500, 490), attempted=(400, 300), cpu_pct=(90.0, 70.0))
-    a, b = report.side_by_side(rec)
+    a, b = derive.side_by_side(rec)
     assert (a["vcpu"], a["guest"]["hlt"], a["host"]["halt_exits"], a["host_cpu_pct"]) == \
         (0, 500, 500, 90.0)
     assert (b["guest"]["hlt"], b["host"]["halt_exits"], b["host"]["halt_attempted_poll"]) == \
@@ -120,43 +122,43 @@ def test_side_by_side_pairs_guest_and_host_per_vcpu():
 
 
 def test_accuracy_flag_needs_both_a_large_share_and_many_exits():
-    big = report.summarize(record("m", "a", "a", "idle", hlt=(100, 100), exits=(100, 130)))
-    assert big["accuracy_flag"] is True and "LARGE DIFFERENCE" in report.accuracy_text(big)
-    few = report.summarize(record("m", "a", "a", "idle", hlt=(10, 10), exits=(10, 25)))
-    assert few["hlt_diff_pct"] == 75.0 and few["accuracy_flag"] is False
+    big = derive.summarize(record("m", "a", "a", "idle", hlt=(100, 100), exits=(100, 130)))
+    assert big.accuracy_flag is True and "LARGE DIFFERENCE" in derive.accuracy_text(big)
+    few = derive.summarize(record("m", "a", "a", "idle", hlt=(10, 10), exits=(10, 25)))
+    assert few.hlt_diff_pct == 75.0 and few.accuracy_flag is False
 
 
 def test_idle_workload_leaves_out_the_marker_vcpu():
-    row = report.summarize(record("seed000", "n.idle-hz=250", "n", "idle", {"hz": "250"},
+    row = derive.summarize(record("seed000", "n.idle-hz=250", "n", "idle", {"hz": "250"},
                                   cpu_pct=(15.0, 9.0)))
-    assert row["workload_vcpus"] == "1" and row["host_cpu_pct"] == 9.0 and row["hz"] == 250
-    assert report.workload_vcpus("periodic", 2, 0x2) == [1]
-    assert report.workload_vcpus("pingpong", 2, 0) == [0, 1]
+    assert row.workload_vcpus == "1" and row.host_cpu_pct == 9.0 and row.hz == 250
+    assert derive.workload_vcpus("periodic", 2, 0x2) == [1]
+    assert derive.workload_vcpus("pingpong", 2, 0) == [0, 1]
 
 
 def test_tcg_marks_the_host_columns():
-    row = report.summarize(record("seed002", "neither", "neither", "pingpong", accel="tcg"))
-    assert row["host_halt_exits"] == NA_TCG and row["host_attempted_poll"] == NA_TCG
-    assert row["accuracy_flag"] == NA_TCG
-    assert row["halt_poll_ns"] == 200000    # what the run asked for, still named
-    assert row["guest_hlt"] == 1000 and row["host_cpu_pct"] == 50.0
-    assert report.accuracy_text(row) == f"HLT guest 1000 / host {NA_TCG}"
+    row = derive.summarize(record("seed002", "neither", "neither", "pingpong", accel="tcg"))
+    assert row.host_halt_exits == NA_TCG and row.host_attempted_poll == NA_TCG
+    assert row.accuracy_flag == NA_TCG
+    assert row.halt_poll_ns == 200000    # what the run asked for, still named
+    assert row.guest_hlt == 1000 and row.host_cpu_pct == 50.0
+    assert derive.accuracy_text(row) == f"HLT guest 1000 / host {NA_TCG}"
 
 
 def test_not_run_rows_keep_what_the_matrix_asked():
     rec = record("seed004", "random-host_shrink=0", "random", "random", {"idle": "halt"},
                  status="not run", reason="halt_poll_ns_shrink is read-only (fixed at 2)",
                  shrink=0)
-    row = report.summarize(rec)
-    assert (row["status"], row["host_shrink"], row["guest_idle"]) == ("not run", 0, "halt")
-    assert row.get("host_halt_exits") is None
+    row = derive.summarize(rec)
+    assert (row.status, row.host_shrink, row.guest_idle) == ("not run", 0, "halt")
+    assert row.host_halt_exits is None
 
 
 def test_aggregate_takes_medians_over_repeats():
-    rows = [report.summarize(record("seed002", "neither", "neither", "pingpong", rtt=r,
+    rows = [derive.summarize(record("seed002", "neither", "neither", "pingpong", rtt=r,
                                     repeat=i)) for i, r in enumerate((500000, 700000, 600000))]
-    (agg,) = report.aggregate(rows)
-    assert agg["rtt_p50_us"] == 600.0 and agg["repeat"] == 3
+    (agg,) = runrow.aggregate(rows)
+    assert agg.rtt_p50_us == 600.0 and agg.repeat == 3
 
 
 def seed_records():
@@ -283,17 +285,83 @@ def test_plots_are_written(written):
 def test_report_only_rebuilds_from_raw(tmp_path, capsys):
     recs = seed_records()
     for i, rec in enumerate(recs, 1):
-        runner.write_json(runner.raw_path(str(tmp_path), i, rec), rec)
-    runner.write_json(str(tmp_path / "meta.json"), META)
-    assert runner.main(["--report", str(tmp_path)]) == 0
+        resultsfolder.write_json(resultsfolder.raw_path(str(tmp_path), i, rec), rec)
+    resultsfolder.write_json(str(tmp_path / "meta.json"), META)
+    assert cli.main(["--report", str(tmp_path)]) == 0
     assert (tmp_path / "seed003.md").exists() and (tmp_path / "runs.csv").exists()
     assert sorted(os.listdir(tmp_path / "raw"))[0] == "001-seed000-no-poll.idle-hz=0.json"
 
 
 def test_console_summary_shows_each_seed_table(written):
     _, recs, paths = written
-    text = report.console_summary(recs, dict(META, seconds=30.0), paths)
+    text = console.summary(recs, dict(META, seconds=30.0), paths)
     assert "24 ok, 2 not run, 0 failed; 0 accuracy flags" in text
     for mid in ("seed000", "seed002", "seed003", "seed004"):
         assert f"-- {mid}" in text
     assert "```" not in text
+
+
+# runs.csv's columns as they were before RunRow: an interface the README lists, so a field
+# moved or renamed in the dataclass must fail here.
+CSV_COLUMNS = [
+    "matrix", "config", "name", "repeat", "status", "reason", "accel", "workload", "smp",
+    "halt_poll_ns", "halt_poll_scope", "host_grow", "host_grow_start", "host_shrink",
+    "guest_idle", "hostpoll", "msr", "guest_halt_poll_ns", "hz", "period_us", "cpus",
+    "workload_vcpus",
+    "guest_hlt", "guest_ipi_sent", "guest_ipi_avoided", "guest_poll_hits",
+    "host_halt_exits", "host_attempted_poll", "host_successful_poll", "host_poll_invalid",
+    "host_halt_wakeup", "poll_success_pct", "host_cpu_pct", "host_cpu_pct_vcpus",
+    "host_poll_pct", "halt_exits_per_s", "host_exits", "host_insn_emulation",
+    "hlt_diff", "hlt_diff_pct", "accuracy_flag",
+    "other_load", "other_load_window", "steal_pct", "loadavg_1m",
+    "window_ms", "iters", "rtt_p50_us", "rtt_p90_us", "rtt_p99_us", "rt_per_s",
+    "late_p50_us", "late_p99_us", "achieved_period_us", "wakes", "interval_mean_us",
+    "lap_p50_us", "hop_p50_us", "read_ms_max", "sample_ms_max", "late_samples", "seconds",
+]
+
+
+def test_csv_header_is_the_run_row_fields_in_order(written):
+    assert runrow.COLUMNS == CSV_COLUMNS
+    with open(written[0] / "runs.csv") as f:
+        assert next(csv.reader(f)) == CSV_COLUMNS
+    assert runrow.MEASURED == CSV_COLUMNS[CSV_COLUMNS.index("guest_hlt"):]
+    assert set(runrow.HOST_KVM) < set(runrow.MEASURED) and "host_cpu_pct" not in \
+        runrow.HOST_KVM   # thread CPU time exists under TCG too
+
+
+def test_readme_lists_only_real_csv_columns():
+    with open(os.path.join(TOP, "README.md")) as f:
+        text = f.read()
+    start = text.index("`runs.csv` (one row per boot:")
+    listed = re.findall(r"`(\w+)`", text[start:text.index("...", start)])
+    assert listed and set(listed) - {"runs"} <= set(CSV_COLUMNS), listed
+
+
+def test_a_row_is_typed_and_a_not_run_row_is_empty_but_named():
+    row = derive.summarize(record("seed002", "neither", "neither", "pingpong"))
+    assert isinstance(row, runrow.RunRow) and row.ok
+    assert isinstance(row.host_halt_exits, int) and isinstance(row.rtt_p50_us, float)
+    nr = derive.summarize(record("m", "x", "x", "idle", status="not run", reason="r"))
+    assert not nr.ok and nr.name == "x"
+    assert all(getattr(nr, k) is None for k in runrow.MEASURED)
+
+
+def test_accuracy_flag_follows_the_one_tolerance():
+    """Just inside and just outside tolerance.py's bounds, whatever their values."""
+    n = 100 * tolerance.HLT_TOLERANCE_EXITS     # large enough that the share decides
+    inside = round(n * tolerance.HLT_TOLERANCE_REL)
+    assert not tolerance.hlt_mismatch(n, n + inside)
+    assert tolerance.hlt_mismatch(n, n + inside + 1)
+    few = tolerance.HLT_TOLERANCE_EXITS          # small: the absolute bound decides
+    assert not tolerance.hlt_mismatch(few, 2 * few)
+    row = derive.summarize(record("m", "a", "a", "idle", hlt=(n // 2, n // 2),
+                                  exits=(n // 2, n // 2 + inside + 1)))
+    assert row.accuracy_flag is True and tolerance.describe() in derive.accuracy_text(row)
+
+
+def test_seed003_prose_is_computed_from_the_rows(written):
+    md = (written[0] / "seed003.md").read_text()
+    assert "The shortest period asked for, 200 µs, came out at 1000 µs" in md
+    assert "The largest window cost most over the smallest at 1000 µs (+38.0 points" in md
+    for machine_claim in ("On this machine", " here,", "about 1 ms"):
+        assert machine_claim not in md

@@ -1,6 +1,7 @@
-"""tools/bench's runner without QEMU: the built-in matrices, run naming, the guest command
-line, which global-parameter runs can be made, machine-load arithmetic, the results folder,
-the accelerator choice and the exit code when KVM is required but missing."""
+"""tools/bench without QEMU: the built-in matrices and work plan (workplan), run naming and
+the guest command line, which global-parameter runs can be made (hostconfig, onerun),
+machine-load arithmetic (hostload), the results folder (resultsfolder), progress, and the
+CLI's accelerator choice and exit codes (cli)."""
 import os
 import re
 import stat
@@ -8,12 +9,12 @@ import stat
 import pytest
 
 from conftest import TOP
-from idlelab import matrix, runner
+from idlelab import cli, hostconfig, hostload, matrix, onerun, progress, resultsfolder, workplan
 from idlelab.matrix import parse
 
 
 def _load(quick):
-    return {mid: runs for mid, _, runs in runner.load_matrices(runner.builtin_matrices(quick))}
+    return {mid: runs for mid, _, runs in workplan.load_matrices(workplan.builtin_matrices(quick))}
 
 
 @pytest.mark.parametrize("quick", [False, True], ids=["full", "quick"])
@@ -22,8 +23,8 @@ def test_builtin_matrices_parse_and_cover_each_seed(quick):
     assert sorted(m) == ["seed000", "seed002", "seed003", "seed004"]
     # seed 000: no / always / dynamic polling, idle tickless and at 250 Hz, and pingpong.
     s0 = m["seed000"]
-    assert runner.config_of(s0[0]) == "no-poll"
-    assert {runner.config_of(r) for r in s0} == {"no-poll", "always-poll", "dynamic-poll"}
+    assert workplan.config_of(s0[0]) == "no-poll"
+    assert {workplan.config_of(r) for r in s0} == {"no-poll", "always-poll", "dynamic-poll"}
     assert {(r.workload, r.guest.get("hz")) for r in s0} == {
         ("idle", "0"), ("idle", "250"), ("pingpong", "250")}
     assert {r.vm_halt_poll_ns for r in s0} == {0, 10_000_000, 200_000}
@@ -52,18 +53,18 @@ def test_full_and_quick_matrices_run_the_same_configurations():
     full, quick = _load(False), _load(True)
     for mid in full:
         def configs(runs):
-            return {(runner.config_of(r), r.workload, r.settings["halt_poll_ns"],
+            return {(workplan.config_of(r), r.workload, r.settings["halt_poll_ns"],
                      tuple(sorted((k, v) for k, v in r.guest.items()
                                   if k not in ("period", "warmup"))),
                      tuple(sorted(r.host_params.items()))) for r in runs}
         assert configs(quick[mid]) == configs(full[mid]), mid
-        assert sum(runner.estimate_s(r) * r.repeat for r in quick[mid]) < \
-            sum(runner.estimate_s(r) * r.repeat for r in full[mid])
+        assert sum(workplan.estimate_s(r) * r.repeat for r in quick[mid]) < \
+            sum(workplan.estimate_s(r) * r.repeat for r in full[mid])
 
 
 def test_quick_set_is_estimated_under_a_minute():
-    work = runner.plan(runner.load_matrices(runner.builtin_matrices(True)))
-    assert sum(runner.estimate_s(run) for _, run, _ in work) < 45
+    work = workplan.plan(workplan.load_matrices(workplan.builtin_matrices(True)))
+    assert sum(workplan.estimate_s(run) for _, run, _ in work) < 45
 
 
 def test_config_name_and_guest_cmdline():
@@ -71,13 +72,13 @@ def test_config_name_and_guest_cmdline():
                  "no-poll.idle: workload=idle duration=2s guest.idle=halt\n"
                  "rr: workload=pingpong duration=300ms guest.window_hold=5ms\n", "m")
     assert runs[0].name == "no-poll.idle-hz=0-halt_poll_ns=0"
-    assert runner.config_of(runs[0]) == "no-poll"
-    assert runner.config_of(runs[-1]) == "rr"
-    assert runner.guest_cmdline(runs[0]) == \
+    assert workplan.config_of(runs[0]) == "no-poll"
+    assert workplan.config_of(runs[-1]) == "rr"
+    assert workplan.guest_cmdline(runs[0]) == \
         "workload=idle duration=2s hz=0 idle=halt window_hold=20ms"
     # a window_hold the matrix sets is kept, not doubled
-    assert runner.guest_cmdline(runs[-1]).count("window_hold=") == 1
-    assert "window_hold=5ms" in runner.guest_cmdline(runs[-1])
+    assert workplan.guest_cmdline(runs[-1]).count("window_hold=") == 1
+    assert "window_hold=5ms" in workplan.guest_cmdline(runs[-1])
 
 
 def _param_dir(tmp_path, values, read_only=()):
@@ -97,15 +98,15 @@ HOST = {"halt_poll_ns": 200000, "halt_poll_ns_grow": 2, "halt_poll_ns_grow_start
 
 def test_read_only_params_a_run_needing_another_value_is_not_run(tmp_path):
     pd = _param_dir(tmp_path, HOST, read_only=HOST)
-    params = runner.HostParams(pd, str(tmp_path / "journal"))
+    params = hostconfig.HostParams(pd, str(tmp_path / "journal"))
     assert params.describe().startswith("kvm parameters read-only here: halt_poll_ns=200000")
     s0, s2 = parse("r: workload=random duration=1s host_shrink=0,2", "m")
     assert params.changes_for(s0) == (None, "halt_poll_ns_shrink is read-only (fixed at 2)")
     assert params.changes_for(s2) == ({}, None)   # what the host already has: just run it
     (g,) = parse("r: workload=idle duration=1s halt_poll_ns=global:100us", "m")
     assert params.changes_for(g)[1] == "halt_poll_ns is read-only (fixed at 200000)"
-    ctx = runner.Context(accel="kvm", params=params)
-    rec = runner.execute("seed004", s0, 1, ctx)     # decided before any boot
+    ctx = onerun.Context(accel="kvm", params=params)
+    rec = onerun.execute("seed004", s0, 1, ctx)     # decided before any boot
     assert (rec["status"], rec["reason"]) == \
         ("not run", "halt_poll_ns_shrink is read-only (fixed at 2)")
     assert rec["host_params"]["values"] == HOST and "serial" not in rec
@@ -113,7 +114,7 @@ def test_read_only_params_a_run_needing_another_value_is_not_run(tmp_path):
 
 def test_writable_params_give_the_changes_to_make(tmp_path):
     pd = _param_dir(tmp_path, HOST)
-    params = runner.HostParams(pd, str(tmp_path / "journal"))
+    params = hostconfig.HostParams(pd, str(tmp_path / "journal"))
     (r,) = parse("r: workload=random duration=1s host_shrink=0 host_grow=2", "m")
     assert params.changes_for(r) == ({"halt_poll_ns_shrink": 0}, None)
     assert "writable" in params.describe()
@@ -124,35 +125,35 @@ def test_other_load_subtracts_our_own_cpu_and_idle():
     a = {"t_ns": 0, "idle_ns": 0, "steal_ns": 0, "self_ns": 0}
     # 2 CPUs for 1 s: 0.5 s idle, 0.1 s stolen -> 1.4 s busy, of which QEMU 1.0 s, us 0.1 s
     b = {"t_ns": s, "idle_ns": s // 2, "steal_ns": s // 10, "self_ns": s // 10}
-    load = runner.other_load(a, b, qemu_ns=s, ncpus=2)
+    load = hostload.other_load(a, b, qemu_ns=s, ncpus=2)
     assert load["busy_pct"] == 70.0 and load["ours_pct"] == 55.0
     assert load["other_pct"] == 15.0 and load["steal_pct"] == 5.0
     # tick rounding can make "other" slightly negative: clamped, raw kept
-    load = runner.other_load(a, dict(b, idle_ns=s), qemu_ns=s, ncpus=2)
+    load = hostload.other_load(a, dict(b, idle_ns=s), qemu_ns=s, ncpus=2)
     assert load["other_pct"] == 0.0 and load["other_raw_pct"] < 0
 
 
 def test_load_sample_reads_this_machine():
-    a = runner.load_sample(os.getpid())
-    b = runner.load_sample(os.getpid())
+    a = hostload.load_sample(os.getpid())
+    b = hostload.load_sample(os.getpid())
     assert b["t_ns"] >= a["t_ns"] and b["idle_ns"] >= a["idle_ns"]
-    assert a["qemu_ns"] >= 0 and len(runner.loadavg()) == 3
+    assert a["qemu_ns"] >= 0 and len(hostload.loadavg()) == 3
 
 
 def test_quiet_waiter_without_budget_does_not_sample():
-    assert runner.QuietWaiter(0, 10).wait("x") == (0.0, None, None)
+    assert hostload.QuietWaiter(0, 10).wait("x") == (0.0, None, None)
 
 
 def test_quiet_waiter_gives_up_within_its_budget():
-    w = runner.QuietWaiter(0.2, below_pct=-1, sample_s=0.05)   # never quiet
+    w = hostload.QuietWaiter(0.2, below_pct=-1, sample_s=0.05)   # never quiet
     waited, pct, quiet = w.wait("test")
     assert quiet is False and waited < 1.0 and pct >= 0
     assert w.wait("again")[2] is False and w.spent_s < 1.5
 
 
 def test_new_results_dir_and_latest_link(tmp_path):
-    a = runner.new_results_dir(str(tmp_path))
-    b = runner.new_results_dir(str(tmp_path))
+    a = resultsfolder.new_results_dir(str(tmp_path))
+    b = resultsfolder.new_results_dir(str(tmp_path))
     assert a != b and os.path.isdir(a) and os.path.isdir(b)
     assert re.fullmatch(r"\d{8}-\d{6}(-\d+)?", os.path.basename(b))
     latest = tmp_path / "latest"
@@ -160,29 +161,29 @@ def test_new_results_dir_and_latest_link(tmp_path):
 
 
 def test_progress_line_counts_down_and_estimates():
-    work = runner.plan([("seed002", "x", parse(
+    work = workplan.plan([("seed002", "x", parse(
         "defaults: workload=pingpong duration=1s repeat=2\na: guest.idle=halt\n"
         "b: guest.idle=haltpoll\n", "m"))])
-    p = runner.Progress(work)
+    p = progress.Progress(work)
     assert p.line(0) == "[ 1/4] seed002 a #1/2 (pingpong, 1s) | 3 left, ETA 0:08"
     assert p.line(3).startswith("[ 4/4] seed002 b #2/2 (pingpong, 1s) | 0 left, ETA 0:02")
 
 
 def test_accel_choice(monkeypatch):
-    monkeypatch.setattr(runner.qemu, "kvm_usable", lambda: False)
-    accel, msg, code = runner.choose_accel("auto", False)
+    monkeypatch.setattr(cli.qemu, "kvm_usable", lambda: False)
+    accel, msg, code = cli.choose_accel("auto", False)
     assert (accel, code) == ("tcg", None) and "n/a (TCG)" in msg
-    accel, msg, code = runner.choose_accel("auto", True)
-    assert (accel, code) == (None, runner.EXIT_NO_KVM) and "required" in msg
-    assert runner.choose_accel("kvm", False)[2] == runner.EXIT_NO_KVM
-    monkeypatch.setattr(runner.qemu, "kvm_usable", lambda: True)
-    assert runner.choose_accel("auto", True) == ("kvm", None, None)
+    accel, msg, code = cli.choose_accel("auto", True)
+    assert (accel, code) == (None, cli.EXIT_NO_KVM) and "required" in msg
+    assert cli.choose_accel("kvm", False)[2] == cli.EXIT_NO_KVM
+    monkeypatch.setattr(cli.qemu, "kvm_usable", lambda: True)
+    assert cli.choose_accel("auto", True) == ("kvm", None, None)
 
 
 def test_require_kvm_without_kvm_exits_3_and_writes_nothing(monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(runner.qemu, "kvm_usable", lambda: False)
-    code = runner.main(["--quick", "--require-kvm", "--results-dir", str(tmp_path / "r")])
-    assert code == runner.EXIT_NO_KVM == 3
+    monkeypatch.setattr(cli.qemu, "kvm_usable", lambda: False)
+    code = cli.main(["--quick", "--require-kvm", "--results-dir", str(tmp_path / "r")])
+    assert code == cli.EXIT_NO_KVM == 3
     assert not (tmp_path / "r").exists()
     assert "/dev/kvm is missing or not usable" in capsys.readouterr().err
 
@@ -190,12 +191,12 @@ def test_require_kvm_without_kvm_exits_3_and_writes_nothing(monkeypatch, tmp_pat
 def test_bad_matrix_is_a_usage_error(tmp_path, capsys):
     bad = tmp_path / "m.txt"
     bad.write_text("r: workload=idle duration=1s guest.nosuchknob=1\n")
-    assert runner.main(["--matrix", str(bad), "--list"]) == runner.EXIT_USAGE
+    assert cli.main(["--matrix", str(bad), "--list"]) == cli.EXIT_USAGE
     assert "unknown guest knob 'nosuchknob'" in capsys.readouterr().err
 
 
 def test_list_prints_every_matrix(capsys):
-    assert runner.main(["--quick", "--list"]) == 0
+    assert cli.main(["--quick", "--list"]) == 0
     out = capsys.readouterr().out
     for mid in ("seed000", "seed002", "seed003", "seed004"):
         assert f"{mid}: tools/matrices/quick/{mid}.txt" in out
@@ -213,7 +214,7 @@ def test_writable_params_are_overridden_for_the_run_and_restored(tmp_path, monke
     hostparams.override (journal written, value restored afterwards)."""
     pd = _param_dir(tmp_path, HOST)
     journal = str(tmp_path / "journal")
-    params = runner.HostParams(pd, journal)
+    params = hostconfig.HostParams(pd, journal)
     seen = {}
 
     def fake_boot(run, rec, ctx):
@@ -223,9 +224,9 @@ def test_writable_params_are_overridden_for_the_run_and_restored(tmp_path, monke
         rec.update(status="ok")
         return rec
 
-    monkeypatch.setattr(runner, "_boot", fake_boot)
+    monkeypatch.setattr(onerun, "boot", fake_boot)
     (r,) = parse("r: workload=random duration=1s host_shrink=0", "m")
-    rec = runner.execute("seed004", r, 1, runner.Context(accel="kvm", params=params))
+    rec = onerun.execute("seed004", r, 1, onerun.Context(accel="kvm", params=params))
     assert seen == {"during": 0, "journal": True}
     assert rec["host_params"]["changed"] == {"halt_poll_ns_shrink": 0}
     assert rec["host_params"]["values"]["halt_poll_ns_shrink"] == 0
@@ -236,9 +237,9 @@ def test_writable_params_are_overridden_for_the_run_and_restored(tmp_path, monke
 
 def test_a_run_asking_for_tcg_gets_it_and_no_host_params_check(tmp_path):
     pd = _param_dir(tmp_path, HOST, read_only=HOST)
-    ctx = runner.Context(accel="kvm", params=runner.HostParams(pd, str(tmp_path / "j")))
+    ctx = onerun.Context(accel="kvm", params=hostconfig.HostParams(pd, str(tmp_path / "j")))
     t, k = parse("t: workload=idle duration=1s accel=tcg\n"
                  "k: workload=idle duration=1s host_shrink=0\n", "m")
-    assert runner.run_accel(t, ctx) == "tcg" and runner.run_accel(k, ctx) == "kvm"
-    assert runner.run_accel(k, runner.Context(accel="tcg", params=ctx.params)) == "tcg"
-    assert runner.base_record("m", t, 1, ctx)["accel"] == "tcg"
+    assert ctx.run_accel(t) == "tcg" and ctx.run_accel(k) == "kvm"
+    assert onerun.Context(accel="tcg", params=ctx.params).run_accel(k) == "tcg"
+    assert ctx.base_record("m", t, 1)["accel"] == "tcg"

@@ -1,0 +1,133 @@
+"""`tools/bench`: argument parsing, --list, --report, the accelerator choice, and handing
+the work to benchrun. Exit status: EXIT_OK all runs made or reported not run,
+EXIT_RUN_FAILED a run failed, EXIT_USAGE bad arguments or matrix, EXIT_NO_KVM KVM required
+but /dev/kvm is not usable."""
+import argparse
+import os
+import signal
+import sys
+import threading
+
+from . import matrix, qemu, report, resultsfolder
+from .benchrun import EXIT_NO_KVM, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, run_all
+from .progress import say
+from .workplan import (RUN_OVERHEAD_S, SEEDS, TOP, WINDOW_HOLD, builtin_matrices,
+                       estimate_s, guest_cmdline, load_matrices)
+
+RESULTS_DIR = os.path.join(TOP, "results")
+SIGTERM_STATUS = 143
+
+
+def choose_accel(requested, require_kvm):
+    """(accel, message or None, exit code or None). Without KVM a bench cannot read host
+    counters: with --require-kvm (or --accel kvm) that is an error with its own exit code;
+    otherwise the runs go ahead under TCG with the host columns marked n/a (TCG)."""
+    usable = qemu.kvm_usable()
+    if (require_kvm or requested == "kvm") and not usable:
+        return None, ("/dev/kvm is missing or not usable: KVM was required, so nothing was "
+                      f"run (exit {EXIT_NO_KVM})"), EXIT_NO_KVM
+    if requested == "tcg":
+        return "tcg", "running under TCG as asked: host KVM columns are n/a (TCG)", None
+    if not usable:
+        return "tcg", ("/dev/kvm is missing or not usable: running under TCG; the host KVM "
+                       "columns are n/a (TCG) (--require-kvm makes this an error)"), None
+    return "kvm", None, None
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(
+        prog="bench",
+        description="Run idlelab experiment matrices under QEMU/KVM and write results/<time>/ "
+                    "(raw JSON, runs.csv, seedNNN.md tables, PNG plots). With no --matrix: "
+                    "the four built-in seed matrices (tools/matrices/seed00[0234].txt).",
+        epilog=f"Exit status: {EXIT_OK} all runs made or reported not run; {EXIT_RUN_FAILED} a "
+               f"run failed; {EXIT_USAGE} bad arguments or matrix; {EXIT_NO_KVM} KVM required "
+               "(--require-kvm or --accel kvm) but /dev/kvm is not usable.")
+    ap.add_argument("--quick", action="store_true",
+                    help="the reduced built-in matrices (tools/matrices/quick/): under a minute")
+    ap.add_argument("--seeds", default=",".join(SEEDS),
+                    help="built-in seeds to run, comma-separated (default: %(default)s)")
+    ap.add_argument("--matrix", action="append", metavar="FILE",
+                    help="run this matrix file instead of the built-ins (repeatable)")
+    ap.add_argument("--accel", choices=("auto", "kvm", "tcg"), default="auto",
+                    help="auto (default): KVM if usable, else TCG with host columns n/a")
+    ap.add_argument("--require-kvm", action="store_true",
+                    help=f"exit {EXIT_NO_KVM} without running anything if KVM is not usable")
+    ap.add_argument("--wait-quiet", type=float, default=0, metavar="SECONDS",
+                    help="wait for a quiet machine before the first run and after a run that "
+                         "saw other load, at most SECONDS in all (default 0: do not wait)")
+    ap.add_argument("--quiet-below", type=float, default=10.0, metavar="PCT",
+                    help="other load (%% of all host CPUs) that counts as quiet "
+                         "(default %(default)s)")
+    ap.add_argument("--results-dir", default=RESULTS_DIR, metavar="DIR",
+                    help="parent of the new <timestamp>/ folder and the `latest` link "
+                         "(default: results/)")
+    ap.add_argument("--window-hold", default=WINDOW_HOLD, metavar="TIME",
+                    help="guest window_hold= unless the matrix sets it (default %(default)s)")
+    ap.add_argument("--timeout", type=float, default=120, metavar="S",
+                    help="kill a boot after S seconds (default %(default)s)")
+    ap.add_argument("--list", action="store_true",
+                    help="print the matrices' runs and the time estimate; run nothing")
+    ap.add_argument("--report", metavar="RESULTS_FOLDER",
+                    help="rewrite runs.csv, the tables and plots from a folder's raw/ and exit")
+    args = ap.parse_args(argv)
+    seeds = [s.strip() for s in args.seeds.split(",") if s.strip()]
+    bad = [s for s in seeds if s not in SEEDS]
+    if bad:
+        ap.error(f"unknown seed {', '.join(bad)}; built-in: {', '.join(SEEDS)}")
+    args.seed_list = seeds
+    return args
+
+
+def list_matrices(loaded):
+    """--list: each matrix, its runs and the expected time."""
+    total = 0.0
+    for mid, path, runs in loaded:
+        boots = sum(r.repeat for r in runs)
+        secs = sum(estimate_s(r) * r.repeat for r in runs)
+        total += secs
+        print(f"{mid}: {os.path.relpath(path, TOP)}: {len(runs)} runs, {boots} boots, "
+              f"~{secs:.0f}s")
+        for r in runs:
+            rep = f" x{r.repeat}" if r.repeat > 1 else ""
+            print(f"  {r.name}{rep}: {guest_cmdline(r)} halt_poll_ns={r.settings['halt_poll_ns']}"
+                  + "".join(f" {k}={v}" for k, v in r.host_params.items()
+                            if k != "halt_poll_ns"))
+    print(f"total ~{total:.0f}s (about {RUN_OVERHEAD_S:.0f}s per boot besides warm-up and "
+          "window)")
+
+
+def rebuild_report(outdir):
+    """--report: the reports of an existing folder, from its raw records."""
+    for path in report.write_all(outdir, resultsfolder.read_raw(outdir),
+                                 resultsfolder.read_meta(outdir)):
+        print(path)
+    return EXIT_OK
+
+
+def install_sigterm():
+    """SIGTERM unwinds like Ctrl-C: qemu.run kills its QEMU, override() restores params."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(SIGTERM_STATUS))
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    if args.report:
+        return rebuild_report(args.report)
+    paths = args.matrix or builtin_matrices(args.quick, args.seed_list)
+    try:
+        loaded = load_matrices(paths)
+    except (matrix.MatrixError, OSError) as e:
+        say(str(e))
+        return EXIT_USAGE
+    if args.list:
+        list_matrices(loaded)
+        return EXIT_OK
+    accel, msg, code = choose_accel(args.accel, args.require_kvm)
+    if msg:
+        say(msg)
+    if code is not None:
+        return code
+    install_sigterm()
+    return run_all(args, loaded, accel)

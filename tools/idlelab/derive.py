@@ -1,0 +1,180 @@
+"""From one raw record (onerun.py) to its RunRow and its per-vCPU side-by-side view.
+
+The guest's figures come from its own `cpu` and `result` records (results.parse_run); every
+KVM figure comes from kvmstats.Delta, rebuilt from the record's host.delta, and is only
+rounded here. A pure function of the record, so `tools/bench --report` can redo it.
+"""
+from . import results, tolerance
+from .kvmstats import Delta
+from .runrow import HOST_KVM, NA_TCG, RunRow, is_number
+
+GUEST_SIDE = ("hlt", "halts_aborted", "ipi_received", "timer_irqs", "poll_hits", "ipi_avoided")
+HOST_SIDE = ("halt_exits", "halt_attempted_poll", "halt_successful_poll", "halt_wakeup",
+             "halt_poll_invalid", "exits")
+TIME_UNITS_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
+# The result record's times (ns) that become µs columns: "rtt_p50" -> rtt_p50_us.
+RESULT_TIMES = ("rtt_p50", "rtt_p90", "rtt_p99", "late_p50", "late_p99", "achieved_period",
+                "interval_mean", "lap_p50", "hop_p50")
+RESULT_COUNTS = ("iters", "rt_per_s", "wakes")
+GUEST_TOTALS = (("guest_hlt", "hlt"), ("guest_ipi_sent", "ipi_sent"),
+                ("guest_ipi_avoided", "ipi_avoided"), ("guest_poll_hits", "poll_hits"))
+
+
+def workload_vcpus(workload, smp, cpus_mask):
+    """The vCPUs whose host figures describe the workload: those in cpus= (all for 0). For
+    workload=idle on several vCPUs, vCPU 0 is left out: it spins window_hold at each marker
+    for the host's read, which an idle vCPU would not do."""
+    cpus = [c for c in range(smp) if not cpus_mask or (cpus_mask >> c) & 1]
+    if workload == "idle" and smp > 1 and not cpus_mask:
+        cpus = [c for c in cpus if c != 0]
+    return cpus
+
+
+def time_us(text):
+    """A guest time knob as µs ("250us" -> 250.0); None if absent."""
+    if text is None:
+        return None
+    for unit in ("ns", "us", "ms", "s"):
+        if text.endswith(unit) and text[:-len(unit)].isdigit():
+            return float(text[:-len(unit)]) * TIME_UNITS_US[unit]
+    return float(text) / 1000 if text.isdigit() else None
+
+
+def mean(values, digits=2):
+    values = [v for v in values if v is not None]
+    return round(sum(values) / len(values), digits) if values else None
+
+
+def identity(rec):
+    """The fields known without booting: what the matrix asked for."""
+    hp, params = rec["halt_poll"], rec.get("host_params") or {}
+    wanted, values = params.get("wanted") or {}, params.get("values") or {}
+    knobs = rec.get("guest_knobs") or {}
+    return dict(
+        {k: rec.get(k) for k in ("matrix", "config", "name", "repeat", "status", "reason",
+                                 "accel", "workload", "smp")},
+        halt_poll_scope=hp["scope"],
+        halt_poll_ns=hp["ns"] if hp["scope"] != "host" else values.get("halt_poll_ns"),
+        host_grow=wanted.get("halt_poll_ns_grow", values.get("halt_poll_ns_grow")),
+        host_grow_start=wanted.get("halt_poll_ns_grow_start",
+                                   values.get("halt_poll_ns_grow_start")),
+        host_shrink=wanted.get("halt_poll_ns_shrink", values.get("halt_poll_ns_shrink")),
+        guest_idle=knobs.get("idle"), hostpoll=knobs.get("hostpoll"),
+        guest_halt_poll_ns=knobs.get("haltpoll.guest_halt_poll_ns"),
+        hz=int(knobs["hz"]) if "hz" in knobs else None, period_us=time_us(knobs.get("period")),
+        cpus=knobs.get("cpus", "0"), seconds=(rec.get("qemu") or {}).get("seconds"))
+
+
+def summarize(rec):
+    """The RunRow of a raw record: identity, the guest's counters next to the host's deltas
+    over the window, derived figures, the accuracy check, other load, workload metrics."""
+    row = identity(rec)
+    if rec["status"] != "ok":
+        return RunRow(**row)
+    run = results.parse_run(rec["serial"])
+    cfg = run.config
+    row.update(guest_idle=run.idle.get("policy"), msr=str(run.idle.get("msr")),
+               hostpoll=cfg.get("hostpoll"), hz=int(cfg.get("hz", 250)),
+               guest_halt_poll_ns=cfg.get("haltpoll.guest_halt_poll_ns"),
+               period_us=time_us(cfg.get("period")) if rec["workload"] == "periodic"
+               else row["period_us"], cpus=cfg.get("cpus", "0"))
+    vcpus = workload_vcpus(rec["workload"], rec["smp"], int(row["cpus"], 0))
+    row["workload_vcpus"] = " ".join(map(str, vcpus))
+    row.update({col: run.total(counter) for col, counter in GUEST_TOTALS})
+    row.update(host_figures(rec, vcpus))
+    row.update(accuracy(row.get("guest_hlt"), row.get("host_halt_exits")))
+    row.update(load_figures(rec))
+    row.update(workload_metrics(run))
+    return RunRow(**row)
+
+
+def host_figures(rec, vcpus):
+    """KVM's counters summed over the vCPUs, and per-vCPU figures averaged over the
+    workload's vCPUs, all from kvmstats.Delta. Under TCG there are no KVM counters: those
+    fields say NA_TCG."""
+    host = rec["host"]
+    d = Delta.from_json(host["delta"])
+    out = {"host_cpu_pct": mean(d.cpu_percent(c) for c in vcpus),
+           "host_cpu_pct_vcpus": "/".join(f"{d.cpu_percent(c):.1f}"
+                                          for c in sorted(d.per_thread_cpu_ns)),
+           "sample_ms_max": max(host[s]["sample_ms"] for s in ("open", "close")),
+           "read_ms_max": max(host[s].get("read_ms", host[s]["sample_ms"])
+                              for s in ("open", "close")),
+           "late_samples": sum(bool(host[s].get("late")) for s in ("open", "close"))}
+    if rec["accel"] != "kvm" or not d.per_vcpu_stats:
+        out.update({k: NA_TCG for k in HOST_KVM})
+        return out
+    success = d.poll_success_percent()
+    out.update(host_halt_exits=d.total("halt_exits"),
+               host_attempted_poll=d.total("halt_attempted_poll"),
+               host_successful_poll=d.total("halt_successful_poll"),
+               host_poll_invalid=d.total("halt_poll_invalid"),
+               host_halt_wakeup=d.total("halt_wakeup"), host_exits=d.total("exits"),
+               host_insn_emulation=d.total("insn_emulation"),
+               poll_success_pct=None if success is None else round(success, 1),
+               host_poll_pct=mean(d.poll_percent(c) for c in vcpus
+                                  if c in d.per_vcpu_stats),
+               halt_exits_per_s=mean(d.halt_exits_per_s(c) for c in vcpus
+                                     if c in d.per_vcpu_stats))
+    return out
+
+
+def accuracy(guest_hlt, host_halt_exits):
+    """Guest HLT instructions vs host halt exits over the window, and whether to flag it
+    (tolerance.py). Nothing when the host has no count (TCG keeps its NA_TCG)."""
+    if not is_number(host_halt_exits):
+        return {}
+    diff = host_halt_exits - guest_hlt
+    return {"hlt_diff": diff,
+            "hlt_diff_pct": round(100 * diff / guest_hlt, 1) if guest_hlt else None,
+            "accuracy_flag": tolerance.hlt_mismatch(guest_hlt, host_halt_exits)}
+
+
+def accuracy_text(row):
+    """The accuracy check as one phrase for the progress output."""
+    if row.host_halt_exits == NA_TCG:
+        return f"HLT guest {row.guest_hlt} / host {NA_TCG}"
+    if row.hlt_diff is None:
+        return "HLT check n/a"
+    pct = "" if row.hlt_diff_pct is None else f", {row.hlt_diff_pct:+.1f}%"
+    text = (f"HLT guest {row.guest_hlt} / host halt_exits {row.host_halt_exits} "
+            f"({row.hlt_diff:+d}{pct})")
+    if row.accuracy_flag:
+        text += f" LARGE DIFFERENCE ({tolerance.describe()})"
+    return text
+
+
+def load_figures(rec):
+    load = rec.get("load") or {}
+    run, window = load.get("run") or {}, load.get("window") or {}
+    avg = load.get("loadavg") or [None]
+    return {"other_load": run.get("other_pct"), "other_load_window": window.get("other_pct"),
+            "steal_pct": run.get("steal_pct"), "loadavg_1m": avg[0]}
+
+
+def workload_metrics(run):
+    """The result record's figures, times in µs."""
+    r = run.result or {}
+    out = {"window_ms": round(r["window_ns"] / 1e6, 1) if "window_ns" in r else None}
+    out.update({key: r[key] for key in RESULT_COUNTS if key in r})
+    out.update({f"{key}_us": round(r[f"{key}_ns"] / 1000, 1)
+                for key in RESULT_TIMES if f"{key}_ns" in r})
+    return out
+
+
+def side_by_side(rec):
+    """Per vCPU, the guest's own counters next to KVM's deltas over the same window and the
+    vCPU thread's host CPU %: the raw record's most readable view."""
+    run = results.parse_run(rec["serial"])
+    d = Delta.from_json(rec["host"]["delta"])
+    out = []
+    for c in run.cpus:
+        i = c["id"]
+        stats = d.per_vcpu_stats.get(i)
+        cpu = d.cpu_percent(i)
+        out.append({"vcpu": i, "guest": {k: c.get(k) for k in GUEST_SIDE},
+                    "host": {k: stats.get(k) for k in HOST_SIDE} if stats is not None
+                    else NA_TCG,
+                    "host_cpu_pct": None if cpu is None else round(cpu, 2)})
+    return out
+

@@ -1,0 +1,100 @@
+"""Makes one boot of a matrix run and returns its raw record (status ok, failed or not run).
+
+  1. Decide the host polling configuration. A per-VM window (`halt_poll_ns=<time>`) goes
+     through the preload library (haltpollcap) and touches no other VM. Global kvm
+     parameters are changed only when a run needs a value the host does not already have,
+     and only through hostparams.override (journal, restore on every exit). Where they are
+     read-only such a run is recorded as "not run: <reason>", never faked.
+  2. Boot the guest (qemu.run, the one QEMU command line) with a QMP socket in a private
+     temporary directory and the WindowProbe attached (probe.py).
+  3. Around the boot, sample the machine load (hostload.py); assemble the record
+     (rawrecord.py).
+"""
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+
+from . import haltpollcap, hostparams, matrix, qemu, rawrecord
+from .derive import side_by_side
+from .hostconfig import HostParams
+from .hostload import host_cpus, load_sample
+from .probe import WindowProbe
+from .progress import say
+from .workplan import WINDOW_HOLD
+
+
+@dataclass
+class Context:
+    """What every run of one invocation shares."""
+    accel: str                       # kvm or tcg, for every run
+    params: HostParams
+    window_hold: str = WINDOW_HOLD
+    timeout_s: float = 120.0
+    library: str = None              # the preload library, built once if any run needs it
+    ncpus: int = field(default_factory=host_cpus)
+
+    def run_accel(self, run):
+        return rawrecord.run_accel(run, self.accel)
+
+    def base_record(self, mid, run, repeat):
+        return rawrecord.base_record(mid, run, repeat, self.accel, self.params,
+                                     self.window_hold)
+
+
+def execute(mid, run, repeat, ctx):
+    """One boot of `run` (the `repeat`th) and its raw record."""
+    rec = ctx.base_record(mid, run, repeat)
+    changes = {}
+    if rec["accel"] == "kvm":
+        changes, reason = ctx.params.changes_for(run)
+        if reason:
+            rec.update(status="not run", reason=reason)
+            return rec
+    if not changes:
+        return boot(run, rec, ctx)
+    with hostparams.override(changes, ctx.params.journal, ctx.params.param_dir) as ov:
+        if ov.note:
+            say(ov.note)
+        rec["host_params"]["changed"] = dict(changes)
+        rec["host_params"]["values"] = dict(ctx.params.values, **changes)
+        return boot(run, rec, ctx)
+
+
+def qemu_config(run, rec, ctx, qmp_path):
+    """The QEMU configuration, with the preload library for a per-VM window under KVM."""
+    cfg = qemu.Config(smp=run.smp, machine=run.machine, accel=rec["accel"],
+                      cmdline=rec["cmdline"], qmp=qmp_path, name="idlelab-bench")
+    hp = rec["halt_poll"]
+    if rec["accel"] == "kvm" and hp["scope"] == "vm":
+        cfg.preload = [ctx.library]
+        cfg.env = haltpollcap.run_env(hp["ns"])
+    return cfg
+
+
+def boot(run, rec, ctx):
+    """Boots the guest with the probe attached and fills in the record."""
+    sockdir = tempfile.mkdtemp(prefix="idlelab-bench-")
+    hold = run.guest.get("window_hold", ctx.window_hold)
+    probe = WindowProbe(os.path.join(sockdir, "qmp"), rec["accel"], matrix.parse_time(hold))
+    cfg = qemu_config(run, rec, ctx, probe.qmp_path)
+    rec["argv"], _ = qemu.build_command(cfg)
+    before = load_sample()
+    try:
+        res = qemu.run(cfg, timeout=ctx.timeout_s, on_line=probe.on_line,
+                       on_start=probe.on_start)
+    finally:
+        probe.close()
+        shutil.rmtree(sockdir, ignore_errors=True)
+    after = load_sample()
+    out = res.outcome
+    rec["qemu"] = {"status": res.status, "outcome": out.name, "timed_out": res.timed_out,
+                   "seconds": round(res.seconds, 3)}
+    rec["serial"] = res.output
+    rec["host"] = rawrecord.host_part(probe)
+    rec["load"] = rawrecord.load_part(probe, before, after, ctx.ncpus)
+    rec["haltpoll_cap"] = rawrecord.enabled_caps(res.output)
+    rec["status"], rec["reason"] = rawrecord.verdict(rec, out)
+    if rec["status"] == "ok":
+        rec["per_vcpu"] = side_by_side(rec)
+    return rec

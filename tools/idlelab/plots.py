@@ -1,0 +1,126 @@
+"""The PNG plots of the seed matrices, drawn with matplotlib (optional: without it the
+report says the plots were skipped). matplotlib is imported here only, and only when a
+plot is drawn, so the rest of the harness runs on the standard library alone."""
+from .runrow import is_number
+from .seed003_table import windows
+
+SKIPPED = "(plots skipped: {python} cannot import matplotlib; install python3-matplotlib)"
+
+
+def pyplot():
+    """matplotlib with the file-only Agg backend, or None when it is not installed."""
+    try:
+        import matplotlib      # optional dependency: see the module docstring
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        return plt
+    except ImportError:
+        return None
+
+
+def value(r, key):
+    """A run's figure for a plot: None unless it ran and the figure is a number."""
+    v = getattr(r, key)
+    return v if r.ok and is_number(v) else None
+
+
+def save(fig, path, plt):
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def seed003(rows, path, plt):
+    """Host CPU % and halt exits/s of the periodic vCPU against the timer period."""
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(7, 7), sharex=True)
+    for w in windows(rows):
+        pts = sorted(((r.period_us, r) for r in rows if r.halt_poll_ns == w
+                      and value(r, "host_cpu_pct") is not None), key=lambda p: p[0])
+        if not pts:
+            continue
+        xs = [p for p, _ in pts]
+        ax1.plot(xs, [r.host_cpu_pct for _, r in pts], marker="o", label=f"halt_poll_ns={w}")
+        ax2.plot(xs, [value(r, "halt_exits_per_s") for _, r in pts], marker="o",
+                 label=f"halt_poll_ns={w}")
+    ax1.set_ylabel("vCPU thread host CPU %")
+    ax1.set_ylim(0, 105)
+    ax1.set_title("seed 003: periodic timer wake-ups vs host halt polling")
+    ax2.set_ylabel("halt exits / s")
+    ax2.set_xlabel("guest timer period (µs)")
+    for ax in (ax1, ax2):
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    save(fig, path, plt)
+
+
+def bars(ax, labels, values, errs=None, notes=None):
+    xs = range(len(labels))
+    ax.bar(xs, [v or 0 for v in values], yerr=errs, capsize=4, color="tab:blue")
+    ax.set_xticks(list(xs))
+    ax.set_xticklabels(labels, rotation=15, ha="right", fontsize=8)
+    for x, v, note in zip(xs, values, notes or [None] * len(labels)):
+        if note:
+            ax.text(x, 0, note, ha="center", va="bottom", fontsize=7, rotation=90)
+        elif v is not None:
+            ax.text(x, v, f"{v:.0f}", ha="center", va="bottom", fontsize=8)
+    ax.grid(True, axis="y", alpha=0.3)
+
+
+def latency(rows, path, plt, title):
+    """Median round trip per configuration, whiskers up to p99 (seed 002 and 000)."""
+    pp = [r for r in rows if r.workload == "pingpong"]
+    one_hz = len({x.hz for x in pp}) <= 1
+    labels = [r.config if one_hz else f"{r.config} hz={r.hz}" for r in pp]
+    p50 = [value(r, "rtt_p50_us") for r in pp]
+    p99 = [value(r, "rtt_p99_us") for r in pp]
+    errs = [[0] * len(pp), [max(0, (b or 0) - (a or 0)) for a, b in zip(p50, p99)]]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    bars(ax, labels, p50, errs, [None if r.ok else r.status for r in pp])
+    ax.set_ylabel("round trip µs (bar: p50, whisker: p99)")
+    ax.set_title(title)
+    save(fig, path, plt)
+
+
+def idle_cpu(rows, path, plt):
+    """Seed 000's idle rows: host CPU % of an idle vCPU per configuration and tick rate."""
+    idle = [r for r in rows if r.workload == "idle"]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    bars(ax, [f"{r.config}\nhz={r.hz}" for r in idle], [value(r, "host_cpu_pct") for r in idle],
+         notes=[None if r.ok else r.status for r in idle])
+    ax.set_ylabel("idle vCPU thread host CPU %")
+    ax.set_title("seed 000: idle vCPU cost per host polling configuration")
+    save(fig, path, plt)
+
+
+def seed004(rows, path, plt):
+    """Successful host polls per attempted, per workload and shrink value."""
+    labels, vals, notes = [], [], []
+    for r in rows:
+        labels.append(f"{r.workload}\nshrink={r.host_shrink}")
+        v = value(r, "poll_success_pct")
+        vals.append(v)
+        notes.append(None if v is not None else ("not run (read-only)"
+                                                 if r.status == "not run" else "n/a"))
+    fig, ax = plt.subplots(figsize=(7, 4))
+    bars(ax, labels, vals, notes=notes)
+    ax.set_ylabel("successful / attempted host polls, %")
+    ax.set_ylim(0, 105)
+    ax.set_title("seed 004: poll success ratio, halt_poll_ns_shrink 0 vs 2")
+    save(fig, path, plt)
+
+
+def seed000_latency(rows, path, plt):
+    latency(rows, path, plt, "seed 000: pingpong round trip per host polling configuration")
+
+
+def seed002_latency(rows, path, plt):
+    latency(rows, path, plt, "seed 002: pingpong round trip, host vs guest polling")
+
+
+# matrix id -> [(file name, draw(rows, path, plt))]
+PLOTS = {
+    "seed000": [("seed000_latency.png", seed000_latency), ("seed000_idle_cpu.png", idle_cpu)],
+    "seed002": [("seed002_latency.png", seed002_latency)],
+    "seed003": [("seed003_cpu_vs_period.png", seed003)],
+    "seed004": [("seed004_poll_success.png", seed004)],
+}

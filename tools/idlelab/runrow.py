@@ -1,0 +1,145 @@
+"""RunRow: one boot as one typed row, the unit runs.csv, the tables and the plots share.
+
+runs.csv is an interface (the README lists its columns, scripts read it): its header is the
+RunRow field names in declaration order, so the order of the fields below IS the CSV's
+column order. Fields marked measured are combined over repeats (median); the others say
+which run a row is. A field is None when it does not apply (not run, or a workload without
+that metric) and the text NA_TCG for a KVM figure under TCG.
+"""
+import csv
+import statistics
+from dataclasses import dataclass, field, fields, replace
+from typing import Optional, Union
+
+NA_TCG = "n/a (TCG)"
+Num = Optional[Union[int, float]]
+KvmNum = Optional[Union[int, float, str]]      # a KVM figure, or NA_TCG
+
+
+def _measured(kvm=False):
+    return field(default=None, metadata={"measured": True, "kvm": kvm})
+
+
+@dataclass
+class RunRow:
+    # --- which run: what the matrix asked for ---------------------------------------------
+    matrix: str = None
+    config: str = None
+    name: str = None
+    repeat: int = None            # repeat index; after aggregate(), how many succeeded
+    status: str = None            # ok, failed, not run
+    reason: str = None
+    accel: str = None
+    workload: str = None
+    smp: int = None
+    halt_poll_ns: int = None
+    halt_poll_scope: str = None   # vm (per-VM capability) or host (global parameter)
+    host_grow: int = None
+    host_grow_start: int = None
+    host_shrink: int = None
+    guest_idle: str = None
+    hostpoll: str = None
+    msr: str = None
+    guest_halt_poll_ns: str = None
+    hz: int = None
+    period_us: float = None
+    cpus: str = None
+    workload_vcpus: str = None    # the vCPUs the per-vCPU host figures average over
+    # --- measured: the guest's counters, then KVM's over the same window --------------------
+    guest_hlt: Num = _measured()
+    guest_ipi_sent: Num = _measured()
+    guest_ipi_avoided: Num = _measured()
+    guest_poll_hits: Num = _measured()
+    host_halt_exits: KvmNum = _measured(kvm=True)
+    host_attempted_poll: KvmNum = _measured(kvm=True)
+    host_successful_poll: KvmNum = _measured(kvm=True)
+    host_poll_invalid: KvmNum = _measured(kvm=True)
+    host_halt_wakeup: KvmNum = _measured(kvm=True)
+    poll_success_pct: KvmNum = _measured(kvm=True)
+    host_cpu_pct: Num = _measured()
+    host_cpu_pct_vcpus: str = _measured()
+    host_poll_pct: KvmNum = _measured(kvm=True)
+    halt_exits_per_s: KvmNum = _measured(kvm=True)
+    host_exits: KvmNum = _measured(kvm=True)
+    host_insn_emulation: KvmNum = _measured(kvm=True)
+    hlt_diff: KvmNum = _measured(kvm=True)
+    hlt_diff_pct: KvmNum = _measured(kvm=True)
+    accuracy_flag: Optional[Union[bool, str]] = _measured(kvm=True)
+    # --- the machine around the run -------------------------------------------------------
+    other_load: Num = _measured()
+    other_load_window: Num = _measured()
+    steal_pct: Num = _measured()
+    loadavg_1m: Num = _measured()
+    # --- the workload's result record, times in µs ------------------------------------------
+    window_ms: Num = _measured()
+    iters: Num = _measured()
+    rtt_p50_us: Num = _measured()
+    rtt_p90_us: Num = _measured()
+    rtt_p99_us: Num = _measured()
+    rt_per_s: Num = _measured()
+    late_p50_us: Num = _measured()
+    late_p99_us: Num = _measured()
+    achieved_period_us: Num = _measured()
+    wakes: Num = _measured()
+    interval_mean_us: Num = _measured()
+    lap_p50_us: Num = _measured()
+    hop_p50_us: Num = _measured()
+    # --- the host's sampling --------------------------------------------------------------
+    read_ms_max: Num = _measured()
+    sample_ms_max: Num = _measured()
+    late_samples: Num = _measured()
+    seconds: Num = _measured()
+
+    @property
+    def ok(self):
+        return self.status == "ok"
+
+
+COLUMNS = [f.name for f in fields(RunRow)]
+MEASURED = [f.name for f in fields(RunRow) if f.metadata.get("measured")]
+HOST_KVM = [f.name for f in fields(RunRow) if f.metadata.get("kvm")]
+
+
+def is_number(v):
+    """A measured number (bools and NA_TCG are not)."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def write_csv(rows, path):
+    """runs.csv: one row per boot, COLUMNS in order, None as an empty cell."""
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(COLUMNS)
+        for r in rows:
+            w.writerow(["" if getattr(r, k) is None else getattr(r, k) for k in COLUMNS])
+
+
+def aggregate(rows):
+    """One row per (matrix, run name), in first-seen order: the median of each measurement
+    over the repeats that succeeded; `repeat` becomes how many did."""
+    groups = {}
+    for r in rows:
+        groups.setdefault((r.matrix, r.name), []).append(r)
+    out = []
+    for members in groups.values():
+        ok = [r for r in members if r.ok]
+        if not ok:
+            out.append(members[0])
+            continue
+        merged = {"repeat": len(ok)}
+        for key in MEASURED:
+            values = [getattr(r, key) for r in ok]
+            if all(isinstance(v, bool) for v in values):
+                merged[key] = any(values)      # flagged if any repeat was
+            elif all(is_number(v) for v in values):
+                merged[key] = statistics.median(values)
+        out.append(replace(ok[0], **merged))
+    return out
+
+
+def by_matrix(rows):
+    """{matrix id: [row]} in first-seen order."""
+    out = {}
+    for r in rows:
+        out.setdefault(r.matrix, []).append(r)
+    return out

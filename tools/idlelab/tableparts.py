@@ -1,0 +1,123 @@
+"""The parts every matrix's markdown shares: the header (where the numbers come from), the
+table of every run, and the run conditions (other load, accuracy check, sampling) under it.
+The conditions are computed from the rows; nothing here states a figure of its own."""
+import statistics
+
+from . import tolerance
+from .probe import OPEN_READ_AT
+from .runrow import NA_TCG
+from .tablecells import cell, fmt, md_table, num
+
+
+def header(title, meta, seed_table):
+    """Title, where the numbers come from, and the seed's own table for comparison."""
+    mode = "quick (reduced) matrix" if meta.get("quick") else "full matrix"
+    lines = [f"# {title}", "",
+             f"Results folder `{meta.get('results', '?')}` ({mode}, {meta.get('accel', '?')}, "
+             f"started {meta.get('started', '?')}; {meta.get('host_cpus', '?')} host CPUs). "
+             f"Host: {meta.get('host_params_note', '?')}.", ""]
+    if meta.get("accel") == "tcg":
+        lines += ["Run under TCG: there are no KVM counters and no host halt polling, so the "
+                  f"host columns say {NA_TCG}.", ""]
+    if seed_table:
+        lines += ["The seed's own table (real hardware):", "", "```", seed_table.strip("\n"),
+                  "```", ""]
+    return lines
+
+
+def conditions(rows):
+    """The run conditions under every table: other load, accuracy, sample latency."""
+    ok = [r for r in rows if r.ok]
+    if not ok:
+        return ["No run of this matrix was made."]
+    lines = [line for line in (load_line(ok), accuracy_line(ok), sampling_line(ok)) if line]
+    not_run = [r for r in rows if r.status == "not run"]
+    failed = [r for r in rows if r.status == "failed"]
+    if not_run:
+        lines.append("- Not run: " + "; ".join(f"{r.name} ({r.reason})" for r in not_run) + ".")
+    if failed:
+        lines.append("- Failed: " + "; ".join(f"{r.name} ({r.reason})" for r in failed) + ".")
+    return lines
+
+
+def load_line(ok):
+    other = [r.other_load for r in ok if num(r.other_load) is not None]
+    if not other:
+        return None
+    return (f"- Other load on the host during the runs (% of all host CPUs, not counting QEMU "
+            f"and the harness): median {statistics.median(other):.1f}, max {max(other):.1f}; "
+            f"load average at the end of the runs {min(r.loadavg_1m for r in ok):.2f}–"
+            f"{max(r.loadavg_1m for r in ok):.2f}.")
+
+
+def accuracy_line(ok):
+    diffs = [r for r in ok if num(r.hlt_diff) is not None]
+    if not diffs:
+        return None
+    limit = tolerance.HLT_TOLERANCE_EXITS
+    flagged = [r.name for r in ok if r.accuracy_flag is True]
+    worst = max(diffs, key=lambda r: abs(r.hlt_diff))
+    big = [r for r in diffs if abs(r.hlt_diff) > limit]
+    rel = (f"largest relative difference among those above {limit} exits "
+           f"{max(abs(r.hlt_diff_pct) for r in big):.1f}%" if big
+           else f"no run differs by more than {limit} exits")
+    return (f"- Accuracy check (guest HLT count vs host halt_exits over the window): largest "
+            f"difference {worst.hlt_diff:+.0f} exits ({worst.name}, {worst.guest_hlt:.0f} "
+            f"HLT); {rel}; "
+            + (f"flagged: {', '.join(flagged)}." if flagged
+               else f"none flagged ({tolerance.describe()})."))
+
+
+def sampling_line(ok):
+    sample = [r.sample_ms_max for r in ok if num(r.sample_ms_max) is not None]
+    reads = [r.read_ms_max for r in ok if num(r.read_ms_max) is not None]
+    if not sample:
+        return None
+    late = [r.name for r in ok if num(r.late_samples)]
+    return (f"- The host's read of KVM's counters took at most {max(reads):.1f} ms and ended at "
+            f"most {max(sample):.1f} ms after its marker arrived (at the open marker it starts "
+            f"{OPEN_READ_AT:.0%} into the guest's window_hold on purpose); "
+            + (f"after the hold in: {', '.join(late)}." if late else "always within the hold."))
+
+
+DETAIL_HEAD = ["run", "guest idle", "MSR", "halt_poll_ns", "shrink", "guest HLT",
+               "host halt exits", "attempted polls", "successful %", "host CPU %/vCPU",
+               "poll %", "halt exits/s/vCPU", "metric", "other load %"]
+
+
+def detail_table(rows):
+    """Every run of a matrix with the host's counters next to the guest's."""
+    lines = []
+    for r in rows:
+        if not r.ok:
+            lines.append([r.name, cell(r, "guest_idle")] + ["—"] * (len(DETAIL_HEAD) - 2))
+            continue
+        exits = (f"{fmt(r.host_halt_exits, 0)} ({fmt(r.hlt_diff, 0)})"
+                 if num(r.hlt_diff) is not None else fmt(r.host_halt_exits))
+        lines.append([r.name, fmt(r.guest_idle), fmt(r.msr), fmt(r.halt_poll_ns),
+                      fmt(r.host_shrink), fmt(r.guest_hlt, 0), exits,
+                      fmt(r.host_attempted_poll, 0), fmt(r.poll_success_pct),
+                      fmt(r.host_cpu_pct), fmt(r.host_poll_pct), fmt(r.halt_exits_per_s, 0),
+                      metric_text(r), fmt(r.other_load)])
+    return md_table(DETAIL_HEAD, lines)
+
+
+def metric_text(r):
+    """The workload's headline figure, with its name."""
+    if r.workload == "pingpong" and r.rtt_p50_us is not None:
+        return f"RTT p50 {fmt(r.rtt_p50_us, 0)} µs"
+    if r.workload == "periodic" and r.late_p50_us is not None:
+        return (f"period {fmt(r.achieved_period_us, 0)} µs, late p50 "
+                f"{fmt(r.late_p50_us, 0)} µs")
+    if r.workload == "random" and r.late_p50_us is not None:
+        return f"late p50 {fmt(r.late_p50_us, 0)} µs"
+    if r.workload == "pipeline" and r.lap_p50_us is not None:
+        return f"lap p50 {fmt(r.lap_p50_us, 0)} µs"
+    return "—"
+
+
+def page(title, meta, seed_table, lines, rows):
+    """A whole markdown file: header, the layout's own lines, every run, the conditions."""
+    out = header(title, meta, seed_table) + lines
+    out += ["## Every run", "", detail_table(rows), ""] + conditions(rows)
+    return "\n".join(out) + "\n"

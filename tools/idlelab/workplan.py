@@ -1,0 +1,67 @@
+"""From matrix files to the work list: the built-in seed matrices, each run's
+configuration name and guest command line, and the time a boot should take."""
+import os
+
+from . import matrix, qemu
+
+TOP = qemu.TOP
+MATRIX_DIR = os.path.join(TOP, "tools", "matrices")
+QUICK_DIR = os.path.join(MATRIX_DIR, "quick")
+SEEDS = ("000", "002", "003", "004")
+WINDOW_HOLD = "20ms"
+RUN_OVERHEAD_S = 1.0     # boot + table printing + exit here, before any run is measured
+
+
+def builtin_matrices(quick=False, seeds=SEEDS):
+    """Paths of the built-in seed matrices (the reduced set with quick)."""
+    base = QUICK_DIR if quick else MATRIX_DIR
+    return [os.path.join(base, f"seed{s}.txt") for s in seeds]
+
+
+def matrix_id(path):
+    """A matrix's id is its file name without .txt: `seed003` picks the seed 003 tables."""
+    return os.path.splitext(os.path.basename(path))[0]
+
+
+def config_of(run):
+    """The configuration a run belongs to: its run-line name without the sweep suffix and
+    without a `.part` ("no-poll.idle-hz=0" -> "no-poll"). The report lays tables out by it."""
+    suffix = "".join(f"-{matrix.short_key(k)}={v.replace(':', '_')}"
+                     for k, v in run.sweep.items())
+    base = run.name[:len(run.name) - len(suffix)] if suffix else run.name
+    return base.split(".", 1)[0]
+
+
+def load_matrices(paths):
+    """[(matrix id, path, [Run])], every guest knob checked against the kernel's table."""
+    knobs = matrix.guest_knob_names()
+    return [(matrix_id(p), p, matrix.load(p, guest_knobs=knobs)) for p in paths]
+
+
+def plan(loaded):
+    """The work list: one (matrix id, Run, repeat index) per boot, in matrix order."""
+    return [(mid, run, i) for mid, _, runs in loaded for run in runs
+            for i in range(1, run.repeat + 1)]
+
+
+def guest_cmdline(run, window_hold=WINDOW_HOLD):
+    """The guest command line: the workload and its duration (matrix keys of their own),
+    the run's guest knobs, and window_hold unless the matrix set it (the host's reads at the
+    markers depend on it)."""
+    parts = [f"workload={run.workload}", f"duration={run.settings['duration']}"]
+    if run.cmdline():
+        parts.append(run.cmdline())
+    if "window_hold" not in run.guest:
+        parts.append(f"window_hold={window_hold}")
+    return " ".join(parts)
+
+
+def estimate_s(run):
+    """Expected wall time of one boot, for the ETA: fixed cost + warm-up + window."""
+    warmup = matrix.parse_time(run.guest.get("warmup", "100ms"))
+    return RUN_OVERHEAD_S + (warmup + run.duration_ns) / 1e9
+
+
+def relpath(path):
+    """A path as the tables show it: relative to the tree when inside it."""
+    return os.path.relpath(path, TOP) if path.startswith(TOP) else path
