@@ -13,6 +13,7 @@
 #define REG_LCR	  3
 #define REG_MCR	  4
 #define REG_LSR	  5
+#define LSR_DR	  0x01
 #define LSR_THRE  0x20
 #define FIFO_SIZE 16
 
@@ -53,4 +54,11 @@ void serial_write(const char *s, size_t n)
 		outb(COM1 + REG_DATA, (unsigned char)s[i]);
 		room--;
 	}
+}
+
+int serial_try_read(void)
+{
+	if (!(inb(COM1 + REG_LSR) & LSR_DR))
+		return -1;
+	return inb(COM1 + REG_DATA);
 }

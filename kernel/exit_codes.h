@@ -17,7 +17,8 @@
 	X(EXCEPTION, 0x13, "an unexpected CPU exception (register dump printed)")                  \
 	X(WATCHDOG, 0x14, "a watchdog saw no progress within its bound")                           \
 	X(BOOT_FAILED, 0x15, "a needed platform feature is missing, or a CPU did not start")       \
-	X(PANIC, 0x16, "the kernel found its own state inconsistent")
+	X(PANIC, 0x16, "the kernel found its own state inconsistent")                              \
+	X(SYNC_TIMEOUT, 0x17, "window_sync: the host did not acknowledge a window marker in time")
 
 enum exit_code {
 #define X(name, value, help) EXIT_##name = value,

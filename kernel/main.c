@@ -21,6 +21,7 @@
 #include "kernel/panic_test.h"
 #include "kernel/percpu.h"
 #include "kernel/printk.h"
+#include "kernel/quiesce.h"
 #include "kernel/sched.h"
 #include "kernel/timer.h"
 #include "kernel/trap_report.h"
@@ -180,6 +181,7 @@ void kmain(uint32_t magic, uint64_t info)
 	printk("idlelab: booted via %s, cmdline \"%s\"", boot_info.protocol, boot_info.cmdline);
 	idt_build();
 	trap_report_init();
+	quiesce_init();
 	cpufeat_detect();
 	cpu_bringup();
 	pic_disable();

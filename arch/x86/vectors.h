@@ -7,6 +7,7 @@
 #define VEC_PIC_SPURIOUS_SLAVE	(VEC_PIC_BASE + 15)
 #define VEC_TIMER		0xef /* local APIC timer: sleeps and the tick */
 #define VEC_RESCHED		0xf0 /* another CPU queued work here */
+#define VEC_QUIESCE		0xf1 /* stop at the window barrier (kernel/quiesce.c) */
 #define VEC_APIC_SPURIOUS	0xff
 
 #endif

@@ -156,6 +156,13 @@
 	K(window_hold, "window_hold", TIME, 0, 0, KNOB_S(10), KNOB_NO_CHOICES, \
 	  "after each measurement-window marker, CPU 0 busy-waits this long without halting " \
 	  "so the host can read KVM's counters at the marker") \
+	K(window_sync, "window_sync", BOOL, 0, 0, 1, KNOB_NO_CHOICES, \
+	  "at each measurement-window marker every CPU stops at a barrier (no HLT), the guest " \
+	  "snapshots its counters, prints the marker and waits for the host's acknowledgement " \
+	  "(a byte on COM1) before any CPU resumes; off: no waiting (a plain boot)") \
+	K(window_sync_timeout, "window_sync_timeout", TIME, KNOB_S(5), KNOB_MS(1), KNOB_S(600), \
+	  KNOB_NO_CHOICES, "window_sync=1: how long the guest waits for the CPUs to reach the " \
+	  "barrier and for the host's acknowledgement before failing with SYNC_TIMEOUT") \
 	K(hostpoll, "hostpoll", ENUM, HOSTPOLL_AUTO, 0, 0, KNOB_CHOICES_HOSTPOLL, \
 	  "MSR_KVM_POLL_CONTROL per CPU: auto writes 0 (host must not poll) where the guest " \
 	  "polls (idle=haltpoll or poll) and 1 elsewhere; on/off force 1/0")

@@ -1,11 +1,10 @@
 """The idle policies, the POLL-flag elision and the poll-control MSR, in real QEMU runs."""
-import os
-import tempfile
 
 import pytest
 
-from idlelab import qemu, qmp, records, tolerance
+from idlelab import qemu, tolerance
 from test_boot import ACCELS, boot, one, run
+from test_window_sync import synced_run
 
 
 def idle_record(res):
@@ -96,35 +95,13 @@ def test_wakeup_selftest_needs_two_cpus():
     boot("tcg", smp=1, cmdline="selftest=wakeup iters=10", expect="TEST_FAILED")
 
 
-STATS = ["halt_exits", "halt_attempted_poll", "halt_successful_poll"]
-
-
 def pingpong_with_host_stats(cmdline):
-    """Runs bench=sched on 2 vCPUs and reads KVM's counters at the window markers."""
-    sock = os.path.join(tempfile.mkdtemp(prefix="idlelab-qmp-"), "qmp.sock")
-    cfg = qemu.Config(smp=2, accel="kvm", qmp=sock,
-                      cmdline=f"bench=sched iters=300 window_hold=30ms {cmdline}")
-    at = {}
-    conn = {}
-
-    def on_start(proc):
-        conn["q"] = qmp.QMP(sock, timeout=10, proc=proc)
-
-    def on_line(line):
-        rec = records.parse_line(line)
-        if rec and rec[0] == "window":
-            at[rec[1]["state"]] = conn["q"].query_stats_vcpus(STATS)
-
-    try:
-        res = run(cfg, on_line=on_line, on_start=on_start)
-    finally:
-        if "q" in conn:
-            conn["q"].close()
-    assert set(at) == {"open", "close"}, res.output
-    host = {cpu: {k: at["close"][cpu][k] - at["open"][cpu][k] for k in STATS}
-            for cpu in at["open"]}
+    """Runs bench=sched on 2 vCPUs with exact window edges (window_sync=1) and returns KVM's
+    per-vCPU counter deltas over the window next to the guest's `cpu` records."""
+    res, delta = synced_run(qemu.Config(smp=2, accel="kvm",
+                                        cmdline=f"bench=sched iters=300 {cmdline}"))
     guest = {int(f["id"]): f for _, f in res.records("cpu")}
-    return host, guest
+    return delta.per_vcpu_stats, guest
 
 
 def test_msr_zero_keeps_host_polling_flat_and_polls_replace_ipis():
@@ -146,9 +123,8 @@ def test_msr_zero_keeps_host_polling_flat_and_polls_replace_ipis():
         tot["poll_hits"] + tot["poll_expired"] + tot["halts_aborted"], tot
     host, guest = pingpong_with_host_stats("idle=halt")
     assert sum(h["halt_attempted_poll"] for h in host.values()) > 0, host
-    # Every guest HLT is one host halt exit (docs/haltpoll-spec.md §7.4); the markers' hold
-    # keeps CPU 0 busy, so only a few halts can fall between a guest snapshot and the host's read:
-    # the same tolerance as the bench's accuracy check.
+    # Every guest HLT is one host halt exit (docs/haltpoll-spec.md §7.4), on the same vCPU,
+    # once the window's edges are synchronised: the bench's accuracy rule (tolerance.py).
     for cpu, h in host.items():
         assert not tolerance.hlt_mismatch(int(guest[cpu]["hlt"]), h["halt_exits"]), \
             (cpu, h, guest[cpu])

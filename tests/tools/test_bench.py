@@ -75,10 +75,15 @@ def test_config_name_and_guest_cmdline():
     assert workplan.config_of(runs[0]) == "no-poll"
     assert workplan.config_of(runs[-1]) == "rr"
     assert workplan.guest_cmdline(runs[0]) == \
-        "workload=idle duration=2s hz=0 idle=halt window_hold=20ms"
+        "workload=idle duration=2s hz=0 idle=halt window_sync=1"
+    assert workplan.guest_cmdline(runs[0], "20ms") == \
+        "workload=idle duration=2s hz=0 idle=halt window_sync=1 window_hold=20ms"
     # a window_hold the matrix sets is kept, not doubled
-    assert workplan.guest_cmdline(runs[-1]).count("window_hold=") == 1
+    assert workplan.guest_cmdline(runs[-1], "20ms").count("window_hold=") == 1
     assert "window_hold=5ms" in workplan.guest_cmdline(runs[-1])
+    # and so is a window_sync it turns off
+    off = parse("a: workload=idle duration=1s guest.window_sync=0\n", "m")[0]
+    assert workplan.guest_cmdline(off).count("window_sync=") == 1
 
 
 def _param_dir(tmp_path, values, read_only=()):

@@ -63,7 +63,8 @@ def parse_args(argv):
                     help="parent of the new <timestamp>/ folder and the `latest` link "
                          "(default: results/)")
     ap.add_argument("--window-hold", default=WINDOW_HOLD, metavar="TIME",
-                    help="guest window_hold= unless the matrix sets it (default %(default)s)")
+                    help="guest window_hold= unless the matrix sets it (default %(default)s: the "
+                         "window edges are synchronised, window_sync=1)")
     ap.add_argument("--timeout", type=float, default=120, metavar="S",
                     help="kill a boot after S seconds (default %(default)s)")
     ap.add_argument("--list", action="store_true",

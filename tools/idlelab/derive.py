@@ -8,7 +8,8 @@ from . import results, tolerance
 from .kvmstats import Delta
 from .runrow import HOST_KVM, NA_TCG, RunRow, is_number
 
-GUEST_SIDE = ("hlt", "halts_aborted", "ipi_received", "timer_irqs", "poll_hits", "ipi_avoided")
+GUEST_SIDE = ("hlt", "halts_aborted", "wakeups", "ipi_received", "timer_irqs", "poll_hits",
+              "ipi_avoided")
 HOST_SIDE = ("halt_exits", "halt_attempted_poll", "halt_successful_poll", "halt_wakeup",
              "halt_poll_invalid", "exits")
 TIME_UNITS_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
@@ -77,12 +78,13 @@ def summarize(rec):
                hostpoll=cfg.get("hostpoll"), hz=int(cfg.get("hz", 250)),
                guest_halt_poll_ns=cfg.get("haltpoll.guest_halt_poll_ns"),
                period_us=time_us(cfg.get("period")) if rec["workload"] == "periodic"
-               else row["period_us"], cpus=cfg.get("cpus", "0"))
+               else row["period_us"], cpus=cfg.get("cpus", "0"),
+               window_sync=int(cfg.get("window_sync", 0)))
     vcpus = workload_vcpus(rec["workload"], rec["smp"], int(row["cpus"], 0))
     row["workload_vcpus"] = " ".join(map(str, vcpus))
     row.update({col: run.total(counter) for col, counter in GUEST_TOTALS})
     row.update(host_figures(rec, vcpus))
-    row.update(accuracy(row.get("guest_hlt"), row.get("host_halt_exits")))
+    row.update(accuracy(rec))
     row.update(load_figures(rec))
     row.update(workload_metrics(run))
     return RunRow(**row)
@@ -119,15 +121,21 @@ def host_figures(rec, vcpus):
     return out
 
 
-def accuracy(guest_hlt, host_halt_exits):
-    """Guest HLT instructions vs host halt exits over the window, and whether to flag it
-    (tolerance.py). Nothing when the host has no count (TCG keeps its NA_TCG)."""
-    if not is_number(host_halt_exits):
+def accuracy(rec):
+    """Guest HLT instructions vs host halt exits over the window, per vCPU (tolerance.py):
+    the summed difference, each vCPU's, and whether any vCPU is flagged. Nothing when the
+    host has no count (TCG keeps its NA_TCG)."""
+    pairs = [(v["guest"]["hlt"], v["host"]["halt_exits"]) for v in side_by_side(rec)
+             if isinstance(v["host"], dict) and is_number(v["guest"].get("hlt"))
+             and is_number(v["host"].get("halt_exits"))]
+    if not pairs:
         return {}
-    diff = host_halt_exits - guest_hlt
+    guest = sum(g for g, _ in pairs)
+    diff = sum(h - g for g, h in pairs)
     return {"hlt_diff": diff,
-            "hlt_diff_pct": round(100 * diff / guest_hlt, 1) if guest_hlt else None,
-            "accuracy_flag": tolerance.hlt_mismatch(guest_hlt, host_halt_exits)}
+            "hlt_diff_pct": round(100 * diff / guest, 1) if guest else None,
+            "hlt_diff_vcpus": "/".join(f"{h - g:+d}" for g, h in pairs),
+            "accuracy_flag": any(tolerance.hlt_mismatch(g, h) for g, h in pairs)}
 
 
 def accuracy_text(row):
@@ -138,9 +146,9 @@ def accuracy_text(row):
         return "HLT check n/a"
     pct = "" if row.hlt_diff_pct is None else f", {row.hlt_diff_pct:+.1f}%"
     text = (f"HLT guest {row.guest_hlt} / host halt_exits {row.host_halt_exits} "
-            f"({row.hlt_diff:+d}{pct})")
+            f"({row.hlt_diff:+d}{pct}; per vCPU {row.hlt_diff_vcpus})")
     if row.accuracy_flag:
-        text += f" LARGE DIFFERENCE ({tolerance.describe()})"
+        text += f" DIFFERENCE ({tolerance.describe()})"
     return text
 
 
@@ -175,6 +183,7 @@ def side_by_side(rec):
         out.append({"vcpu": i, "guest": {k: c.get(k) for k in GUEST_SIDE},
                     "host": {k: stats.get(k) for k in HOST_SIDE} if stats is not None
                     else NA_TCG,
-                    "host_cpu_pct": None if cpu is None else round(cpu, 2)})
+                    "host_cpu_pct": None if cpu is None else round(cpu, 2),
+                    "host_thread_cpu_ns": d.per_thread_cpu_ns.get(i)})
     return out
 

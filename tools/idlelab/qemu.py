@@ -6,6 +6,7 @@ poll-control MSR is offered only with `kvm-poll-control=on`; `debug-threads=on` 
 threads `CPU n/KVM` so the harness can read their CPU time.
 """
 import argparse
+import contextlib
 import ctypes
 import os
 import select
@@ -23,6 +24,9 @@ KERNEL32 = os.path.join(TOP, "build", "idlelab32.elf")
 MACHINES = ("microvm", "pc", "q35")
 ACCELS = ("auto", "kvm", "tcg")
 DEBUG_EXIT = "isa-debug-exit,iobase=0xf4,iosize=0x04"
+# The guest's COM1 receive side is QEMU's stdin (-serial stdio): the channel a guest booted
+# with window_sync=1 waits on at each window marker. One byte acknowledges one marker.
+ACK_BYTE = b"\x06"
 
 
 def kvm_usable():
@@ -159,7 +163,7 @@ def run(cfg, timeout=120, echo=False, on_line=None, on_start=None):
     if not cfg.iso and not os.path.exists(cfg.kernel):
         raise FileNotFoundError(f"{cfg.kernel} does not exist: run `make` first")
     start = time.monotonic()
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, start_new_session=True,
                             preexec_fn=_die_with_parent,
                             env=process_env(cfg))
@@ -195,8 +199,16 @@ def run(cfg, timeout=120, echo=False, on_line=None, on_start=None):
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
         status = proc.wait()
+        with contextlib.suppress(OSError):
+            proc.stdin.close()
     return Result(argv, accel, status, timed_out, "\n".join(lines) + "\n",
                   time.monotonic() - start)
+
+
+def acknowledge(proc):
+    """Lets a guest waiting at a window marker (window_sync=1) go on."""
+    proc.stdin.write(ACK_BYTE)
+    proc.stdin.flush()
 
 
 def _read_some(proc, deadline):

@@ -45,6 +45,7 @@ class RunRow:
     period_us: float = None
     cpus: str = None
     workload_vcpus: str = None    # the vCPUs the per-vCPU host figures average over
+    window_sync: int = None       # 1: exact window edges (guest quiesced while the host read)
     # --- measured: the guest's counters, then KVM's over the same window --------------------
     guest_hlt: Num = _measured()
     guest_ipi_sent: Num = _measured()
@@ -64,6 +65,7 @@ class RunRow:
     host_insn_emulation: KvmNum = _measured(kvm=True)
     hlt_diff: KvmNum = _measured(kvm=True)
     hlt_diff_pct: KvmNum = _measured(kvm=True)
+    hlt_diff_vcpus: Optional[str] = _measured(kvm=True)   # host - guest per vCPU, "+0/+0"
     accuracy_flag: Optional[Union[bool, str]] = _measured(kvm=True)
     # --- the machine around the run -------------------------------------------------------
     other_load: Num = _measured()

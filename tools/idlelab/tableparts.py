@@ -54,18 +54,12 @@ def accuracy_line(ok):
     diffs = [r for r in ok if num(r.hlt_diff) is not None]
     if not diffs:
         return None
-    limit = tolerance.HLT_TOLERANCE_EXITS
-    flagged = [r.name for r in ok if r.accuracy_flag is True]
-    worst = max(diffs, key=lambda r: abs(r.hlt_diff))
-    big = [r for r in diffs if abs(r.hlt_diff) > limit]
-    rel = (f"largest relative difference among those above {limit} exits "
-           f"{max(abs(r.hlt_diff_pct) for r in big):.1f}%" if big
-           else f"no run differs by more than {limit} exits")
-    return (f"- Accuracy check (guest HLT count vs host halt_exits over the window): largest "
-            f"difference {worst.hlt_diff:+.0f} exits ({worst.name}, {worst.guest_hlt:.0f} "
-            f"HLT); {rel}; "
-            + (f"flagged: {', '.join(flagged)}." if flagged
-               else f"none flagged ({tolerance.describe()})."))
+    flagged = [f"{r.name} ({r.hlt_diff_vcpus})" for r in ok if r.accuracy_flag is True]
+    total = sum(r.guest_hlt for r in diffs if num(r.guest_hlt) is not None)
+    return (f"- Accuracy check (per vCPU, guest HLT count vs host halt_exits over the "
+            f"synchronised window, {len(diffs)} runs, {total:.0f} HLT in all): "
+            + (f"flagged ({tolerance.describe()}): {', '.join(flagged)}." if flagged
+               else f"every vCPU of every run equal ({tolerance.describe()} is flagged)."))
 
 
 def sampling_line(ok):
@@ -73,11 +67,17 @@ def sampling_line(ok):
     reads = [r.read_ms_max for r in ok if num(r.read_ms_max) is not None]
     if not sample:
         return None
+    unsynced = [r.name for r in ok if not r.window_sync]
     late = [r.name for r in ok if num(r.late_samples)]
-    return (f"- The host's read of KVM's counters took at most {max(reads):.1f} ms and ended at "
-            f"most {max(sample):.1f} ms after its marker arrived (at the open marker it starts "
-            f"{OPEN_READ_AT:.0%} into the guest's window_hold on purpose); "
-            + (f"after the hold in: {', '.join(late)}." if late else "always within the hold."))
+    text = (f"- The host's read of KVM's counters took at most {max(reads):.1f} ms and ended at "
+            f"most {max(sample):.1f} ms after its marker arrived; ")
+    if not unsynced:
+        return text + ("every window edge was synchronised (window_sync=1): the guest waited "
+                       "at its barrier until the read was done.")
+    return text + (f"not synchronised (window_sync=0, read during window_hold, at the open "
+                   f"marker {OPEN_READ_AT:.0%} into it): {', '.join(unsynced)}; "
+                   + (f"read after the hold in: {', '.join(late)}." if late
+                      else "always within the hold."))
 
 
 DETAIL_HEAD = ["run", "guest idle", "MSR", "halt_poll_ns", "shrink", "guest HLT",

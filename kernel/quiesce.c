@@ -1,0 +1,63 @@
+/*
+ * The barrier behind quiesce_begin/end. Invariant: a CPU at the barrier reads the release
+ * generation *before* it announces its arrival, and the initiator releases (bumps the
+ * generation) only after every CPU has arrived, so no CPU can miss its release or be
+ * released by an earlier one. At most one initiator at a time: the window markers run on
+ * the run's controller thread only.
+ */
+#include "arch/x86/apic.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/trap.h"
+#include "arch/x86/tsc.h"
+#include "arch/x86/vectors.h"
+#include "kernel/percpu.h"
+#include "kernel/quiesce.h"
+
+static struct {
+	uint32_t generation; /* bumped once per release */
+	uint32_t arrived;    /* CPUs at the barrier in this round */
+	uint64_t saved_flags;
+} barrier_state;
+
+/* Runs with interrupts off (interrupt gate) and stays so until released: no HLT here. */
+static void quiesce_interrupt(struct trap_frame *f)
+{
+	uint32_t gen = __atomic_load_n(&barrier_state.generation, __ATOMIC_ACQUIRE);
+
+	(void)f;
+	apic_eoi();
+	__atomic_fetch_add(&barrier_state.arrived, 1, __ATOMIC_ACQ_REL);
+	while (__atomic_load_n(&barrier_state.generation, __ATOMIC_ACQUIRE) == gen)
+		cpu_relax();
+}
+
+void quiesce_init(void)
+{
+	irq_register(VEC_QUIESCE, quiesce_interrupt);
+}
+
+bool quiesce_begin(uint64_t timeout_ns)
+{
+	unsigned me;
+	uint64_t t0;
+
+	barrier_state.saved_flags = irq_save();
+	me = this_cpu()->id;
+	__atomic_store_n(&barrier_state.arrived, 0, __ATOMIC_RELEASE);
+	for (unsigned i = 0; i < ncpus; i++)
+		if (i != me)
+			apic_send_ipi(cpus[i].apic_id, VEC_QUIESCE);
+	t0 = rdtsc();
+	while (__atomic_load_n(&barrier_state.arrived, __ATOMIC_ACQUIRE) < ncpus - 1) {
+		if (tsc_to_ns(rdtsc() - t0) > timeout_ns)
+			return false;
+		cpu_relax();
+	}
+	return true;
+}
+
+void quiesce_end(void)
+{
+	__atomic_fetch_add(&barrier_state.generation, 1, __ATOMIC_ACQ_REL);
+	irq_restore(barrier_state.saved_flags);
+}

@@ -1,0 +1,80 @@
+"""Exact measurement windows (window_sync=1): at each marker every vCPU waits at a barrier,
+where none can halt, while the host reads KVM's counters; then the host acknowledges on
+COM1. The guest's HLT count and KVM's halt_exits delta must then be equal on every vCPU."""
+import os
+import tempfile
+import time
+
+import pytest
+
+from idlelab import kvmstats, probe, qemu, results
+from test_boot import ACCELS, one, run
+
+SHORT = "warmup=50ms duration=300ms"
+
+
+def synced_run(cfg, expect="SUCCESS"):
+    """Boots cfg with window_sync=1 and the bench's own probe attached; returns the result
+    and the KVM delta between the two markers (KVM's counters; thread CPU time under TCG)."""
+    cfg.cmdline = f"{cfg.cmdline} window_sync=1"
+    cfg.qmp = os.path.join(tempfile.mkdtemp(prefix="idlelab-sync-"), "qmp")
+    p = probe.WindowProbe(cfg.qmp, qemu.resolve_accel(cfg.accel), 0)
+    try:
+        res = run(cfg, expect, on_line=p.on_line, on_start=p.on_start)
+    finally:
+        p.close()
+    assert not p.errors, p.errors
+    assert p.has_window(), res.output
+    assert all(s["synced"] for s in p.samples.values())
+    return res, kvmstats.delta(p.samples["open"]["snapshot"], p.samples["close"]["snapshot"])
+
+
+@pytest.mark.parametrize("workload", [
+    "workload=pingpong idle=halt",
+    "workload=pingpong idle=haltpoll",
+    "workload=periodic period=50us cpus=0x2 hz=0",   # once 5-16 exits off without the sync
+    "workload=periodic period=1ms idle=haltpoll",
+    "workload=idle",
+    "workload=idle hz=0",
+    "workload=random cpus=0x2",
+])
+def test_guest_hlt_equals_host_halt_exits_on_every_vcpu(workload):
+    res, delta = synced_run(qemu.Config(smp=2, accel="kvm", cmdline=f"{SHORT} {workload}"))
+    cpus = results.parse_run(res.output).cpus
+    assert len(cpus) == 2 == len(delta.per_vcpu_stats)
+    for c in cpus:
+        host = delta.per_vcpu_stats[c["id"]]
+        assert c["hlt"] == host["halt_exits"], (workload, c["id"], c["hlt"], host)
+        # the per-vCPU figures the bench keeps beside it
+        assert c["hlt"] == c["halts"] - c["halts_aborted"] and c["wakeups"] >= 0
+        assert delta.per_thread_cpu_ns[c["id"]] > 0
+
+
+@pytest.mark.parametrize("accel", ACCELS)
+def test_markers_say_they_are_synchronised(accel):
+    res, _ = synced_run(qemu.Config(smp=2, accel=accel, cmdline=f"{SHORT} workload=idle"))
+    marks = res.records("window")
+    assert [m["state"] for _, m in marks] == ["open", "close"]
+    assert all(m["sync"] == "1" for _, m in marks)
+
+
+@pytest.mark.parametrize("accel", ACCELS)
+def test_a_missing_acknowledgement_fails_within_the_bound(accel):
+    """No host answers: the guest gives up after window_sync_timeout with its own exit code
+    and a record that names the marker, never hangs."""
+    cfg = qemu.Config(smp=2, accel=accel,
+                      cmdline=f"{SHORT} workload=idle window_sync=1 window_sync_timeout=300ms")
+    started = time.monotonic()
+    res = run(cfg, "SYNC_TIMEOUT")
+    err = one(res, "error")
+    assert err["what"] == "window_sync"
+    assert "open marker: no acknowledgement from the host" in err["msg"]
+    assert "300000000 ns" in err["msg"]
+    # boot + warm-up + the bound, with room for a slow machine; far below QEMU's timeout
+    assert time.monotonic() - started < 20
+
+
+def test_plain_boot_does_not_wait():
+    """window_sync is off by default: a boot with no host reading finishes on its own."""
+    res = run(qemu.Config(smp=2, accel="tcg", cmdline=f"{SHORT} workload=idle"))
+    assert all(m["sync"] == "0" for _, m in res.records("window"))
