@@ -24,7 +24,7 @@ class LiveQemu:
 
     def __init__(self, cfg, timeout=QEMU_TIMEOUT):
         if not os.path.exists(cfg.kernel):
-            pytest.skip(f"{cfg.kernel} is missing: run `make` first")
+            pytest.fail(f"{cfg.kernel} is missing: run `make` first")
         self.cfg, self.lines, self.proc = cfg, [], None
         self.result = self.error = None
         self._started = threading.Event()
