@@ -4,11 +4,11 @@
  * instruction (or pair) unrolled with .rept, so no loop instruction sits between them;
  * the caller reads cost_tsc() before and after a batch and divides by the batch size.
  *
- * Batch sizes: one batch should take some tens of us under this machine's nested KVM
- * (ring 0 emulated, ~0.3 us a simple instruction, ~10 us an exit; docs/platform-notes.md)
- * and still be long against the timing reads under TCG (a TSC read ~20 ns there, an `add`
- * ~0.3 ns): short enough that the periodic tick rarely lands in one, long enough that
- * the two reads around it are amortised.
+ * Batch sizes: long enough that the two timing reads around a batch (an empty sample:
+ * ~2.5 us under this machine's nested KVM, ~10 ns under TCG) are at most a few % of it,
+ * short enough that one sample stays well under a millisecond under KVM, where ring 0 is
+ * emulated (docs/platform-notes.md; bench=exits measured ~0.5 us a simple instruction and
+ * ~1-2 us a CPUID or WRMSR there).
  */
 #ifndef IDLELAB_ARCH_COSTPRIMS_H
 #define IDLELAB_ARCH_COSTPRIMS_H
@@ -20,13 +20,13 @@
 #define COST_STR_(x)	      #x
 #define COST_STR(x)	      COST_STR_(x)
 
-#define COST_ALU_BATCH	      512
-#define COST_PAUSE_BATCH      64
-#define COST_RDTSC_BATCH      64
-#define COST_LOCKED_RMW_BATCH 64
-#define COST_CLI_STI_BATCH    32
-#define COST_CPUID_BATCH      8
-#define COST_WRMSR_BATCH      8
+#define COST_ALU_BATCH	      1024
+#define COST_PAUSE_BATCH      256
+#define COST_RDTSC_BATCH      256
+#define COST_LOCKED_RMW_BATCH 128
+#define COST_CLI_STI_BATCH    128
+#define COST_CPUID_BATCH      64
+#define COST_WRMSR_BATCH      64
 
 /*
  * The TSC, read after every earlier instruction has completed (LFENCE), so a batch is
@@ -74,14 +74,16 @@ static inline void cost_cli_sti_batch(void)
 			     : "memory");
 }
 
-/* CPUID leaf 0, subleaf 0; each copy reloads EAX and ECX (two XORs) since CPUID overwrites them. */
+/*
+ * CPUID leaf 0. CPUID overwrites EAX with the highest leaf, so each copy is preceded by one
+ * XOR that reloads EAX = 0 (an ALU op, not subtracted); leaf 0 has no subleaf, so ECX is
+ * left as it is.
+ */
 static inline void cost_cpuid_batch(void)
 {
 	__asm__ volatile(
-	    ".rept " COST_STR(
-		COST_CPUID_BATCH) "\n\t"
-				  "xor %%eax, %%eax\n\txor %%ecx, %%ecx\n\tcpuid\n\t.endr" ::
-				      : "rax", "rbx", "rcx", "rdx", "memory");
+	    ".rept " COST_STR(COST_CPUID_BATCH) "\n\txor %%eax, %%eax\n\tcpuid\n\t.endr" ::
+		: "rax", "rbx", "rcx", "rdx", "memory");
 }
 
 /* MSR_KVM_POLL_CONTROL as it stands; only where CPUID offers KVM_FEATURE_POLL_CONTROL. */

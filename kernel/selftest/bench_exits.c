@@ -39,9 +39,9 @@
 #include "lib/format.h"
 
 #define RESPONDER_CPU 1
-/* The responder is given this many poll_wake_rtt medians to get from its announcement into
- * HLT, but never more than a quarter of a tick (else a tick would end every settle). */
+/* The settle time before each IPI to the halted responder: see calibrate_settle(). */
 #define SETTLE_RTTS	     4
+#define SETTLE_WARMUP	     32
 #define SETTLE_TICK_FRACTION 4
 
 enum mode {
@@ -245,19 +245,39 @@ static uint64_t sample_timer(void)
 	return load(&timer_fired_tsc) - t0;
 }
 
-/*
- * What the responder needs to get from its announcement into HLT: a few instructions on
- * CPU 1, the scale of the median memory round trip to it (poll_wake_rtt, measured just
- * before). A tick on CPU 1 ends its HLT and restarts the settle (halt_epoch), so the settle
- * must stay well below the tick period or it could never complete.
- */
-static uint64_t settle_cycles(uint64_t poll_p50_ps)
-{
-	uint64_t c = ns_to_tsc(SETTLE_RTTS * poll_p50_ps / 1000) + 1;
+static struct hist h;
+static uint64_t poll_p50_ps;
 
-	if (timer_hz() && c > tsc_hz / timer_hz() / SETTLE_TICK_FRACTION)
-		c = tsc_hz / timer_hz() / SETTLE_TICK_FRACTION;
-	return c;
+static void measure(uint64_t (*fn)(void), unsigned ops, uint64_t iters);
+
+static uint64_t clamp_to_tick(uint64_t c)
+{
+	uint64_t limit = timer_hz() ? tsc_hz / timer_hz() / SETTLE_TICK_FRACTION : UINT64_MAX;
+
+	return c < limit ? c : limit;
+}
+
+/*
+ * How long the responder must have stayed in HLT (no new entry: halt_epoch) before an IPI
+ * is sent to it, derived from this run's own figures, never a fixed time:
+ *   1. the guest side: from its announcement to HLT are a few instructions on CPU 1, the
+ *      scale of the median memory round trip to it: SETTLE_RTTS x poll_wake_rtt p50;
+ *   2. the host side: a vCPU that has executed HLT still takes time to be really asleep
+ *      in the host (under TCG a short settle gave a bimodal round trip: some IPIs caught
+ *      the vCPU before it slept). Going to sleep costs about what waking costs, so the
+ *      settle becomes at least the p90 of SETTLE_WARMUP round trips timed with (1).
+ * Capped at a quarter of a tick: a tick on CPU 1 ends its HLT and restarts the settle, so
+ * a longer one might never complete.
+ */
+static void calibrate_settle(void)
+{
+	uint64_t warm;
+
+	ex.settle_cycles = clamp_to_tick(ns_to_tsc(SETTLE_RTTS * poll_p50_ps / 1000) + 1);
+	measure(sample_ipi_halt_rtt, 1, SETTLE_WARMUP);
+	warm = ns_to_tsc(hist_percentile(&h, 9000) / 1000);
+	if (warm > ex.settle_cycles)
+		ex.settle_cycles = clamp_to_tick(warm);
 }
 
 /* --- the table --- */
@@ -287,6 +307,8 @@ static void setup_poll(void)
 static void setup_halt(void)
 {
 	responder_mode(MODE_HALT);
+	if (!ex.settle_cycles)
+		calibrate_settle();
 }
 
 struct prim {
@@ -306,7 +328,7 @@ static const struct prim prims[] = {
     {"rdtsc", sample_rdtsc, COST_RDTSC_BATCH, 0, 0, "", false},
     {"locked_rmw", sample_locked_rmw, COST_LOCKED_RMW_BATCH, 0, 0, "", false},
     {"cli_sti", sample_cli_sti, COST_CLI_STI_BATCH, 0, 0, "", false},
-    {"cpuid", sample_cpuid, COST_CPUID_BATCH, 0, 0, "leaf=0", false},
+    {"cpuid", sample_cpuid, COST_CPUID_BATCH, 0, 0, "leaf=0 reload_insns=1", false},
     {"wrmsr_pollctl", sample_wrmsr_pollctl, COST_WRMSR_BATCH, need_pollctl, setup_pollctl,
      "msr=0x4b564d05", false},
     {"poll_wake_rtt", sample_poll_wake_rtt, 1, need_two_cpus, setup_poll,
@@ -322,8 +344,6 @@ struct result {
 	const char *skipped;
 	uint64_t n, p50_ps, p90_ps;
 };
-
-static struct hist h;
 
 /* ps as ns with three decimals: "0.312", "156923.000". */
 static const char *ns3(char *buf, size_t len, uint64_t ps)
@@ -349,7 +369,7 @@ static void measure(uint64_t (*fn)(void), unsigned ops, uint64_t iters)
 void bench_exits(void)
 {
 	static struct result res[NPRIMS];
-	uint64_t iters = (uint64_t)knob(KNOB_iters), empty_ps, poll_p50_ps = 0;
+	uint64_t iters = (uint64_t)knob(KNOB_iters), empty_ps;
 	bool responder_up = false;
 	char a[32], b[32], c[32], extra[96];
 
@@ -376,7 +396,6 @@ void bench_exits(void)
 					panic("bench: out of threads");
 				responder_up = true;
 			}
-			ex.settle_cycles = settle_cycles(poll_p50_ps);
 		}
 		if (p->setup)
 			p->setup();
