@@ -117,12 +117,17 @@ static void responder(void *arg)
 	join_done(&ex.join);
 }
 
-/* CPU 0, interrupts off: waits until the responder has announced HLT for the next IPI and
- * stayed there (no new entry) for a whole settle time. Returns that IPI's number. */
+/*
+ * CPU 0, called and returning with interrupts off: waits until the responder has announced
+ * HLT for the next IPI and stayed there (no new entry) for a whole settle time. Returns that
+ * IPI's number. Nothing here is timed, so it waits with interrupts on: the watchdog can end a
+ * run whose responder never answers.
+ */
 static uint64_t wait_responder_halted(void)
 {
 	uint64_t n = ex.ipis_sent + 1, epoch;
 
+	irq_enable();
 	while (load(&ex.halting) != n)
 		;
 	do {
@@ -132,6 +137,7 @@ static uint64_t wait_responder_halted(void)
 		while (cost_tsc() - t < ex.settle_cycles)
 			;
 	} while (load(&ex.halt_epoch) != epoch || epoch == 0);
+	irq_disable();
 	return n;
 }
 
