@@ -24,6 +24,8 @@ static void init_main(void *arg)
 		ok = selftest_wakeup();
 	if (knob(KNOB_bench) == BENCH_SCHED)
 		bench_sched();
+	else if (knob(KNOB_bench) == BENCH_EXITS)
+		bench_exits();
 	if (ok && knob(KNOB_workload) != WORKLOAD_NONE)
 		ok = workload_run();
 	watchdog_stop();

@@ -62,7 +62,7 @@
 
 #define KNOB_CHOICES_HOSTPOLL(X) X(HOSTPOLL_AUTO, "auto") X(HOSTPOLL_ON, "on") X(HOSTPOLL_OFF, "off")
 
-#define KNOB_CHOICES_BENCH(X) X(BENCH_NONE, "none") X(BENCH_SCHED, "sched")
+#define KNOB_CHOICES_BENCH(X) X(BENCH_NONE, "none") X(BENCH_SCHED, "sched") X(BENCH_EXITS, "exits")
 
 #define KNOB_CHOICES_WORKLOAD(X) \
 	X(WORKLOAD_NONE, "none") X(WORKLOAD_PINGPONG, "pingpong") X(WORKLOAD_PERIODIC, "periodic") \
@@ -92,9 +92,11 @@
 	  "lost)") \
 	K(bench, "bench", ENUM, BENCH_NONE, 0, 0, KNOB_CHOICES_BENCH, \
 	  "run a benchmark after boot and print its numbers (sched: cross-CPU wake-up round " \
-	  "trip and timer lateness); never a pass/fail verdict") \
+	  "trip and timer lateness; exits: ns per op of instructions, VM exits, IPIs, wakes " \
+	  "and the timer); never a pass/fail verdict") \
 	K(iters, "iters", INT, 2000, 1, 100000000, KNOB_NO_CHOICES, \
-	  "samples a benchmark takes (round trips, sleeps), or wake-ups selftest=wakeup fires") \
+	  "samples a benchmark takes (round trips, sleeps, timed batches), or wake-ups " \
+	  "selftest=wakeup fires") \
 	K(watchdog, "watchdog", TIME, KNOB_S(120), KNOB_S(1), KNOB_S(3600), KNOB_NO_CHOICES, \
 	  "a self test or benchmark still running after this long fails with exit code " \
 	  "WATCHDOG") \

@@ -4,4 +4,7 @@
 /* bench=sched: cross-CPU wake-up round trip and timer lateness, as `@idlelab bench`. */
 void bench_sched(void);
 
+/* bench=exits: ns per operation of instructions, VM exits, IPIs, wakes and the timer. */
+void bench_exits(void);
+
 #endif

@@ -1,0 +1,445 @@
+/*
+ * bench=exits: the platform's cost table, measured in the guest, in the manner of
+ * kvm-unit-tests' x86/vmexit.c: a table of primitives, each timed over iters= samples and
+ * reported as ns per operation (median and p90), one `@idlelab bench name=exits` record
+ * each. A primitive this run cannot execute is reported as skipped, with the reason.
+ *
+ * Local primitives (alu ... wrmsr_pollctl) time a batch of unrolled copies per sample
+ * (arch/x86/costprims.h) with interrupts off and divide by the batch size; nothing is
+ * subtracted: the batch amortises the two TSC reads, whose cost (empty_sample_ns, per
+ * sample, not per op) every record carries so a reader can judge.
+ *
+ * The cross-CPU primitives use a responder thread pinned on CPU 1 that runs its own raw
+ * loop with interrupts off, in one of two modes:
+ *   POLL: spins (PAUSE) on poll_req and copies it to poll_ack: poll_wake_rtt.
+ *   HALT: announces the bench IPI it waits for (halting = n+1), then `sti; hlt` until the
+ *         IPI handler has counted it, then answers through memory (halt_ack = n+1):
+ *         ipi_send and ipi_halt_rtt. Every (re)entry into HLT bumps halt_epoch, so the
+ *         sender can tell the responder stayed halted through the whole settle time.
+ * The bench IPIs use their own vector (VEC_BENCH) and handler: the scheduler's IPI
+ * counters never see them.
+ *
+ * Reports only; on this nested KVM the figures are ~100x hardware's.
+ */
+#include "arch/x86/apic.h"
+#include "arch/x86/apic_timer.h"
+#include "arch/x86/costprims.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/cpufeat.h"
+#include "arch/x86/trap.h"
+#include "arch/x86/tsc.h"
+#include "arch/x86/vectors.h"
+#include "kernel/percpu.h"
+#include "kernel/policy/histogram.h"
+#include "kernel/policy/knobs.h"
+#include "kernel/printk.h"
+#include "kernel/sched.h"
+#include "kernel/selftest/bench.h"
+#include "kernel/timer.h"
+#include "lib/format.h"
+
+#define RESPONDER_CPU 1
+/* The settle time before each IPI to the halted responder: see calibrate_settle(). */
+#define SETTLE_RTTS	     4
+#define SETTLE_WARMUP	     32
+#define SETTLE_TICK_FRACTION 4
+
+enum mode {
+	MODE_HALT,
+	MODE_POLL,
+	MODE_EXIT
+};
+
+/* Each word written by one side only, on a cache line of its own. */
+static struct {
+	unsigned mode __attribute__((aligned(CACHELINE)));	 /* CPU 0 */
+	uint64_t poll_req __attribute__((aligned(CACHELINE)));	 /* CPU 0 */
+	uint64_t poll_ack __attribute__((aligned(CACHELINE)));	 /* responder */
+	uint64_t halting __attribute__((aligned(CACHELINE)));	 /* responder */
+	uint64_t halt_epoch __attribute__((aligned(CACHELINE))); /* responder */
+	uint64_t halt_ack __attribute__((aligned(CACHELINE)));	 /* responder */
+	uint64_t ipis __attribute__((aligned(CACHELINE)));	 /* IPI handler, CPU 1 */
+	uint64_t ipis_sent;					 /* CPU 0 */
+	uint64_t settle_cycles;					 /* CPU 0 */
+	struct join_counter join;
+} ex;
+
+static uint64_t rmw_word __attribute__((aligned(CACHELINE)));
+static uint64_t pollctl_value;
+static struct timer bench_timer;
+static uint64_t timer_fired_tsc;
+
+static uint64_t load(const uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static void store(uint64_t *p, uint64_t v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+static void bench_ipi_interrupt(struct trap_frame *f)
+{
+	(void)f;
+	apic_eoi();
+	__atomic_fetch_add(&ex.ipis, 1, __ATOMIC_RELEASE);
+}
+
+static void responder(void *arg)
+{
+	(void)arg;
+	irq_disable();
+	for (;;) {
+		unsigned m = __atomic_load_n(&ex.mode, __ATOMIC_ACQUIRE);
+
+		if (m == MODE_EXIT)
+			break;
+		if (m == MODE_POLL) {
+			uint64_t seen = ex.poll_ack, r;
+
+			while ((r = load(&ex.poll_req)) == seen)
+				cpu_relax();
+			store(&ex.poll_ack, r);
+		} else {
+			uint64_t n = load(&ex.ipis);
+
+			store(&ex.halting, n + 1);
+			while (load(&ex.ipis) == n) {
+				store(&ex.halt_epoch, ex.halt_epoch + 1);
+				safe_halt(); /* the IPI is taken inside HLT, and wakes it */
+				irq_disable();
+			}
+			store(&ex.halt_ack, n + 1);
+		}
+	}
+	irq_enable();
+	join_done(&ex.join);
+}
+
+/*
+ * CPU 0, called and returning with interrupts off: waits until the responder has announced
+ * HLT for the next IPI and stayed there (no new entry) for a whole settle time. Returns that
+ * IPI's number. Nothing here is timed, so it waits with interrupts on: the watchdog can end a
+ * run whose responder never answers.
+ */
+static uint64_t wait_responder_halted(void)
+{
+	uint64_t n = ex.ipis_sent + 1, epoch;
+
+	irq_enable();
+	while (load(&ex.halting) != n)
+		;
+	do {
+		uint64_t t = cost_tsc();
+
+		epoch = load(&ex.halt_epoch);
+		while (cost_tsc() - t < ex.settle_cycles)
+			;
+	} while (load(&ex.halt_epoch) != epoch || epoch == 0);
+	irq_disable();
+	return n;
+}
+
+static void send_bench_ipi(void)
+{
+	apic_send_ipi(cpus[RESPONDER_CPU].apic_id, VEC_BENCH);
+	ex.ipis_sent++;
+}
+
+static void wait_halt_ack(uint64_t n)
+{
+	while (load(&ex.halt_ack) != n)
+		;
+}
+
+/* Gets the responder out of the wait of its current mode and into mode m. */
+static void responder_mode(enum mode m)
+{
+	unsigned old = ex.mode;
+
+	__atomic_store_n(&ex.mode, m, __ATOMIC_RELEASE);
+	irq_disable();
+	if (old == MODE_POLL) {
+		uint64_t r = ex.poll_req + 1;
+
+		store(&ex.poll_req, r);
+		while (load(&ex.poll_ack) != r)
+			;
+	} else if (old == MODE_HALT) {
+		uint64_t n = wait_responder_halted();
+
+		send_bench_ipi();
+		wait_halt_ack(n);
+	}
+	irq_enable();
+}
+
+/* --- one sample of each primitive: TSC cycles for ops_per_sample operations, irqs off --- */
+
+static uint64_t sample_empty(void)
+{
+	uint64_t t0 = cost_tsc();
+
+	return cost_tsc() - t0;
+}
+
+#define BATCH_SAMPLE(fn_name, call)                                                                \
+	static uint64_t fn_name(void)                                                              \
+	{                                                                                          \
+		uint64_t t0 = cost_tsc();                                                          \
+		call;                                                                              \
+		return cost_tsc() - t0;                                                            \
+	}
+
+BATCH_SAMPLE(sample_alu, cost_alu_batch())
+BATCH_SAMPLE(sample_pause, cost_pause_batch())
+BATCH_SAMPLE(sample_rdtsc, cost_rdtsc_batch())
+BATCH_SAMPLE(sample_locked_rmw, cost_locked_rmw_batch(&rmw_word))
+BATCH_SAMPLE(sample_cli_sti, cost_cli_sti_batch())
+BATCH_SAMPLE(sample_cpuid, cost_cpuid_batch())
+BATCH_SAMPLE(sample_wrmsr_pollctl, cost_pollctl_write_batch(pollctl_value))
+
+/* ICR write to the halted responder; its answer is awaited outside the timed part. */
+static uint64_t sample_ipi_send(void)
+{
+	uint64_t n = wait_responder_halted(), t0 = cost_tsc(), dt;
+
+	send_bench_ipi();
+	dt = cost_tsc() - t0;
+	wait_halt_ack(n);
+	return dt;
+}
+
+static uint64_t sample_ipi_halt_rtt(void)
+{
+	uint64_t n = wait_responder_halted(), t0 = cost_tsc();
+
+	send_bench_ipi();
+	wait_halt_ack(n);
+	return cost_tsc() - t0;
+}
+
+static uint64_t sample_poll_wake_rtt(void)
+{
+	uint64_t r = ex.poll_req + 1, t0 = cost_tsc();
+
+	store(&ex.poll_req, r);
+	while (load(&ex.poll_ack) != r)
+		;
+	return cost_tsc() - t0;
+}
+
+static void timer_fired(struct timer *t)
+{
+	(void)t;
+	store(&timer_fired_tsc, cost_tsc());
+}
+
+/* Arms an already-due timer through the timer layer, then spins with interrupts on. */
+static uint64_t sample_timer(void)
+{
+	uint64_t t0;
+
+	store(&timer_fired_tsc, 0);
+	t0 = cost_tsc();
+	timer_arm(&bench_timer, t0);
+	irq_enable();
+	while (!load(&timer_fired_tsc))
+		;
+	irq_disable();
+	return load(&timer_fired_tsc) - t0;
+}
+
+static struct hist h;
+static uint64_t poll_p50_ps;
+
+static void measure(uint64_t (*fn)(void), unsigned ops, uint64_t iters);
+
+static uint64_t clamp_to_tick(uint64_t c)
+{
+	uint64_t limit = timer_hz() ? tsc_hz / timer_hz() / SETTLE_TICK_FRACTION : UINT64_MAX;
+
+	return c < limit ? c : limit;
+}
+
+/*
+ * How long the responder must have stayed in HLT (no new entry: halt_epoch) before an IPI
+ * is sent to it, derived from this run's own figures, never a fixed time:
+ *   1. the guest side: from its announcement to HLT are a few instructions on CPU 1, the
+ *      scale of the median memory round trip to it: SETTLE_RTTS x poll_wake_rtt p50;
+ *   2. the host side: a vCPU that has executed HLT still takes time to be really asleep
+ *      in the host (under TCG a short settle gave a bimodal round trip: some IPIs caught
+ *      the vCPU before it slept). Going to sleep costs about what waking costs, so the
+ *      settle becomes at least the p90 of SETTLE_WARMUP round trips timed with (1).
+ * Capped at a quarter of a tick: a tick on CPU 1 ends its HLT and restarts the settle, so
+ * a longer one might never complete.
+ */
+static void calibrate_settle(void)
+{
+	uint64_t warm;
+
+	ex.settle_cycles = clamp_to_tick(ns_to_tsc(SETTLE_RTTS * poll_p50_ps / 1000) + 1);
+	measure(sample_ipi_halt_rtt, 1, SETTLE_WARMUP);
+	warm = ns_to_tsc(hist_percentile(&h, 9000) / 1000);
+	if (warm > ex.settle_cycles)
+		ex.settle_cycles = clamp_to_tick(warm);
+}
+
+/* --- the table --- */
+
+static const char *need_pollctl(void)
+{
+	return kvm_has(KVM_FEATURE_POLL_CONTROL)
+		   ? 0
+		   : "CPUID 0x40000001 does not offer KVM_FEATURE_POLL_CONTROL";
+}
+
+static const char *need_two_cpus(void)
+{
+	return ncpus > RESPONDER_CPU ? 0 : "needs 2 CPUs: the responder runs on CPU 1";
+}
+
+static void setup_pollctl(void)
+{
+	pollctl_value = cost_pollctl_read();
+}
+
+static void setup_poll(void)
+{
+	responder_mode(MODE_POLL);
+}
+
+static void setup_halt(void)
+{
+	responder_mode(MODE_HALT);
+	if (!ex.settle_cycles)
+		calibrate_settle();
+}
+
+struct prim {
+	const char *name;
+	uint64_t (*sample)(void);
+	unsigned ops;		   /* operations per sample */
+	const char *(*skip)(void); /* why it cannot run here, or 0 */
+	void (*setup)(void);
+	const char *extra; /* fields after the common ones (0: the timer's) */
+	bool settle;	   /* waits for the responder to settle in HLT: add settle_ns */
+};
+
+/* poll_wake_rtt runs before the IPI primitives: their settle time is derived from it. */
+static const struct prim prims[] = {
+    {"alu", sample_alu, COST_ALU_BATCH, 0, 0, "", false},
+    {"pause", sample_pause, COST_PAUSE_BATCH, 0, 0, "", false},
+    {"rdtsc", sample_rdtsc, COST_RDTSC_BATCH, 0, 0, "", false},
+    {"locked_rmw", sample_locked_rmw, COST_LOCKED_RMW_BATCH, 0, 0, "", false},
+    {"cli_sti", sample_cli_sti, COST_CLI_STI_BATCH, 0, 0, "", false},
+    {"cpuid", sample_cpuid, COST_CPUID_BATCH, 0, 0, "leaf=0 reload_insns=1", false},
+    {"wrmsr_pollctl", sample_wrmsr_pollctl, COST_WRMSR_BATCH, need_pollctl, setup_pollctl,
+     "msr=0x4b564d05", false},
+    {"poll_wake_rtt", sample_poll_wake_rtt, 1, need_two_cpus, setup_poll,
+     "target=polling answer=memory", false},
+    {"ipi_send", sample_ipi_send, 1, need_two_cpus, setup_halt, "target=halted", true},
+    {"ipi_halt_rtt", sample_ipi_halt_rtt, 1, need_two_cpus, setup_halt,
+     "target=halted answer=memory", true},
+    {"timer", sample_timer, 1, 0, 0, 0, false},
+};
+#define NPRIMS (sizeof(prims) / sizeof(prims[0]))
+
+struct result {
+	const char *skipped;
+	uint64_t n, p50_ps, p90_ps;
+};
+
+/* ps as ns with three decimals: "0.312", "156923.000". */
+static const char *ns3(char *buf, size_t len, uint64_t ps)
+{
+	snprintf(buf, len, "%lu.%03lu", ps / 1000, ps % 1000);
+	return buf;
+}
+
+/* iters samples of fn, each ops operations, into h as ps per operation. */
+static void measure(uint64_t (*fn)(void), unsigned ops, uint64_t iters)
+{
+	hist_init(&h);
+	for (uint64_t i = 0; i < iters; i++) {
+		uint64_t cycles;
+
+		irq_disable();
+		cycles = fn();
+		irq_enable();
+		hist_record(&h, tsc_to_ns(cycles * 1000) / ops);
+	}
+}
+
+void bench_exits(void)
+{
+	static struct result res[NPRIMS];
+	uint64_t iters = (uint64_t)knob(KNOB_iters), empty_ps;
+	bool responder_up = false;
+	char a[32], b[32], c[32], extra[96];
+
+	irq_register(VEC_BENCH, bench_ipi_interrupt);
+	bench_timer.fn = timer_fired;
+	measure(sample_empty, 1, iters);
+	empty_ps = hist_percentile(&h, 5000);
+
+	for (unsigned i = 0; i < NPRIMS; i++) {
+		const struct prim *p = &prims[i];
+		struct result *r = &res[i];
+
+		r->skipped = p->skip ? p->skip() : 0;
+		if (r->skipped) {
+			printk("@idlelab bench name=exits prim=%s skipped=1 why=\"%s\" n=0",
+			       p->name, r->skipped);
+			continue;
+		}
+		if (p->skip == need_two_cpus) {
+			if (!responder_up) {
+				ex.mode = MODE_POLL;
+				join_init(&ex.join, 1);
+				if (!thread_create(responder, 0, RESPONDER_CPU, "responder"))
+					panic("bench: out of threads");
+				responder_up = true;
+			}
+		}
+		if (p->setup)
+			p->setup();
+		measure(p->sample, p->ops, iters);
+		r->n = hist_count(&h);
+		r->p50_ps = hist_percentile(&h, 5000);
+		r->p90_ps = hist_percentile(&h, 9000);
+		if (p->sample == sample_poll_wake_rtt)
+			poll_p50_ps = r->p50_ps;
+
+		if (!p->extra)
+			snprintf(extra, sizeof(extra), "timer=%s wait=spin",
+				 apic_timer_deadline_mode ? "tsc_deadline" : "oneshot");
+		else if (p->settle)
+			snprintf(extra, sizeof(extra), "%s settle_ns=%lu", p->extra,
+				 tsc_to_ns(ex.settle_cycles));
+		else
+			snprintf(extra, sizeof(extra), "%s", p->extra);
+		printk(
+		    "@idlelab bench name=exits prim=%s ns_p50=%s ns_p90=%s n=%lu ops_per_sample=%u "
+		    "empty_sample_ns=%s%s%s",
+		    p->name, ns3(a, sizeof(a), r->p50_ps), ns3(b, sizeof(b), r->p90_ps), r->n,
+		    p->ops, ns3(c, sizeof(c), empty_ps), extra[0] ? " " : "", extra);
+	}
+	if (responder_up) {
+		responder_mode(MODE_EXIT);
+		join_wait(&ex.join);
+	}
+
+	printk("exits: ns per operation over %lu samples; an empty sample (two TSC reads) takes "
+	       "%s ns",
+	       iters, ns3(a, sizeof(a), empty_ps));
+	printk("  %-14s %6s %14s %14s", "primitive", "ops", "p50 ns", "p90 ns");
+	for (unsigned i = 0; i < NPRIMS; i++) {
+		if (res[i].skipped)
+			printk("  %-14s skipped: %s", prims[i].name, res[i].skipped);
+		else
+			printk("  %-14s %6u %14s %14s", prims[i].name, prims[i].ops,
+			       ns3(a, sizeof(a), res[i].p50_ps), ns3(b, sizeof(b), res[i].p90_ps));
+	}
+}

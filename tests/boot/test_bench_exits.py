@@ -1,0 +1,69 @@
+"""bench=exits: the platform's cost table, in real QEMU runs. A benchmark, not a pass/fail
+test: only that every primitive reports what it measured, or says why it was skipped."""
+import re
+
+import pytest
+
+from test_boot import ACCELS, boot
+
+ITERS = 50
+NAMES = {"alu", "pause", "rdtsc", "locked_rmw", "cli_sti", "cpuid", "wrmsr_pollctl",
+         "ipi_send", "ipi_halt_rtt", "poll_wake_rtt", "timer"}
+PAIR = {"ipi_send", "ipi_halt_rtt", "poll_wake_rtt"}
+# The record layout is an interface: these fields first, in this order.
+LAYOUT = re.compile(r'@idlelab bench name=exits prim=(\w+) '
+                    r'(?:ns_p50=\d+\.\d{3} ns_p90=\d+\.\d{3} n=\d+|skipped=1 why="[^"]+" n=0)'
+                    r'(?: \S+)*$')
+
+
+def exits_records(res):
+    recs = {}
+    for _, f in res.records("bench"):
+        if f.get("name") != "exits":
+            continue
+        assert f["prim"] not in recs, f"two records for {f['prim']}:\n{res.output}"
+        recs[f["prim"]] = f
+    lines = [ln.strip() for ln in res.output.splitlines() if "@idlelab bench name=exits" in ln]
+    for ln in lines:
+        assert LAYOUT.search(ln), f"bad record layout: {ln}"
+    assert len(lines) == len(recs)
+    return recs
+
+
+def check(res, expect_skipped):
+    recs = exits_records(res)
+    assert set(recs) == NAMES, res.output
+    skipped = {p for p, f in recs.items() if f.get("skipped") == "1"}
+    assert skipped == expect_skipped, res.output
+    for prim, f in recs.items():
+        if prim in skipped:
+            assert f["n"] == "0" and f["why"], f
+            continue
+        assert int(f["n"]) == ITERS, f
+        assert 0 < float(f["ns_p50"]) <= float(f["ns_p90"]), f
+        assert int(f["ops_per_sample"]) >= 1, f
+    return recs
+
+
+@pytest.mark.parametrize("accel", ACCELS)
+def test_bench_exits_reports_every_primitive(accel):
+    res = boot(accel, smp=2, cmdline=f"bench=exits iters={ITERS}")
+    # The run script offers MSR_KVM_POLL_CONTROL under KVM; TCG's leaf 0x40000001 is 0.
+    recs = check(res, set() if accel == "kvm" else {"wrmsr_pollctl"})
+    if accel == "tcg":
+        assert "POLL_CONTROL" in recs["wrmsr_pollctl"]["why"]
+    assert recs["ipi_halt_rtt"]["answer"] == "memory"
+    assert recs["ipi_halt_rtt"]["target"] == "halted"
+    assert int(recs["ipi_halt_rtt"]["settle_ns"]) > 0
+    assert recs["poll_wake_rtt"]["answer"] == "memory"
+    assert recs["timer"]["timer"] == ("tsc_deadline" if accel == "kvm" else "oneshot")
+    # A human-readable table follows the records.
+    assert re.search(r"^\s+ipi_halt_rtt\s+1\s+\d+\.\d{3}\s+\d+\.\d{3}", res.output, re.M)
+
+
+@pytest.mark.parametrize("accel", ACCELS)
+def test_bench_exits_on_one_cpu_skips_the_cpu_pairs(accel):
+    res = boot(accel, smp=1, cmdline=f"bench=exits iters={ITERS}")
+    recs = check(res, PAIR | (set() if accel == "kvm" else {"wrmsr_pollctl"}))
+    for prim in PAIR:
+        assert "2 CPUs" in recs[prim]["why"], recs[prim]
