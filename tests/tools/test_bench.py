@@ -9,7 +9,8 @@ import stat
 import pytest
 
 from conftest import TOP
-from idlelab import cli, hostconfig, hostload, matrix, onerun, progress, resultsfolder, workplan
+from idlelab import (cli, costtable, hostconfig, hostload, matrix, onerun, progress,
+                     resultsfolder, workplan)
 from idlelab.matrix import parse
 
 
@@ -36,10 +37,14 @@ def test_builtin_matrices_parse_and_cover_each_seed(quick):
         ("haltpoll", "auto")
     assert (s2["both"].guest["hostpoll"], s2["both"].vm_halt_poll_ns) == ("on", 300_000)
     assert s2["neither"].vm_halt_poll_ns == 0 and s2["host-poll"].guest["idle"] == "halt"
-    # seed 003: a period sweep reaching past 1 ms under three windows.
+    # seed 003: a period sweep placed by the cost table around timer + window, plus two
+    # short fixed periods, under three windows; resolved with a made-up table here.
     s3 = m["seed003"]
-    periods = {matrix.parse_time(r.guest["period"]) for r in s3}
-    assert max(periods) >= 2_000_000 and min(periods) <= 200_000
+    assert sum(costtable.is_scaled(r.guest["period"]) for r in s3) >= 2 * 3
+    table = {"prims": {p: {"ns_p50": 650_000.0} for p in costtable.PRIMS}}
+    periods = {matrix.parse_time(costtable.resolve_run(r, table).guest["period"]) for r in s3}
+    assert min(periods) <= 200_000 and max(periods) >= 650_000 + 1_000_000
+    assert 650_000 + 300_000 in periods    # inside the 400 us window, outside 200 us
     assert {r.vm_halt_poll_ns for r in s3} == {0, 200_000, 400_000}
     assert len(s3) == len(periods) * 3
     # seed 004: random and pingpong under global shrink 0 and 2.

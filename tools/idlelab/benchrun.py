@@ -5,7 +5,7 @@ import os
 import sys
 import time
 
-from . import console, derive, haltpollcap, report, resultsfolder
+from . import console, costtable, derive, haltpollcap, report, resultsfolder
 from .hostconfig import HostParams
 from .hostload import QuietWaiter, loadavg
 from .onerun import Context, execute
@@ -22,11 +22,15 @@ def run_all(args, loaded, accel):
     params = HostParams()
     ctx = Context(accel=accel, params=params, window_hold=args.window_hold,
                   timeout_s=args.timeout)
-    work = plan(loaded)
     if accel == "kvm":
-        prepare_kvm(ctx, work)
+        prepare_kvm(ctx, plan(loaded))
+    costs, loaded = measure_costs(accel, loaded, args.timeout)
+    if costs is None:
+        return EXIT_RUN_FAILED
+    work = plan(loaded)
     outdir = resultsfolder.new_results_dir(args.results_dir)
     meta = invocation_meta(args, loaded, ctx, outdir)
+    meta["cost_table"] = costs
     resultsfolder.write_meta(outdir, meta)
     say(f"{len(work)} boots from {', '.join(m for m, _, _ in loaded)} under {accel}; "
         f"results in {relpath(outdir)}")
@@ -47,6 +51,27 @@ def run_all(args, loaded, accel):
     if meta.get("interrupted"):
         return EXIT_INTERRUPTED
     return EXIT_RUN_FAILED if any(r["status"] == "failed" for r in recs) else EXIT_OK
+
+
+def measure_costs(accel, loaded, timeout):
+    """The platform's cost table, first (costtable.py), and the matrices with their scaled
+    values resolved from it. (None, loaded) when a matrix needs the table and it could not be
+    measured: nothing else runs then. A matrix that does not need it runs anyway, and the
+    failure is kept in meta.json."""
+    say(f"measuring the platform's cost table (bench=exits iters={costtable.ITERS}, {accel})")
+    try:
+        costs = costtable.measure(accel, timeout=timeout)
+    except costtable.CostTableError as e:
+        if any(costtable.needs_table(runs) for _, _, runs in loaded):
+            say(f"error: {e}; the matrices place their sweeps by it, so nothing was run")
+            return None, loaded
+        say(f"cost table not measured: {e}")
+        return {"error": str(e)}, loaded
+    say("cost table: " + ", ".join(f"{p} {e['ns_p50']:.0f} ns" for p, e in costs["prims"].items()
+                                   if not e.get("skipped")))
+    resolved = [(mid, path, [costtable.resolve_run(r, costs) for r in runs])
+                for mid, path, runs in loaded]
+    return costs, resolved
 
 
 def prepare_kvm(ctx, work):

@@ -3,7 +3,7 @@ table of every run, and the run conditions (other load, accuracy check, sampling
 The conditions are computed from the rows; nothing here states a figure of its own."""
 import statistics
 
-from . import tolerance
+from . import costtable, tolerance
 from .probe import OPEN_READ_AT
 from .runrow import NA_TCG
 from .tablecells import cell, fmt, md_table, num
@@ -22,7 +22,7 @@ def header(title, meta, seed_table):
     if seed_table:
         lines += ["The seed's own table (real hardware):", "", "```", seed_table.strip("\n"),
                   "```", ""]
-    return lines
+    return lines + costtable.markdown(meta.get("cost_table"))
 
 
 def conditions(rows):

@@ -1,0 +1,59 @@
+"""The cost table (bench=exits) as the harness reads it, and time values written in its
+terms (`timer+300us`), which place a sweep by this machine's own speed."""
+import pytest
+
+from idlelab import costtable, matrix
+
+OUTPUT = """\
+@idlelab bench name=exits prim=alu ns_p50=540.671 ns_p90=737.279 n=50 ops_per_sample=1024
+@idlelab bench name=exits prim=wrmsr_pollctl skipped=1 why="no poll control" n=0
+@idlelab bench name=exits prim=timer ns_p50=654311.423 ns_p90=671088.639 n=50 timer=tsc_deadline
+@idlelab bench name=sched prim=timer ns_p50=1 n=1
+"""
+
+
+def table():
+    return {"accel": "kvm", "iters": 50, "prims": costtable.parse(OUTPUT)}
+
+
+def test_parse_keeps_each_primitive_and_skips():
+    prims = costtable.parse(OUTPUT)
+    assert set(prims) == {"alu", "wrmsr_pollctl", "timer"}     # not bench=sched's records
+    assert prims["timer"]["ns_p50"] == 654311.423 and prims["timer"]["n"] == 50
+    assert prims["wrmsr_pollctl"]["skipped"] == "1"
+
+
+@pytest.mark.parametrize("value, resolved", [
+    ("timer+300us", "954us"), ("timer", "654us"), ("timer*2", "1309us"),
+    ("timer*0.5+1ms", "1327us"), ("alu+10ns", "1us"),       # never below 1 us
+    ("250us", "250us"), ("0x2", "0x2"), ("halt", "halt"),  # not an expression: unchanged
+    ("nosuch+300us", "nosuch+300us"),                      # not a primitive: left to the knob check
+])
+def test_resolve(value, resolved):
+    assert costtable.resolve(value, table()) == resolved
+
+
+def test_a_skipped_or_missing_primitive_cannot_place_a_sweep():
+    with pytest.raises(costtable.CostTableError, match="wrmsr_pollctl.*no poll control"):
+        costtable.resolve("wrmsr_pollctl+1us", table())
+    with pytest.raises(costtable.CostTableError, match="ipi_halt_rtt"):
+        costtable.resolve("ipi_halt_rtt*2", table())
+
+
+def test_resolve_run_keeps_the_name_and_resolves_the_knob(tmp_path):
+    m = tmp_path / "m.txt"
+    m.write_text("p: workload=periodic duration=1s guest.period=timer+300us,100us\n")
+    runs = matrix.load(str(m))
+    assert costtable.needs_table(runs)
+    a, b = [costtable.resolve_run(r, table()) for r in runs]
+    assert (a.name, a.guest["period"]) == ("p-period=timer+300us", "954us")
+    assert b is runs[1]                                      # nothing to resolve
+
+
+def test_markdown_lists_every_primitive_in_order():
+    lines = costtable.markdown(table())
+    rows = [ln.split("|")[1].strip() for ln in lines if ln.startswith("| ") and "---" not in ln]
+    assert rows[1:] == list(costtable.PRIMS)
+    assert any("wrmsr_pollctl | skipped" in ln for ln in lines)
+    assert costtable.markdown({"error": "boom"})[0].endswith("boom")
+    assert costtable.markdown(None) == []
