@@ -24,14 +24,34 @@ enum mb2_tag {
 
 struct boot_info boot_info;
 
-static void set_cmdline(const char *s, bool skip_first_word)
+/*
+ * QEMU's multiboot1 loader passes "<kernel path> <arguments>", and a path may hold spaces,
+ * so the first word is not always the path. The host tools (tools/idlelab/qemu.py) append
+ * "-- " before the arguments: the last standalone "--" ends the loader's part, whatever the
+ * path holds (no knob is spelled "--", so the arguments never contain one). Without it (a
+ * hand-written QEMU command line) the first word is taken as the path.
+ */
+static const char *after_loader_path(const char *s)
+{
+	const char *args = 0;
+
+	for (const char *p = s; *p; p++)
+		if (p[0] == '-' && p[1] == '-' && (p == s || p[-1] == ' ') &&
+		    (p[2] == ' ' || p[2] == '\0'))
+			args = p + 2;
+	if (args)
+		return args;
+	while (*s && *s != ' ')
+		s++;
+	return s;
+}
+
+static void set_cmdline(const char *s, bool has_loader_path)
 {
 	size_t n = 0;
 
-	if (skip_first_word) {
-		while (*s && *s != ' ')
-			s++;
-	}
+	if (has_loader_path)
+		s = after_loader_path(s);
 	while (*s == ' ')
 		s++;
 	while (n < BOOT_CMDLINE_MAX - 1 && s[n]) {

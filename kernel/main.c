@@ -41,15 +41,19 @@ static void read_knobs(void)
 	char err[256];
 
 	knobs_set_defaults(&knobs);
+	/* Before parsing: a cut-off line could end in a knob that parses, with the wrong value. */
+	if (boot_info.cmdline_truncated) {
+		printk("idlelab: command line longer than %d bytes", BOOT_CMDLINE_MAX - 1);
+		printk("@idlelab error what=cmdline msg=\"command line longer than %d bytes\"",
+		       BOOT_CMDLINE_MAX - 1);
+		kernel_exit(EXIT_BAD_KNOB);
+	}
 	if (knobs_parse(boot_info.cmdline, &knobs, err, sizeof(err)) != 0) {
 		printk("idlelab: %s", err);
 		printk("@idlelab error what=knob msg=\"%s\"", err);
 		kernel_exit(EXIT_BAD_KNOB);
 	}
-	if (boot_info.cmdline_truncated) {
-		printk("idlelab: command line longer than %d bytes", BOOT_CMDLINE_MAX - 1);
-		kernel_exit(EXIT_BAD_KNOB);
-	}
+
 	if (knob(KNOB_help)) {
 		printk("idlelab knobs (name=value on the kernel command line):");
 		knobs_print_help(emit_line, 0);

@@ -1,6 +1,7 @@
 """Boot tests: real QEMU runs of build/idlelab32.elf (and a GRUB ISO), under KVM and TCG."""
 import os
 import re
+import shutil
 
 import pytest
 
@@ -137,3 +138,22 @@ def test_grub_iso_boots_and_passes_the_cmdline(iso):
     assert b["protocol"] == "multiboot2" and int(b["cpus"]) == 2
     cfg = {k: v for _, f in res.records("config") for k, v in f.items()}
     assert cfg["verbose"] == "1" and cfg["boot_timeout"] == "3s", res.output
+
+
+def test_a_kernel_path_with_spaces_and_dashes_boots(tmp_path):
+    """QEMU hands the guest "<path> <arguments>"; the path may hold spaces, '=' and even a
+    '--' of its own: the guest takes the arguments after the last standalone '--'."""
+    folder = tmp_path / "a b=c -- d"
+    folder.mkdir()
+    kernel = folder / "idle lab.elf"
+    shutil.copy(qemu.KERNEL32, kernel)
+    res = run(qemu.Config(smp=1, accel="tcg", kernel=str(kernel), cmdline="verbose=1 hz=100"))
+    cfg = {k: v for _, f in res.records("config") for k, v in f.items()}
+    assert (cfg["verbose"], cfg["hz"]) == ("1", "100")
+
+
+def test_an_overlong_command_line_is_refused_with_a_record():
+    cmdline = " ".join(["verbose=1"] * 250)          # 2499 bytes, over the 2047 the guest keeps
+    res = boot("tcg", cmdline=cmdline, expect="BAD_KNOB")
+    err = one(res, "error")
+    assert err["what"] == "cmdline" and "longer than 2047 bytes" in err["msg"]

@@ -1,4 +1,8 @@
 """The idle policies, the POLL-flag elision and the poll-control MSR, in real QEMU runs."""
+import os
+import signal
+import threading
+import time
 
 import pytest
 
@@ -128,3 +132,36 @@ def test_msr_zero_keeps_host_polling_flat_and_polls_replace_ipis():
     for cpu, h in host.items():
         assert not tolerance.hlt_mismatch(int(guest[cpu]["hlt"]), h["halt_exits"]), \
             (cpu, h, guest[cpu])
+
+
+@pytest.mark.parametrize("accel", ACCELS)
+def test_a_stalled_vm_gives_the_honest_late_verdict(accel):
+    """The whole QEMU is stopped (SIGSTOP) for 0.3 s shortly after the window opens, longer
+    than the 200 ms bound: some wake-up in flight then took longer than the bound, whatever
+    CPU or code it was in, and the run must fail with late >= 1 (before the fix a stall
+    inside thread_wake passed with late=0 and lat_max_ns above the bound)."""
+    stall_s = 0.3
+    state = {}
+
+    def on_start(proc):
+        state["pid"] = proc.pid
+
+    def stall():
+        time.sleep(0.2)
+        os.kill(state["pid"], signal.SIGSTOP)
+        time.sleep(stall_s)
+        os.kill(state["pid"], signal.SIGCONT)
+
+    def on_line(line):
+        if "@idlelab window state=open" in line and "stall" not in state:
+            state["stall"] = threading.Thread(target=stall)
+            state["stall"].start()
+
+    iters = 4000 if accel == "kvm" else 15000
+    res = run(qemu.Config(smp=4, accel=accel, cmdline=f"selftest=wakeup iters={iters}"),
+              "TEST_FAILED", on_line=on_line, on_start=on_start)
+    state["stall"].join()
+    w = [f for _, f in res.records("selftest") if f.get("name") == "wakeup"][0]
+    assert w["ok"] == "0" and int(w["late"]) >= 1 and w["lost"] == "0", res.output[-2000:]
+    assert int(w["lat_max_ns"]) > int(w["bound_ns"])
+    assert any(f.get("what") == "late_wakeup_seen" for _, f in res.records("error"))

@@ -108,9 +108,9 @@ def build_command(cfg):
     if cfg.iso:
         argv += ["-cdrom", cfg.iso, "-boot", "d"]
     else:
-        argv += ["-kernel", cfg.kernel]
-        if cfg.cmdline:
-            argv += ["-append", cfg.cmdline]
+        # QEMU hands the guest "<kernel path> <-append>"; "--" marks where the path ends,
+        # whatever it holds (boot/bootinfo.c).
+        argv += ["-kernel", cfg.kernel, "-append", f"-- {cfg.cmdline}".rstrip()]
     if cfg.qmp:
         argv += ["-qmp", f"unix:{cfg.qmp},server=on,wait=off"]
     if cfg.gdb:
