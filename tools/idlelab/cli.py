@@ -148,6 +148,11 @@ def main(argv=None):
     if args.list:
         list_matrices(loaded)
         return EXIT_OK
+    try:
+        resultsfolder.check_parent(args.results_dir)
+    except resultsfolder.FolderError as e:
+        say(f"--results-dir {e}")
+        return EXIT_USAGE
     accel, msg, code = choose_accel(args.accel, args.require_kvm)
     if msg:
         say(msg)

@@ -50,6 +50,18 @@ def new_results_dir(parent):
     raise FolderError(f"{parent}: cannot make a new results folder (100 exist for {stamp})")
 
 
+def check_parent(parent):
+    """Raises FolderError unless results folders can be made under parent; makes nothing,
+    so a bad --results-dir is refused before anything runs."""
+    path = os.path.abspath(parent)
+    while not os.path.exists(path):
+        path = os.path.dirname(path)
+    if not os.path.isdir(path):
+        raise FolderError(f"{parent}: not a folder ({_file_in_the_way(parent)} is a file)")
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise FolderError(f"{parent}: cannot make folders in {path} (permission denied)")
+
+
 def _file_in_the_way(path):
     """The first part of path that exists and is not a folder."""
     parts = os.path.abspath(path).split(os.sep)
