@@ -45,10 +45,19 @@ build/idlelab.elf: $(C_OBJS) $(ASM_OBJS) linker.ld
 build/idlelab32.elf: build/idlelab.elf
 	$(OBJCOPY) -O elf32-i386 $< $@
 
+# The ISO bakes ISO_CMDLINE into its grub.cfg, so it depends on $(ISO).cmdline, which holds
+# the command line it was built with and is rewritten (new mtime) only when ISO_CMDLINE
+# changes. mkiso checks the line with build/host/knobdoc (the kernel's own knob parser).
 ISO_CMDLINE ?=
-iso: build/idlelab.iso
-build/idlelab.iso: build/idlelab.elf tools/mkiso
+ISO ?= build/idlelab.iso
+iso: $(ISO)
+$(ISO): build/idlelab.elf tools/mkiso build/host/knobdoc $(ISO).cmdline
 	tools/mkiso $@ "$(ISO_CMDLINE)"
+$(ISO).cmdline: iso-cmdline-force
+	@mkdir -p $(@D)
+	@printf '%s\n' '$(subst ','\'',$(ISO_CMDLINE))' > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
+.PHONY: iso-cmdline-force
 
 -include $(C_OBJS:.o=.d)
 

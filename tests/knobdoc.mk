@@ -2,13 +2,15 @@
 # top-level Makefile; usable alone too (make -f tests/knobdoc.mk readme-knobs-check).
 #   make readme-knobs        rewrite the table between <!-- knobs:begin/end --> in README.md
 #   make readme-knobs-check  fail, with a diff, if README.md's table is stale
+# The harness (tools/idlelab/workplan.py) and tools/mkiso run `knobdoc --check-cmdline` to refuse
+# a command line the kernel would refuse, before anything boots.
 
 KNOBDOC_CC     ?= cc
 KNOBDOC_CFLAGS := -std=gnu11 -g -O1 -Wall -Wextra -Werror -DIDLELAB_HOST -I.
 KNOBDOC_README ?= README.md
 
 build/host/knobdoc: tools/knobdoc.c kernel/policy/knobs.c kernel/policy/knobs.h kernel/policy/knob_table.h \
-                    lib/string.h lib/format.h
+                    lib/string.h lib/format.h boot/bootinfo.h
 	@mkdir -p $(@D)
 	$(KNOBDOC_CC) $(KNOBDOC_CFLAGS) -o $@ tools/knobdoc.c kernel/policy/knobs.c
 

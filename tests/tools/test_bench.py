@@ -167,6 +167,8 @@ def test_new_results_dir_and_latest_link(tmp_path):
     assert a != b and os.path.isdir(a) and os.path.isdir(b)
     assert re.fullmatch(r"\d{8}-\d{6}(-\d+)?", os.path.basename(b))
     latest = tmp_path / "latest"
+    assert not os.path.lexists(latest)      # moved only once a folder is finished
+    resultsfolder.point_latest(b)
     assert os.path.islink(latest) and os.readlink(latest) == os.path.basename(b)
 
 

@@ -1,55 +1,165 @@
-"""One bench invocation: prepares the host (recover a killed run's parameters, build the
-preload library if needed), makes a new results folder, runs the work list boot by boot
-(raw record written as each ends), then writes the reports and prints the summary."""
+"""One bench invocation: prepares the host (recover a killed run's parameters, reclaim what a
+killed bench left, build the preload library if needed), makes a new results folder, runs
+the work list boot by boot (raw record written as each ends), then writes the reports and
+prints the summary.
+
+Nothing measured is lost on the way out. SIGINT, SIGTERM and SIGHUP stop the run in
+progress (qemu.run kills its QEMU, hostparams.override restores the host) and the folder is
+finished from the runs completed: runs.csv, tables, meta.json "state": "interrupted", exit
+128 + the signal. A second signal while the folder is finished is noted, not obeyed (only
+SIGKILL ends it then). After SIGKILL the folder stays "running" with its owner gone; the
+next bench says so and marks it (resultsfolder)."""
+import contextlib
 import os
+import signal
 import sys
+import threading
 import time
 
-from . import console, costtable, derive, haltpollcap, report, resultsfolder
+from . import console, costtable, derive, haltpollcap, onerun, report, resultsfolder
 from .hostconfig import HostParams
 from .hostload import QuietWaiter, loadavg
 from .onerun import Context, execute
 from .progress import Progress, say
 from .workplan import TOP, plan, relpath
 
-# The bench's exit status (the CLI's help and the README list them).
+# The bench's exit status (the CLI's help and the README list them); interrupted: 128 + signal.
 EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, EXIT_NO_KVM = 0, 1, 2, 3
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 128 + signal.SIGINT
+CAUGHT = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-def run_all(args, loaded, accel):
+class Interrupted(KeyboardInterrupt):
+    """A stop signal, raised where the bench was. A KeyboardInterrupt, so everything that
+    already cleans up after Ctrl-C (qemu.run, hostparams.override) does so for all three."""
+
+    def __init__(self, signum):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+class Signals:
+    """While active (a with block in the main thread): the first of SIGINT, SIGTERM, SIGHUP
+    raises Interrupted unless inside deferred(), where it waits for the block's end; any
+    later one is only noted, so finishing the folder cannot itself be interrupted."""
+
+    def __init__(self):
+        self.pending = None     # the first signal received
+        self.fired = False      # Interrupted has been raised
+        self.deferring = 0
+        self._old = {}
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            self._old = {s: signal.signal(s, self._on_signal) for s in CAUGHT}
+        return self
+
+    def __exit__(self, *exc):
+        for s, handler in self._old.items():
+            signal.signal(s, handler)
+        self._old = {}
+
+    def _on_signal(self, signum, _frame):
+        if self.pending is None:
+            self.pending = signum
+        if not self.deferring and not self.fired:
+            self.fired = True
+            raise Interrupted(signum)
+
+    @contextlib.contextmanager
+    def deferred(self):
+        """A signal inside the block takes effect at its end (a raw file and its place in
+        the records are written together or not at all)."""
+        self.deferring += 1
+        try:
+            yield
+        finally:
+            self.deferring -= 1
+        if not self.deferring and self.pending is not None and not self.fired:
+            self.fired = True
+            raise Interrupted(self.pending)
+
+    def finishing(self):
+        """From here on signals are only noted: the folder is being finished."""
+        self.deferring += 1
+
+
+def reclaim(results_dir):
+    """What killed benches left: their temporary folders (removed) and their results
+    folders (said, and marked incomplete so it is said once)."""
+    n = onerun.reclaim_temp_dirs()
+    if n:
+        say(f"removed {n} temporary folder{'s' if n > 1 else ''} of benches that were killed")
+    resultsfolder.reclaim_latest_tmp(results_dir)
+    for path, meta in resultsfolder.find_incomplete(results_dir):
+        say(resultsfolder.incomplete_note(relpath(path), meta)
+            + f"; `tools/bench --report {relpath(path)}` writes its tables")
+        resultsfolder.mark_incomplete(path, meta, f"the bench started at pid {os.getpid()}")
+
+
+def run_all(args, loaded, accel, signals=None):
     """Runs the work list and reports; returns the exit status."""
+    signals = signals or Signals()
+    reclaim(args.results_dir)
     params = HostParams()
     ctx = Context(accel=accel, params=params, window_hold=args.window_hold,
                   timeout_s=args.timeout)
-    if accel == "kvm":
-        prepare_kvm(ctx, plan(loaded))
+    # First the platform's cost table: the matrices' scaled values are resolved from it.
     costs, loaded = measure_costs(accel, loaded, args.timeout)
     if costs is None:
         return EXIT_RUN_FAILED
     work = plan(loaded)
-    outdir = resultsfolder.new_results_dir(args.results_dir)
-    meta = invocation_meta(args, loaded, ctx, outdir)
-    meta["cost_table"] = costs
-    resultsfolder.write_meta(outdir, meta)
-    say(f"{len(work)} boots from {', '.join(m for m, _, _ in loaded)} under {accel}; "
-        f"results in {relpath(outdir)}")
     waiter = QuietWaiter(args.wait_quiet, args.quiet_below)
-    waited = waiter.wait("before the first run")
-    recs = []
+    outdir, meta, recs, error = None, {}, [], None
     t0 = time.monotonic()
     try:
-        run_work(work, ctx, outdir, waiter, waited, recs, args.quiet_below)
-    except KeyboardInterrupt:
-        say(f"interrupted after {len(recs)} of {len(work)} runs: reporting those")
-        meta["interrupted"] = True
-    meta["seconds"] = round(time.monotonic() - t0, 1)
-    meta["quiet_wait_s"] = round(waiter.spent_s, 1)
+        # The folder and its "running" meta.json exist together or not at all.
+        with signals.deferred():
+            outdir = resultsfolder.new_results_dir(args.results_dir)
+            meta = invocation_meta(args, loaded, ctx, outdir)
+            meta["cost_table"] = costs
+            resultsfolder.write_meta(outdir, meta)
+        if accel == "kvm":
+            prepare_kvm(ctx, work)
+        say(f"{len(work)} boots from {', '.join(m for m, _, _ in loaded)} under {accel}; "
+            f"results in {relpath(outdir)}")
+        waited = waiter.wait("before the first run")
+        run_work(work, ctx, outdir, waiter, waited, recs, args.quiet_below, signals)
+    except resultsfolder.FolderError as e:
+        say(f"--results-dir {e}")
+        return EXIT_USAGE
+    except KeyboardInterrupt as e:
+        if outdir is None:
+            raise
+        signals.finishing()
+        name = signal.Signals(getattr(e, "signum", signal.SIGINT)).name
+        say(f"{name}: interrupted after {len(recs)} of {len(work)} runs: reporting those")
+        meta.update(interrupted=True, signal=name)
+    except Exception as e:  # a bug or a host failure: the folder is finished, then it shows
+        if outdir is None:
+            raise
+        signals.finishing()
+        say(f"stopped by an error after {len(recs)} of {len(work)} runs: reporting those")
+        meta.update(interrupted=True, error=f"{type(e).__name__}: {e}")
+        error = e
+    signals.finishing()
+    meta["state"] = resultsfolder.INTERRUPTED if meta.get("interrupted") \
+        else resultsfolder.COMPLETE
+    meta.update(runs_made=len(recs), runs_planned=len(work),
+                seconds=round(time.monotonic() - t0, 1), quiet_wait_s=round(waiter.spent_s, 1))
+    try:
+        written = report.write_all(outdir, recs, meta)
+    except Exception as e:  # the raw records stay; --report can try again
+        meta["report_error"] = f"{type(e).__name__}: {e}"
+        resultsfolder.write_meta(outdir, meta)
+        raise
     resultsfolder.write_meta(outdir, meta)
-    written = report.write_all(outdir, recs, meta)
-    print(console.summary(recs, meta, written))
-    if meta.get("interrupted"):
-        return EXIT_INTERRUPTED
+    resultsfolder.point_latest(outdir)
+    print(console.summary(recs, meta, written), flush=True)
+    if error is not None:
+        raise error
+    if meta.get("signal"):
+        return 128 + signal.Signals[meta["signal"]]
     return EXIT_RUN_FAILED if any(r["status"] == "failed" for r in recs) else EXIT_OK
 
 
@@ -87,7 +197,7 @@ def prepare_kvm(ctx, work):
         ctx.library = haltpollcap.build()
 
 
-def run_work(work, ctx, outdir, waiter, waited, recs, quiet_below):
+def run_work(work, ctx, outdir, waiter, waited, recs, quiet_below, signals):
     """The matrix loop: progress line, one boot, its raw file and result line, and a wait
     for quiet after a run that saw other load."""
     progress = Progress(work)
@@ -97,8 +207,9 @@ def run_work(work, ctx, outdir, waiter, waited, recs, quiet_below):
         rec["quiet_wait"] = {"waited_s": round(waited[0], 2), "other_pct": waited[1],
                              "quiet": waited[2]}
         progress.done(run, rec)
-        resultsfolder.write_json(resultsfolder.raw_path(outdir, i + 1, rec), rec)
-        recs.append(rec)
+        with signals.deferred():
+            resultsfolder.write_json(resultsfolder.raw_path(outdir, i + 1, rec), rec)
+            recs.append(rec)
         row = derive.summarize(rec)
         print(console.result_line(rec, row), file=sys.stderr, flush=True)
         waited = (0.0, None, None)
@@ -107,8 +218,10 @@ def run_work(work, ctx, outdir, waiter, waited, recs, quiet_below):
 
 
 def invocation_meta(args, loaded, ctx, outdir):
-    """What the tables' headers say about this invocation and machine."""
+    """What the tables' headers say about this invocation and machine, and that the folder
+    is being written (state running, by this process) until the end rewrites it."""
     return {
+        "state": resultsfolder.RUNNING, "owner": resultsfolder.owner(),
         "results": relpath(outdir),
         "started": time.strftime("%Y-%m-%d %H:%M:%S"),
         "quick": bool(args.quick and not args.matrix),

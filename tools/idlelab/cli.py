@@ -1,21 +1,21 @@
 """`tools/bench`: argument parsing, --list, --report, the accelerator choice, and handing
 the work to benchrun. Exit status: EXIT_OK all runs made or reported not run,
-EXIT_RUN_FAILED a run failed, EXIT_USAGE bad arguments or matrix, EXIT_NO_KVM KVM required
-but /dev/kvm is not usable."""
+EXIT_RUN_FAILED a run failed, EXIT_USAGE bad arguments, matrix or folder (one line naming
+it, checked before anything runs), EXIT_NO_KVM KVM required but /dev/kvm is not usable,
+128 + signal when SIGINT, SIGTERM or SIGHUP stopped the runs (the folder is still finished)."""
 import argparse
 import os
 import signal
-import sys
-import threading
 
-from . import matrix, qemu, report, resultsfolder
-from .benchrun import EXIT_NO_KVM, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, run_all
+from . import matrix, qemu, report, resultsfolder, usage
+from .benchrun import (EXIT_NO_KVM, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, Signals,
+                       run_all)
 from .progress import say
-from .workplan import (RUN_OVERHEAD_S, SEEDS, TOP, WINDOW_HOLD, builtin_matrices,
-                       estimate_s, guest_cmdline, load_matrices)
+from .workplan import (RUN_OVERHEAD_S, SEEDS, TOP, WINDOW_HOLD, KnobCheckUnavailable,
+                       builtin_matrices, check_cmdlines, estimate_s, guest_cmdline,
+                       load_matrices)
 
 RESULTS_DIR = os.path.join(TOP, "results")
-SIGTERM_STATUS = 143
 
 
 def choose_accel(requested, require_kvm):
@@ -34,15 +34,26 @@ def choose_accel(requested, require_kvm):
     return "kvm", None, None
 
 
+def window_hold(text):
+    """--window-hold: a time as the guest's window_hold= takes it."""
+    try:
+        matrix.parse_time(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected {e}") from None
+    return text
+
+
 def parse_args(argv):
-    ap = argparse.ArgumentParser(
+    ap = usage.Parser(
         prog="bench",
         description="Run idlelab experiment matrices under QEMU/KVM and write results/<time>/ "
                     "(raw JSON, runs.csv, seedNNN.md tables, PNG plots). With no --matrix: "
                     "the four built-in seed matrices (tools/matrices/seed00[0234].txt).",
         epilog=f"Exit status: {EXIT_OK} all runs made or reported not run; {EXIT_RUN_FAILED} a "
-               f"run failed; {EXIT_USAGE} bad arguments or matrix; {EXIT_NO_KVM} KVM required "
-               "(--require-kvm or --accel kvm) but /dev/kvm is not usable.")
+               f"run failed; {EXIT_USAGE} bad arguments, matrix or folder; {EXIT_NO_KVM} KVM "
+               "required (--require-kvm or --accel kvm) but /dev/kvm is not usable; 128 + "
+               "the signal when SIGINT, SIGTERM or SIGHUP stopped the runs (runs.csv and "
+               "tables are still written from the runs made).")
     ap.add_argument("--quick", action="store_true",
                     help="the reduced built-in matrices (tools/matrices/quick/): under a minute")
     ap.add_argument("--seeds", default=",".join(SEEDS),
@@ -53,19 +64,19 @@ def parse_args(argv):
                     help="auto (default): KVM if usable, else TCG with host columns n/a")
     ap.add_argument("--require-kvm", action="store_true",
                     help=f"exit {EXIT_NO_KVM} without running anything if KVM is not usable")
-    ap.add_argument("--wait-quiet", type=float, default=0, metavar="SECONDS",
+    ap.add_argument("--wait-quiet", type=usage.seconds_or_zero, default=0, metavar="SECONDS",
                     help="wait for a quiet machine before the first run and after a run that "
                          "saw other load, at most SECONDS in all (default 0: do not wait)")
-    ap.add_argument("--quiet-below", type=float, default=10.0, metavar="PCT",
+    ap.add_argument("--quiet-below", type=usage.finite_number, default=10.0, metavar="PCT",
                     help="other load (%% of all host CPUs) that counts as quiet "
                          "(default %(default)s)")
     ap.add_argument("--results-dir", default=RESULTS_DIR, metavar="DIR",
                     help="parent of the new <timestamp>/ folder and the `latest` link "
                          "(default: results/)")
-    ap.add_argument("--window-hold", default=WINDOW_HOLD, metavar="TIME",
+    ap.add_argument("--window-hold", type=window_hold, default=WINDOW_HOLD, metavar="TIME",
                     help="guest window_hold= unless the matrix sets it (default %(default)s: the "
                          "window edges are synchronised, window_sync=1)")
-    ap.add_argument("--timeout", type=float, default=120, metavar="S",
+    ap.add_argument("--timeout", type=usage.positive_seconds, default=120, metavar="S",
                     help="kill a boot after S seconds (default %(default)s)")
     ap.add_argument("--list", action="store_true",
                     help="print the matrices' runs and the time estimate; run nothing")
@@ -75,7 +86,7 @@ def parse_args(argv):
     seeds = [s.strip() for s in args.seeds.split(",") if s.strip()]
     bad = [s for s in seeds if s not in SEEDS]
     if bad:
-        ap.error(f"unknown seed {', '.join(bad)}; built-in: {', '.join(SEEDS)}")
+        ap.error(f"--seeds: unknown seed {', '.join(bad)}; built-in: {', '.join(SEEDS)}")
     args.seed_list = seeds
     return args
 
@@ -99,17 +110,26 @@ def list_matrices(loaded):
 
 
 def rebuild_report(outdir):
-    """--report: the reports of an existing folder, from its raw records."""
-    for path in report.write_all(outdir, resultsfolder.read_raw(outdir),
-                                 resultsfolder.read_meta(outdir)):
+    """--report: the reports of an existing folder, from its raw records. A folder a killed
+    bench left is said to be incomplete, marked so, and reported from what it holds."""
+    try:
+        resultsfolder.check_folder(outdir)
+        meta = resultsfolder.read_meta(outdir)
+        recs = resultsfolder.read_raw(outdir)
+    except resultsfolder.FolderError as e:
+        say(f"--report {e}")
+        return EXIT_USAGE
+    state = resultsfolder.state(meta)
+    if state == resultsfolder.RUNNING:
+        say(f"--report {outdir}: still being written by the bench with pid "
+            f"{meta['owner']['pid']}: wait for it to end")
+        return EXIT_USAGE
+    if state == resultsfolder.INCOMPLETE:
+        say(resultsfolder.incomplete_note(outdir, meta) + "; reporting those")
+        meta = resultsfolder.mark_incomplete(outdir, meta, "--report")
+    for path in report.write_all(outdir, recs, meta):
         print(path)
     return EXIT_OK
-
-
-def install_sigterm():
-    """SIGTERM unwinds like Ctrl-C: qemu.run kills its QEMU, override() restores params."""
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, lambda *_: sys.exit(SIGTERM_STATUS))
 
 
 def main(argv=None):
@@ -119,16 +139,29 @@ def main(argv=None):
     paths = args.matrix or builtin_matrices(args.quick, args.seed_list)
     try:
         loaded = load_matrices(paths)
-    except (matrix.MatrixError, OSError) as e:
+        check_cmdlines(loaded, args.window_hold)
+    except matrix.MatrixError as e:
         say(str(e))
         return EXIT_USAGE
+    except KnobCheckUnavailable as e:
+        say(f"guest values not checked before the runs ({e}); a bad one fails at boot")
     if args.list:
         list_matrices(loaded)
         return EXIT_OK
+    try:
+        resultsfolder.check_parent(args.results_dir)
+    except resultsfolder.FolderError as e:
+        say(f"--results-dir {e}")
+        return EXIT_USAGE
     accel, msg, code = choose_accel(args.accel, args.require_kvm)
     if msg:
         say(msg)
     if code is not None:
         return code
-    install_sigterm()
-    return run_all(args, loaded, accel)
+    with Signals() as signals:
+        try:
+            return run_all(args, loaded, accel, signals)
+        except KeyboardInterrupt as e:   # before the results folder existed
+            signum = getattr(e, "signum", signal.SIGINT)
+            say(f"{signal.Signals(signum).name}: stopped before any run; nothing was measured")
+            return 128 + signum

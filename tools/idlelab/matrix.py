@@ -39,12 +39,17 @@ host_shrink         kvm module parameter halt_poll_ns_shrink.
 guest.<knob>        passed to the guest kernel command line as `<knob>=<value>`, unchanged.
 ==================  =======================================================================
 
+A matrix expands to at most MAX_RUNS runs (as `repeat` is at most 1000): the count is the
+product of the sweeps, computed before any run is made, so a sweep of millions is refused
+at once instead of hanging `--list`.
+
 Every mistake is an error naming the file and line, e.g.
 `matrix.txt:7: unknown key 'peroid' (did you mean 'guest.period'?)`; nothing falls back to a
 default silently. Pass `guest_knobs` (e.g. guest_knob_names()) to check `guest.` names too.
 """
 import difflib
 import itertools
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -61,6 +66,7 @@ _HOST_PARAM = {"host_grow": "halt_poll_ns_grow", "host_grow_start": "halt_poll_n
 DEFAULTS = {"repeat": "1", "smp": "2", "machine": "microvm", "accel": "kvm",
             "halt_poll_ns": "host"}
 REQUIRED = ("workload", "duration")
+MAX_RUNS = 1000          # runs one matrix may expand to (each is at least one boot)
 
 
 class MatrixError(ValueError):
@@ -238,6 +244,7 @@ def parse(text, filename="<matrix>", guest_knobs=None):
     MatrixError naming file:line on any mistake."""
     p = _Parser(filename, guest_knobs)
     defaults, runs, seen = {}, [], {}
+    count = 0
     lines = text.splitlines()
     for p.lineno, raw in enumerate(lines, 1):
         line = raw.split("#", 1)[0].strip()
@@ -255,6 +262,10 @@ def parse(text, filename="<matrix>", guest_knobs=None):
         merged.update(p.settings(body))
         for key, value in DEFAULTS.items():
             merged.setdefault(key, [value])
+        count += math.prod(len(v) for v in merged.values())
+        if count > MAX_RUNS:
+            raise p.error(f"the sweeps expand to {count} runs by this line; a matrix may "
+                          f"have at most {MAX_RUNS}")
         for run in _expand(p, name, merged):
             if run.name in seen:
                 raise p.error(f"run name {run.name!r} already used at {seen[run.name]}")
@@ -308,9 +319,19 @@ def _make_run(where, name, values, chosen):
 
 
 def load(path, guest_knobs=None):
-    """parse() of a file, errors named after the file as given."""
-    with open(path) as f:
-        return parse(f.read(), path, guest_knobs)
+    """parse() of a file, errors named after the file as given: one that cannot be read or
+    is not text is a MatrixError too."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except UnicodeDecodeError as e:
+        raise MatrixError(f"{path}: not a text matrix (byte {e.object[e.start]:#04x} at "
+                          f"offset {e.start} is not UTF-8)") from None
+    except OSError as e:
+        raise MatrixError(f"{path}: cannot read it: {e.strerror}") from None
+    if "\0" in text:
+        raise MatrixError(f"{path}: not a text matrix (it holds NUL bytes)")
+    return parse(text, path, guest_knobs)
 
 
 def guest_knob_names(table=KNOB_TABLE):

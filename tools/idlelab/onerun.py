@@ -10,18 +10,25 @@
   3. Around the boot, sample the machine load (hostload.py); assemble the record
      (rawrecord.py).
 """
+import contextlib
 import os
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
 
-from . import haltpollcap, hostparams, matrix, qemu, rawrecord
+from . import haltpollcap, hostparams, matrix, qemu, rawrecord, resultsfolder
 from .derive import side_by_side
 from .hostconfig import HostParams
 from .hostload import host_cpus, load_sample
 from .probe import WindowProbe
 from .progress import say
 from .workplan import WINDOW_HOLD
+
+# A boot's private temporary folder (its QMP socket) is named after the bench's pid, so a
+# later bench can tell the folder of a killed one (pid gone) from a running one's.
+TEMP_PREFIX = "idlelab-bench-"
+_TEMP_NAME = re.compile(re.escape(TEMP_PREFIX) + r"(\d+)-")
 
 
 @dataclass
@@ -72,19 +79,37 @@ def qemu_config(run, rec, ctx, qmp_path):
     return cfg
 
 
+def reclaim_temp_dirs(tmpdir=None):
+    """Removes the temporary folders of benches that are gone (SIGKILL leaves them behind);
+    returns how many. A folder named after a live pid is left alone."""
+    tmpdir = tmpdir or tempfile.gettempdir()
+    gone = 0
+    with contextlib.suppress(OSError):
+        for name in os.listdir(tmpdir):
+            m = _TEMP_NAME.match(name)
+            if m and not resultsfolder.pid_alive(int(m.group(1))):
+                shutil.rmtree(os.path.join(tmpdir, name), ignore_errors=True)
+                gone += 1
+    return gone
+
+
 def boot(run, rec, ctx):
     """Boots the guest with the probe attached and fills in the record."""
-    sockdir = tempfile.mkdtemp(prefix="idlelab-bench-")
     hold = run.guest.get("window_hold", ctx.window_hold)
-    probe = WindowProbe(os.path.join(sockdir, "qmp"), rec["accel"], matrix.parse_time(hold))
-    cfg = qemu_config(run, rec, ctx, probe.qmp_path)
-    rec["argv"], _ = qemu.build_command(cfg)
-    before = load_sample()
+    # Everything that can refuse a value comes before the temporary folder exists.
+    hold_ns = matrix.parse_time(hold)
+    sockdir = tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-")
+    probe = None
     try:
+        probe = WindowProbe(os.path.join(sockdir, "qmp"), rec["accel"], hold_ns)
+        cfg = qemu_config(run, rec, ctx, probe.qmp_path)
+        rec["argv"], _ = qemu.build_command(cfg)
+        before = load_sample()
         res = qemu.run(cfg, timeout=ctx.timeout_s, on_line=probe.on_line,
                        on_start=probe.on_start)
     finally:
-        probe.close()
+        if probe is not None:
+            probe.close()
         shutil.rmtree(sockdir, ignore_errors=True)
     after = load_sample()
     out = res.outcome

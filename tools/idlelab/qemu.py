@@ -9,6 +9,7 @@ import argparse
 import contextlib
 import ctypes
 import os
+import re
 import select
 import signal
 import subprocess
@@ -16,7 +17,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from . import exitcodes
+from . import exitcodes, usage
 from .records import parse_records
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -225,16 +226,38 @@ def _read_some(proc, deadline):
             return data
 
 
+def _mem(text):
+    """--mem as QEMU's -m takes it: a size with an optional K/M/G/T suffix."""
+    if not re.fullmatch(r"[1-9]\d*[KMGT]?", text):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a size like 256M or 1G")
+    return text
+
+
+def _file(text):
+    if not os.path.isfile(text):
+        raise argparse.ArgumentTypeError(f"{text!r}: no such file")
+    return text
+
+
+def _socket_path(text):
+    folder = os.path.dirname(os.path.abspath(text))
+    if not os.path.isdir(folder):
+        raise argparse.ArgumentTypeError(f"{text!r}: its folder {folder} does not exist")
+    return text
+
+
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="qemu-run", description="Boot idlelab under QEMU.")
-    ap.add_argument("--smp", type=int, default=1)
+    """`tools/qemu-run`. Exit status: 0 the guest exited SUCCESS; 2 bad arguments (one line
+    naming the input); 124 timed out; else QEMU's status (the guest's exit code << 1 | 1)."""
+    ap = usage.Parser(prog="qemu-run", description="Boot idlelab under QEMU.")
+    ap.add_argument("--smp", type=usage.int_in(1, 64), default=1)
     ap.add_argument("--machine", default="microvm", choices=MACHINES)
     ap.add_argument("--accel", default="auto", choices=ACCELS)
     ap.add_argument("--cmdline", default="")
-    ap.add_argument("--mem", default="256M")
-    ap.add_argument("--iso", help="boot this GRUB ISO (multiboot2) instead of -kernel")
-    ap.add_argument("--qmp", help="create a QMP socket at this path")
-    ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--mem", type=_mem, default="256M")
+    ap.add_argument("--iso", type=_file, help="boot this GRUB ISO (multiboot2) instead of -kernel")
+    ap.add_argument("--qmp", type=_socket_path, help="create a QMP socket at this path")
+    ap.add_argument("--timeout", type=usage.positive_seconds, default=600)
     ap.add_argument("--gdb", action="store_true", help="start halted, gdb stub on :1234")
     ap.add_argument("--print-cmd", action="store_true", help="print the QEMU command and exit")
     args = ap.parse_args(argv)
@@ -247,6 +270,8 @@ def main(argv=None):
     if args.print_cmd:
         print(" ".join(cmd))
         return 0
+    if not cfg.iso and not os.path.exists(cfg.kernel):
+        ap.error(f"{cfg.kernel} does not exist: run `make` first")
     if args.accel == "auto" and accel == "tcg":
         print("qemu-run: /dev/kvm is not usable; running under TCG (slow timing, no KVM "
               "counters)", file=sys.stderr)

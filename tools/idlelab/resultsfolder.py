@@ -1,7 +1,13 @@
 """A results folder on disk: results/<timestamp>/ (never reused) with raw/NNN-*.json (one
 record per boot, written as soon as it ends), meta.json, and results/latest pointing at the
-newest folder. Files and the link are written under a temporary name and renamed into
-place, so a reader (or a killed bench) never sees half a file."""
+newest finished folder. Files and the link are written under a temporary name and renamed
+into place, so a reader (or a killed bench) never sees half a file.
+
+meta.json's "state" says how far the bench got: "running" from the start (with the owner's
+pid), then "complete" (every run made, reports written) or "interrupted" (a signal: reports
+written from the runs made). A "running" folder whose owner is gone was killed (SIGKILL,
+power loss): the next bench and --report call it "incomplete" and mark it so. `latest` moves
+only to a complete or interrupted folder, so it never points at a half-written one."""
 import contextlib
 import json
 import os
@@ -11,29 +17,69 @@ import time
 RAW = "raw"
 META = "meta.json"
 LATEST = "latest"
+RUNNING, COMPLETE, INTERRUPTED, INCOMPLETE = "running", "complete", "interrupted", "incomplete"
+FINISHED = (COMPLETE, INTERRUPTED)
+_STAMP = re.compile(r"\d{8}-\d{6}(-\d+)?")
+
+
+class FolderError(ValueError):
+    """A folder that is not a readable results folder; the message names it."""
 
 
 def new_results_dir(parent):
-    """results/<timestamp>/ (a second invocation in the same second gets a suffix) and
-    results/latest pointing at it (replaced atomically)."""
-    os.makedirs(parent, exist_ok=True)
+    """results/<timestamp>/ (a second invocation in the same second gets a suffix). Raises
+    FolderError naming `parent` if it cannot be made there."""
+    try:
+        os.makedirs(parent, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise FolderError(f"{parent}: not a folder ({_file_in_the_way(parent)} is a "
+                          "file)") from None
+    except OSError as e:
+        raise FolderError(f"{parent}: cannot make it: {e.strerror}") from None
     stamp = time.strftime("%Y%m%d-%H%M%S")
     for i in range(100):
-        name = stamp if i == 0 else f"{stamp}-{i}"
-        path = os.path.join(parent, name)
+        path = os.path.join(parent, stamp if i == 0 else f"{stamp}-{i}")
         try:
             os.mkdir(path)
-            break
+            return path
         except FileExistsError:
             continue
-    else:
-        raise RuntimeError(f"cannot make a new results folder in {parent}")
+        except OSError as e:
+            raise FolderError(f"{parent}: cannot make a results folder in it: "
+                              f"{e.strerror}") from None
+    raise FolderError(f"{parent}: cannot make a new results folder (100 exist for {stamp})")
+
+
+def check_parent(parent):
+    """Raises FolderError unless results folders can be made under parent; makes nothing,
+    so a bad --results-dir is refused before anything runs."""
+    path = os.path.abspath(parent)
+    while not os.path.exists(path):
+        path = os.path.dirname(path)
+    if not os.path.isdir(path):
+        raise FolderError(f"{parent}: not a folder ({_file_in_the_way(parent)} is a file)")
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise FolderError(f"{parent}: cannot make folders in {path} (permission denied)")
+
+
+def _file_in_the_way(path):
+    """The first part of path that exists and is not a folder."""
+    parts = os.path.abspath(path).split(os.sep)
+    for i in range(2, len(parts) + 1):
+        sub = os.sep.join(parts[:i])
+        if os.path.exists(sub) and not os.path.isdir(sub):
+            return os.path.relpath(sub) if not os.path.isabs(path) else sub
+    return path
+
+
+def point_latest(outdir):
+    """results/latest -> outdir, replaced atomically. Called once the folder is finished."""
+    parent, name = os.path.split(os.path.abspath(outdir))
     tmp = os.path.join(parent, f".{LATEST}-{os.getpid()}")
     with contextlib.suppress(FileNotFoundError):
         os.unlink(tmp)
     os.symlink(name, tmp)
     os.replace(tmp, os.path.join(parent, LATEST))
-    return path
 
 
 def raw_path(outdir, index, rec):
@@ -56,21 +102,148 @@ def write_meta(outdir, meta):
     write_json(os.path.join(outdir, META), meta)
 
 
+# --- who owns a folder ----------------------------------------------------------------------
+
+def _start_ticks(pid):
+    """The process's start time (clock ticks after boot), None if there is no such process.
+    With the pid it names one process: a pid reused later has another start time."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[19])
+
+
+def owner():
+    """This process, as meta.json records it."""
+    return {"pid": os.getpid(), "start": _start_ticks(os.getpid())}
+
+
+def owner_alive(own):
+    """True if the process `own` (from owner()) still runs."""
+    if not isinstance(own, dict) or not isinstance(own.get("pid"), int):
+        return False
+    start = _start_ticks(own["pid"])
+    return start is not None and (own.get("start") is None or start == own["start"])
+
+
+def pid_alive(pid):
+    """True if a process with this pid exists (for temporary folders named after one)."""
+    return os.path.exists(f"/proc/{pid}")
+
+
+# --- reading a folder -------------------------------------------------------------------------
+
+def check_folder(outdir):
+    """Raises FolderError unless outdir is a folder holding raw/."""
+    if not os.path.exists(outdir):
+        raise FolderError(f"{outdir}: no such folder")
+    if not os.path.isdir(outdir):
+        raise FolderError(f"{outdir}: not a folder")
+    if not os.path.isdir(os.path.join(outdir, RAW)):
+        raise FolderError(f"{outdir}: no raw/ in it: not a bench results folder")
+
+
 def read_raw(outdir):
-    """The raw records of a results folder, in run order (for --report)."""
+    """The raw records of a results folder, in run order (for --report). A file that is not
+    a raw record is a FolderError naming it: the report is never made silently without it."""
     rawdir = os.path.join(outdir, RAW)
     out = []
     for name in sorted(os.listdir(rawdir)):
-        if name.endswith(".json"):
-            with open(os.path.join(rawdir, name)) as f:
-                out.append(json.load(f))
+        if not name.endswith(".json"):
+            continue
+        path = os.path.join(rawdir, name)
+        try:
+            with open(path, encoding="utf-8") as f:
+                rec = json.load(f)
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise FolderError(f"{path}: not a raw record ({_json_error(e)}); move it away "
+                              "to report the others") from None
+        except OSError as e:
+            raise FolderError(f"{path}: cannot read it: {e.strerror}") from None
+        if not isinstance(rec, dict) or not {"matrix", "name", "status"} <= set(rec):
+            raise FolderError(f"{path}: not a raw record (no matrix, name and status); "
+                              "move it away to report the others")
+        out.append(rec)
     return out
 
 
+def _json_error(e):
+    if isinstance(e, json.JSONDecodeError):
+        return f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}"
+    return "not UTF-8 text"
+
+
 def read_meta(outdir):
-    """meta.json of a results folder, {} if it has none."""
+    """meta.json of a results folder, {} if it has none; FolderError if it is unreadable."""
     path = os.path.join(outdir, META)
     if not os.path.exists(path):
         return {}
-    with open(path) as f:
-        return json.load(f)
+    try:
+        with open(path, encoding="utf-8") as f:
+            meta = json.load(f)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise FolderError(f"{path}: not a meta.json ({_json_error(e)})") from None
+    if not isinstance(meta, dict):
+        raise FolderError(f"{path}: not a meta.json (not a JSON object)")
+    return meta
+
+
+def state(meta):
+    """The folder's state from its meta.json. A bench from before "state" existed wrote
+    "seconds" only when it finished; a folder with neither was cut short."""
+    if "state" in meta:
+        if meta["state"] == RUNNING and not owner_alive(meta.get("owner")):
+            return INCOMPLETE
+        return meta["state"]
+    if "seconds" not in meta:
+        return INCOMPLETE
+    return INTERRUPTED if meta.get("interrupted") else COMPLETE
+
+
+def incomplete_note(outdir, meta):
+    """One line saying what is missing from a folder cut short."""
+    raw = os.path.join(outdir, RAW)
+    n = len([f for f in os.listdir(raw) if f.endswith(".json")]) if os.path.isdir(raw) else 0
+    return (f"{outdir}: incomplete: the bench writing it ended without finishing (killed?) "
+            f"after {n} raw record{'s' if n != 1 else ''}")
+
+
+def mark_incomplete(outdir, meta, how):
+    """Records in meta.json that the folder was found cut short, and by what."""
+    meta = dict(meta, state=INCOMPLETE)
+    meta.setdefault("incomplete", {})
+    meta["incomplete"] = dict(meta["incomplete"], found=time.strftime("%Y-%m-%d %H:%M:%S"),
+                              by=how)
+    write_meta(outdir, meta)
+    return meta
+
+
+def find_incomplete(parent):
+    """The <timestamp>/ folders under parent that a bench left "running" and is gone from."""
+    if not os.path.isdir(parent):
+        return []
+    out = []
+    for name in sorted(os.listdir(parent)):
+        path = os.path.join(parent, name)
+        if not _STAMP.fullmatch(name) or os.path.islink(path) or not os.path.isdir(path):
+            continue
+        try:
+            meta = read_meta(path)
+        except FolderError:
+            continue
+        if meta.get("state") == RUNNING and state(meta) == INCOMPLETE:
+            out.append((path, meta))
+    return out
+
+
+def reclaim_latest_tmp(parent):
+    """Removes .latest-<pid> links left by a bench killed while it moved `latest`."""
+    if not os.path.isdir(parent):
+        return
+    for name in os.listdir(parent):
+        m = re.fullmatch(rf"\.{LATEST}-(\d+)", name)
+        if m and not pid_alive(int(m.group(1))):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(parent, name))

@@ -1,8 +1,10 @@
 """From matrix files to the work list: the built-in seed matrices, each run's
-configuration name and guest command line, and the time a boot should take."""
+configuration name and guest command line (checked by the kernel's own knob parser before
+anything runs), and the time a boot should take."""
 import os
+import subprocess
 
-from . import matrix, qemu
+from . import costtable, matrix, qemu
 
 TOP = qemu.TOP
 MATRIX_DIR = os.path.join(TOP, "tools", "matrices")
@@ -13,6 +15,13 @@ SEEDS = ("000", "002", "003", "004")
 # window_sync off.
 WINDOW_HOLD = "0s"
 RUN_OVERHEAD_S = 1.0     # boot + table printing + exit here, before any run is measured
+# The kernel's knobs_parse() on the host (tools/knobdoc.c), built by tests/knobdoc.mk.
+KNOBDOC = os.path.join(TOP, "build", "host", "knobdoc")
+KNOBDOC_MK = os.path.join(TOP, "tests", "knobdoc.mk")
+
+
+class KnobCheckUnavailable(RuntimeError):
+    """build/host/knobdoc could not be built or run, so values were not checked."""
 
 
 def builtin_matrices(quick=False, seeds=SEEDS):
@@ -39,6 +48,44 @@ def load_matrices(paths):
     """[(matrix id, path, [Run])], every guest knob checked against the kernel's table."""
     knobs = matrix.guest_knob_names()
     return [(matrix_id(p), p, matrix.load(p, guest_knobs=knobs)) for p in paths]
+
+
+def check_cmdlines(loaded, window_hold=WINDOW_HOLD):
+    """Raises matrix.MatrixError naming the file, line and run of the first command line the
+    guest kernel would refuse at boot (EXIT_BAD_KNOB): the full line each run boots with,
+    values and the knobs the bench adds included. The kernel's parser decides (knobdoc
+    --check-cmdline), so the harness holds no second definition of a valid value."""
+    runs = [run for _, _, rs in loaded for run in rs]
+    # A value in the cost table's terms (timer+300us) becomes a time only once the table is
+    # measured; any table gives a time of the same syntax, so a placeholder checks it.
+    placeholder = costtable.placeholder()
+    refused = kernel_refuses([guest_cmdline(costtable.resolve_run(r, placeholder), window_hold)
+                              for r in runs])
+    if refused:
+        (i, msg), more = refused[0], len(refused) - 1
+        also = f" (and {more} more run{'s' if more > 1 else ''} refused)" if more else ""
+        raise matrix.MatrixError(f"{runs[i].where}: run {runs[i].name!r}: the guest would "
+                                 f"refuse its command line: {msg}{also}")
+
+
+def kernel_refuses(cmdlines):
+    """[(index, the kernel's one-line error)] for each command line it would refuse."""
+    built = subprocess.run(["make", "--no-print-directory", "-s", "-C", TOP, "-f", KNOBDOC_MK,
+                            os.path.relpath(KNOBDOC, TOP)],
+                           capture_output=True, text=True, timeout=120)
+    if built.returncode != 0:
+        last = (built.stderr or built.stdout).strip().splitlines()[-1:] or ["?"]
+        raise KnobCheckUnavailable(f"building {relpath(KNOBDOC)} failed: {last[0]}")
+    res = subprocess.run([KNOBDOC, "--check-cmdline", "-"], input="".join(
+        c + "\n" for c in cmdlines), capture_output=True, text=True, timeout=60)
+    if res.returncode not in (0, 1):
+        raise KnobCheckUnavailable(f"{relpath(KNOBDOC)} --check-cmdline failed: "
+                                   f"{res.stderr.strip()}")
+    out = []
+    for line in res.stdout.splitlines():
+        num, _, msg = line.partition(": ")
+        out.append((int(num) - 1, msg))
+    return out
 
 
 def plan(loaded):
