@@ -323,21 +323,6 @@ static int update(const char *path, const struct buf *table)
 }
 
 /*
- * Zeroes the stack below the caller, where knobs_parse()'s frame is about to live. GCC 12
- * at -O1 drops knobs_parse()'s knobs_set_defaults(&vals) (kernel/policy/knobs.c; valgrind:
- * "depends on uninitialised value" at the `given twice` test), so a second parse in one
- * process saw the first one's knobs as already given. In the kernel the frame is fresh;
- * here it is made so. tests/tools/test_knobcheck.py checks the same line twice in one call.
- */
-static void __attribute__((noinline)) scrub_stack(void)
-{
-	volatile char pad[8192];
-
-	for (size_t i = 0; i < sizeof(pad); i++)
-		pad[i] = 0;
-}
-
-/*
  * What the kernel's read_knobs() would say about cmdline, into err: "" if it boots. The
  * kernel parses what fits in boot_info.cmdline and then refuses a truncated line, so an
  * over-long line is refused here whatever it holds.
@@ -350,7 +335,6 @@ static bool cmdline_ok(const char *cmdline, char *err, size_t errlen)
 		snprintf(err, errlen, "command line longer than %d bytes", BOOT_CMDLINE_MAX - 1);
 		return false;
 	}
-	scrub_stack();
 	return knobs_parse(cmdline, &vals, err, errlen) == KNOB_OK;
 }
 

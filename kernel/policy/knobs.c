@@ -562,12 +562,17 @@ static int apply_token(const struct token *tok, struct knob_values *vals, struct
 	return KNOB_OK;
 }
 
+/*
+ * One aggregate copy, not a loop over the fields: GCC 12 (-O1 and up) dropped the loop's
+ * stores into knobs_parse()'s local values as dead (its mod/ref summary of the loop leaves
+ * the extent of the `given` stores unknown), so a parse started from whatever the stack
+ * held. A struct copy is a store the compiler tracks whole.
+ */
+static const struct knob_values default_values = {.v = {KNOB_LIST(KNOB__DEFAULT)}};
+
 void knobs_set_defaults(struct knob_values *vals)
 {
-	for (int i = 0; i < KNOB__COUNT; i++) {
-		vals->v[i] = knob_defs[i].def;
-		vals->given[i] = false;
-	}
+	*vals = default_values;
 }
 
 int knobs_parse(const char *cmdline, struct knob_values *out, char *err, size_t errlen)
