@@ -26,6 +26,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpufeat.h"
 #include "arch/x86/kvm.h"
+#include "arch/x86/probe.h"
 #include "arch/x86/tsc.h"
 #include "kernel/policy/haltpoll.h"
 #include "kernel/idle.h"
@@ -105,7 +106,7 @@ static bool poll_state(struct cpu *c, uint64_t limit_ns, uint64_t *elapsed)
 	bool work = false, immediate;
 
 	seq_open(c);
-	c->idle_since = t0;
+	c->idle_since = c->idle_entered = t0;
 	c->idle_polling = true;
 	seq_close(c);
 	irq_enable();
@@ -113,6 +114,7 @@ static bool poll_state(struct cpu *c, uint64_t limit_ns, uint64_t *elapsed)
 		work =
 		    __atomic_fetch_or(&c->flags, CPU_POLLING, __ATOMIC_SEQ_CST) & CPU_NEED_RESCHED;
 	immediate = work;
+	probe_mark(PROBE_IDLE_WAIT);
 	while (!work) {
 		if (flags_load(c) & CPU_NEED_RESCHED) {
 			work = true;
@@ -130,7 +132,10 @@ static bool poll_state(struct cpu *c, uint64_t limit_ns, uint64_t *elapsed)
 	if (pollflag)
 		__atomic_fetch_and(&c->flags, ~CPU_POLLING, __ATOMIC_SEQ_CST);
 	now = rdtsc();
+	probe_mark(PROBE_NOTICE);
 	*elapsed = now - t0;
+	if (work)
+		c->idle_notice = now;
 	seq_open(c);
 	c->idle_since = 0;
 	c->stats.poll_cycles += *elapsed;
@@ -173,12 +178,15 @@ static uint64_t halt_state(struct cpu *c)
 	c->stats.idle_entries++;
 	c->stats.halts++;
 	c->stats.hlt++;
-	c->idle_since = t0;
+	c->idle_since = c->idle_entered = t0;
 	c->idle_polling = false;
 	seq_close(c);
+	probe_mark(PROBE_IDLE_WAIT);
 	safe_halt(); /* returns with interrupts on, after the waking handler ran */
 	irq_disable();
-	cycles = rdtsc() - t0;
+	c->idle_notice = rdtsc();
+	probe_mark(PROBE_NOTICE);
+	cycles = c->idle_notice - t0;
 	seq_open(c);
 	c->stats.halt_cycles += cycles;
 	c->idle_since = 0;
@@ -237,6 +245,7 @@ void idle_loop(void)
 			irq_enable();
 			continue;
 		}
+		probe_mark(PROBE_IDLE_ENTER);
 		if (policy == IDLE_HALTPOLL)
 			haltpoll_enter(c);
 		else if (policy == IDLE_POLL)
@@ -322,6 +331,11 @@ void idle_init_cpu(void)
 	msr_read_back[c->id] = kvm_poll_control_set(msr_value);
 	if (msr_read_back[c->id] != msr_value)
 		panic("MSR_KVM_POLL_CONTROL did not keep the value %d", msr_value);
+}
+
+const char *idle_policy_name(void)
+{
+	return knob_defs[KNOB_idle].choices[policy];
 }
 
 uint64_t idle_window_ns(const struct cpu *c)

@@ -14,6 +14,8 @@ void idle_print_record(void);
 void idle_init_cpu(void);
 /* Each CPU's idle thread, after sched_init_cpu() and timer_init_cpu(). */
 __attribute__((noreturn)) void idle_loop(void);
+/* The idle policy in force: "halt", "poll" or "haltpoll" (never "auto"). */
+const char *idle_policy_name(void);
 /* The CPU's current poll window (haltpoll's W), 0 under other policies. */
 uint64_t idle_window_ns(const struct cpu *c);
 

@@ -66,6 +66,10 @@ struct cpu {
 	struct haltpoll_cpu gov;
 	/* The idle state in progress (kernel/idle.c): TSC at its start, 0 if none. */
 	uint64_t idle_since;
+	/* TSC when this CPU last noticed work while idle (poll exit, or back from HLT): the
+	 * wake-up path's middle stamp, read by the thread that then runs here. */
+	uint64_t idle_notice;
+	uint64_t idle_entered; /* TSC when this CPU last entered an idle state */
 	bool idle_polling;
 	uint32_t idle_seq;
 

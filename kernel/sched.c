@@ -276,6 +276,17 @@ void thread_sleep_ns(uint64_t ns)
 	irq_restore(flags);
 }
 
+void sched_preempt_point(void)
+{
+	uint64_t flags;
+
+	if (!(__atomic_load_n(&this_cpu()->flags, __ATOMIC_RELAXED) & CPU_NEED_RESCHED))
+		return;
+	flags = irq_save();
+	schedule();
+	irq_restore(flags);
+}
+
 void thread_exit(void)
 {
 	struct cpu *c;

@@ -28,6 +28,12 @@ void thread_wake(struct thread *t);
 /* Returns no earlier than `ns` after the call, as measured by the TSC. */
 void thread_sleep_ns(uint64_t ns);
 __attribute__((noreturn)) void thread_exit(void);
+/*
+ * For a thread that spins instead of blocking: lets a thread woken on this CPU run. Nothing
+ * preempts a running thread but an interrupt, so with hz=0 a spinner would otherwise keep
+ * such a thread off the CPU for as long as it spins.
+ */
+void sched_preempt_point(void);
 
 /* Counts finishing threads; the waiter sleeps until all are done. */
 struct join_counter {

@@ -7,6 +7,7 @@
  * then keeps CPU 0 busy after the marker for a host that reads at the line.
  */
 #include "arch/x86/cpu.h"
+#include "arch/x86/probe.h"
 #include "arch/x86/tsc.h"
 #include "drivers/serial.h"
 #include "kernel/exit_codes.h"
@@ -74,9 +75,11 @@ static void edge(struct stats_snapshot *s, const char *state, const char *what)
 void window_open(struct stats_snapshot *s, const char *what)
 {
 	edge(s, "open", what);
+	probe_mark(PROBE_WINDOW_OPEN);
 }
 
 void window_close(struct stats_snapshot *s, const char *what)
 {
+	probe_mark(PROBE_WINDOW_CLOSE);
 	edge(s, "close", what);
 }

@@ -12,3 +12,8 @@ build/host/libhaltpoll_cap.so: tools/haltpoll_cap.c tools/harness.mk
 
 .PHONY: harness-lib
 harness-lib: build/host/libhaltpoll_cap.so
+
+# The TCG plugin that counts guest instructions between probe marks (tools/insncount).
+build/host/libinsncount.so: tools/insncount/insncount.c tools/insncount/qemu_plugin_api.h
+	@mkdir -p $(@D)
+	$(HARNESS_CC) $(HARNESS_CFLAGS) -I. -o $@ tools/insncount/insncount.c

@@ -68,6 +68,8 @@
 	X(WORKLOAD_NONE, "none") X(WORKLOAD_PINGPONG, "pingpong") X(WORKLOAD_PERIODIC, "periodic") \
 	X(WORKLOAD_IDLE, "idle") X(WORKLOAD_RANDOM, "random") X(WORKLOAD_PIPELINE, "pipeline")
 
+#define KNOB_CHOICES_PINGPONG_MODE(X) X(PINGPONG_BLOCK, "block") X(PINGPONG_SPIN, "spin")
+
 #define KNOB_CHOICES_DIST(X) X(DIST_EXP, "exp") X(DIST_UNIFORM, "uniform") X(DIST_BIMODAL, "bimodal")
 
 #define KNOB_TABLE(K) \
@@ -138,6 +140,10 @@
 	  "bit mask of the CPUs a workload uses (0x5 = CPUs 0 and 2); 0 = all; the rest idle") \
 	K(pairs, "pairs", INT, 1, 1, 32, KNOB_NO_CHOICES, \
 	  "pingpong: thread pairs; pair k uses the 2k-th and (2k+1)-th CPU of cpus=") \
+	K(pingpong_mode, "pingpong.mode", ENUM, PINGPONG_BLOCK, 0, 0, KNOB_CHOICES_PINGPONG_MODE, \
+	  "pingpong: block (hand the token through thread_wake and thread_block: the wake-up " \
+	  "path under test) or spin (both threads spin on the token, no scheduler, no idle: " \
+	  "the floor of a cross-CPU round trip on this machine)") \
 	K(think, "think", TIME, 0, 0, KNOB_S(1), KNOB_NO_CHOICES, \
 	  "pingpong: the initiator sleeps this long between round trips, so the other side " \
 	  "idles longer") \

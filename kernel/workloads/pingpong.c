@@ -3,7 +3,10 @@
  * scheduler's cross-CPU wake-up; a request/response, the shape seeds 000 and 002 measured.
  * The initiator times each round trip; think= makes it sleep between them.
  */
+#include "arch/x86/cpu.h"
+#include "arch/x86/probe.h"
 #include "arch/x86/tsc.h"
+#include "kernel/idle.h"
 #include "kernel/policy/knobs.h"
 #include "kernel/printk.h"
 #include "kernel/workloads/workload.h"
@@ -12,26 +15,93 @@ struct pair {
 	struct thread *ping, *pong;
 	unsigned turn; /* 1: pong's move, 0: ping's */
 	unsigned slot;
+	uint64_t woke_at; /* TSC of the last hand-over's wake (by either side) */
 } __attribute__((aligned(CACHELINE)));
 
 static struct pair pairs[MAX_CPUS / 2];
 static unsigned npairs;
 static uint64_t iters; /* 0: run for duration= */
+static bool spin;      /* pingpong.mode=spin: the floor, no scheduler at all */
+
+/*
+ * The wake-up path, phase by phase, per pair. A hand-over starts at the waker's stamp and
+ * ends when the woken thread runs; on the target CPU it splits into: going idle (the target
+ * was still on its own way into the idle loop when the wake came: from the wake to its idle
+ * entry; 0 if it was idle already), notice (the wake reaching the idle CPU: IPI and halt
+ * exit, or the poll loop seeing the flag), and run (that CPU's own path back into the
+ * thread: governor, schedule, switch). A target that never idled (it had not blocked yet)
+ * has no notice; it counts in `busy`.
+ */
+static struct wakepath {
+	struct hist going_idle, to_notice, to_run, total;
+	uint64_t busy;
+	uint64_t seen; /* hand-overs in the window, sampled or not */
+} wakepaths[MAX_CPUS / 2];
+
+/*
+ * One hand-over in WAKEPATH_SAMPLE_EVERY is broken down: recording four histograms on every
+ * one would add their cost (about half the floor's instructions) to the path it measures.
+ */
+#define WAKEPATH_SAMPLE_EVERY 8
+
+static void record_hand_over(struct pair *p, uint64_t woke, uint64_t running)
+{
+	struct wakepath *w = &wakepaths[p->slot];
+	const struct cpu *c = this_cpu();
+	uint64_t notice = c->idle_notice, entered = c->idle_entered;
+
+	if (wl_phase() != WL_MEASURE || w->seen++ % WAKEPATH_SAMPLE_EVERY)
+		return;
+	hist_record(&w->total, tsc_to_ns(running - woke));
+	if (spin)
+		return;
+	if (notice < woke || notice > running) {
+		w->busy++;
+		return;
+	}
+	if (entered < woke)
+		entered = woke;
+	hist_record(&w->going_idle, tsc_to_ns(entered - woke));
+	hist_record(&w->to_notice, tsc_to_ns(notice - entered));
+	hist_record(&w->to_run, tsc_to_ns(running - notice));
+}
+
+/* Waits for `want` in p->turn: blocking (the path under test) or spinning (the floor). */
+static bool wait_turn(struct pair *p, unsigned want)
+{
+	while (__atomic_load_n(&p->turn, __ATOMIC_ACQUIRE) != want) {
+		if (wl_phase() == WL_STOP)
+			return false;
+		if (spin)
+			sched_preempt_point(); /* the window's controller may be due here */
+		else
+			thread_block();
+	}
+	return true;
+}
+
+/* Passes the turn to the partner; the stamps bracket what the waker's side costs. */
+static void hand_over(struct pair *p, unsigned turn, struct thread *partner, uint64_t now)
+{
+	p->woke_at = now;
+	probe_mark(PROBE_WAKE_BEGIN);
+	__atomic_store_n(&p->turn, turn, __ATOMIC_RELEASE);
+	if (!spin)
+		thread_wake(partner);
+	probe_mark(PROBE_WAKE_END);
+}
 
 static void pong_thread(void *arg)
 {
 	struct pair *p = arg;
 
-	for (;;) {
-		while (__atomic_load_n(&p->turn, __ATOMIC_ACQUIRE) != 1) {
-			if (wl_phase() == WL_STOP)
-				goto out;
-			thread_block();
-		}
-		__atomic_store_n(&p->turn, 0, __ATOMIC_RELEASE);
-		thread_wake(p->ping);
+	while (wait_turn(p, 1)) {
+		uint64_t now = rdtsc();
+
+		probe_mark(PROBE_RUNNING);
+		record_hand_over(p, p->woke_at, now);
+		hand_over(p, 0, p->ping, now);
 	}
-out:
 	join_done(&wl.threads);
 }
 
@@ -42,24 +112,27 @@ static void ping_thread(void *arg)
 	bool counted_out = false;
 
 	while (wl_phase() != WL_STOP) {
-		uint64_t t0;
+		uint64_t t0, t1;
 
 		if (think)
 			thread_sleep_ns(think);
 		t0 = rdtsc();
-		__atomic_store_n(&p->turn, 1, __ATOMIC_RELEASE);
-		thread_wake(p->pong);
-		while (__atomic_load_n(&p->turn, __ATOMIC_ACQUIRE) != 0)
-			thread_block();
+		hand_over(p, 1, p->pong, t0);
+		if (!wait_turn(p, 0))
+			break;
+		t1 = rdtsc();
+		probe_mark(PROBE_RUNNING);
+		record_hand_over(p, p->woke_at, t1);
 		if (wl_phase() != WL_MEASURE || counted_out)
 			continue;
-		hist_record(&wl.hist[p->slot], tsc_to_ns(rdtsc() - t0));
+		hist_record(&wl.hist[p->slot], tsc_to_ns(t1 - t0));
 		if (++wl.count[p->slot] == iters) {
 			counted_out = true; /* enough: keep the partner busy until everyone is */
 			join_done(&wl.measured);
 		}
 	}
-	thread_wake(p->pong); /* it may be blocked waiting for a turn that will not come */
+	if (!spin)
+		thread_wake(p->pong); /* it may be blocked waiting for a turn that will not come */
 	join_done(&wl.threads);
 }
 
@@ -73,6 +146,7 @@ static int pingpong_start(void)
 		return -1;
 	}
 	iters = knob_given(KNOB_iters) ? (uint64_t)knob(KNOB_iters) : 0;
+	spin = knob(KNOB_pingpong_mode) == PINGPONG_SPIN;
 	wl.by_count = iters != 0;
 	join_init(&wl.threads, 2 * npairs);
 	join_init(&wl.measured, npairs);
@@ -80,12 +154,48 @@ static int pingpong_start(void)
 		struct pair *p = &pairs[k];
 
 		*p = (struct pair){.slot = k};
+		wakepaths[k] = (struct wakepath){0};
+		hist_init(&wakepaths[k].going_idle);
+		hist_init(&wakepaths[k].to_notice);
+		hist_init(&wakepaths[k].to_run);
+		hist_init(&wakepaths[k].total);
 		p->pong = thread_create(pong_thread, p, wl.cpu[2 * k + 1], "pong");
 		p->ping = thread_create(ping_thread, p, wl.cpu[2 * k], "ping");
 		if (!p->ping || !p->pong)
 			panic("pingpong: out of threads");
 	}
 	return (int)(2 * npairs);
+}
+
+/* `@idlelab wakepath`: one hand-over (half a round trip), phase by phase, all pairs. */
+static void print_wakepath(void)
+{
+	/* 7.7 KiB each: off the 16 KiB thread stack. */
+	static struct hist going, notice, run, total;
+	uint64_t busy = 0;
+
+	hist_init(&going);
+	hist_init(&notice);
+	hist_init(&run);
+	hist_init(&total);
+	for (unsigned k = 0; k < npairs; k++) {
+		hist_merge(&going, &wakepaths[k].going_idle);
+		hist_merge(&notice, &wakepaths[k].to_notice);
+		hist_merge(&run, &wakepaths[k].to_run);
+		hist_merge(&total, &wakepaths[k].total);
+		busy += wakepaths[k].busy;
+	}
+	printk("@idlelab wakepath mode=%s idle=%s sampled=%lu every=%u busy=%lu total_p50_ns=%lu "
+	       "total_p90_ns=%lu total_p99_ns=%lu going_idle_p50_ns=%lu going_idle_p90_ns=%lu "
+	       "notice_p50_ns=%lu notice_p90_ns=%lu "
+	       "notice_p99_ns=%lu run_p50_ns=%lu run_p90_ns=%lu run_p99_ns=%lu",
+	       knob_defs[KNOB_pingpong_mode].choices[knob(KNOB_pingpong_mode)], idle_policy_name(),
+	       hist_count(&total), WAKEPATH_SAMPLE_EVERY, busy, hist_percentile(&total, 5000),
+	       hist_percentile(&total, 9000), hist_percentile(&total, 9900),
+	       hist_percentile(&going, 5000), hist_percentile(&going, 9000),
+	       hist_percentile(&notice, 5000), hist_percentile(&notice, 9000),
+	       hist_percentile(&notice, 9900), hist_percentile(&run, 5000),
+	       hist_percentile(&run, 9000), hist_percentile(&run, 9900));
 }
 
 static bool pingpong_report(uint64_t window_ns)
@@ -97,10 +207,12 @@ static bool pingpong_report(uint64_t window_ns)
 	wl_merge(&rtt, npairs);
 	printk("@idlelab result workload=pingpong ok=%d pairs=%u iters=%lu window_ns=%lu "
 	       "rtt_p50_ns=%lu rtt_p90_ns=%lu rtt_p99_ns=%lu rtt_max_ns=%lu rt_per_s=%lu "
-	       "think_ns=%ld",
+	       "think_ns=%ld mode=%s",
 	       ok, npairs, n, window_ns, hist_percentile(&rtt, 5000), hist_percentile(&rtt, 9000),
 	       hist_percentile(&rtt, 9900), hist_max(&rtt),
-	       window_ns ? n * (uint64_t)1000000000 / window_ns : 0, knob(KNOB_think));
+	       window_ns ? n * (uint64_t)1000000000 / window_ns : 0, knob(KNOB_think),
+	       knob_defs[KNOB_pingpong_mode].choices[knob(KNOB_pingpong_mode)]);
+	print_wakepath();
 	return ok;
 }
 

@@ -68,6 +68,9 @@ class Config:
     # (the harness's KVM_CAP_HALT_POLL shim: QEMU 7.2 has no option for that capability).
     env: dict = field(default_factory=dict)
     preload: list = field(default_factory=list)
+    # A TCG plugin ("path.so,arg=value"); with one, TCG runs its vCPUs round-robin on one
+    # host thread, so what the plugin counts does not depend on how the host schedules.
+    plugin: str = None
 
 
 def cpu_flag(cfg, accel):
@@ -97,7 +100,8 @@ def build_command(cfg):
     argv = [
         "qemu-system-x86_64",
         "-M", machine,
-        "-accel", "kvm" if accel == "kvm" else "tcg,thread=multi",
+        "-accel", "kvm" if accel == "kvm" else
+        f"tcg,thread={'single' if cfg.plugin else 'multi'}",
         "-cpu", cpu_flag(cfg, accel),
         "-smp", str(cfg.smp),
         "-m", cfg.mem,
@@ -114,6 +118,10 @@ def build_command(cfg):
         argv += ["-kernel", cfg.kernel, "-append", f"-- {cfg.cmdline}".rstrip()]
     if cfg.qmp:
         argv += ["-qmp", f"unix:{cfg.qmp},server=on,wait=off"]
+    if cfg.plugin:
+        if accel != "tcg":
+            raise ValueError("a TCG plugin needs accel=tcg")
+        argv += ["-plugin", cfg.plugin]
     if cfg.gdb:
         argv += ["-s", "-S"]
     argv += list(cfg.extra)

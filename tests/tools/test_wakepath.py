@@ -1,0 +1,71 @@
+"""The wake-up path: pingpong's spin floor and phase stamps, and its instruction count
+under TCG held against the baseline kept in tests/wakepath/insns-baseline.txt."""
+import os
+import re
+
+import pytest
+
+from conftest import TOP, require
+from idlelab import insncount, qemu, records
+
+BASELINE = os.path.join(TOP, "tests", "wakepath", "insns-baseline.txt")
+GROWTH_ALLOWED = 1.05
+
+
+def baseline():
+    with open(BASELINE, encoding="utf-8") as f:
+        return {k: int(v) for k, v in re.findall(r"^(\S+)\s+(\d+)\s*$", f.read(), re.M)}
+
+
+def test_haltpoll_path_does_not_grow_past_its_baseline():
+    """A count, not a time: the same on every machine. Growth above 5 % fails; a deliberate
+    change updates the baseline file with its reason."""
+    want = baseline()["idle=haltpoll"]
+    c = insncount.count("idle=haltpoll")
+    assert c.round_trips == insncount.ITERS
+    assert c.per_rt() <= want * GROWTH_ALLOWED, (
+        f"idle=haltpoll now costs {c.per_rt():.0f} instructions per round trip, "
+        f"baseline {want}: {insncount.table([('idle=haltpoll', c)])}")
+    # the phases add up to (nearly) the whole path: little falls between the marks
+    assert sum(c.phases.values()) >= 0.9 * c.path
+
+
+def test_the_count_leaves_out_waiting():
+    """The floor's threads spin for their turn: that is waiting, not path."""
+    c = insncount.count("pingpong.mode=spin")
+    assert c.waiting > 10 * c.path or c.waiting > 100_000
+    assert c.phases["block"] == c.phases["enter"] == c.phases["run"] == 0
+
+
+def test_analyse_on_a_made_up_log():
+    ids = insncount.probe_ids()
+    m = [(0, ids["WINDOW_OPEN"], 100),
+         (0, ids["WAKE_BEGIN"], 110), (0, ids["WAKE_END"], 150), (0, ids["IDLE_ENTER"], 200),
+         (0, ids["IDLE_WAIT"], 220), (1, ids["RUNNING"], 5000), (0, ids["NOTICE"], 9000),
+         (0, ids["RUNNING"], 9100), (0, ids["WINDOW_CLOSE"], 9130)]
+    c = insncount.analyse(m, ids, round_trips=1, spin=False)
+    assert c.phases == {"user": 0, "wake": 40, "block": 50, "enter": 20, "run": 100}
+    assert c.waiting == 9000 - 220
+    assert c.path == 9130 - 100 - c.waiting
+
+
+@pytest.mark.parametrize("accel", ["kvm", "tcg"])
+@pytest.mark.parametrize("knobs", ["pingpong.mode=spin", "idle=poll", "idle=haltpoll",
+                                   "idle=halt"])
+def test_wakepath_record(accel, knobs):
+    require(accel)
+    res = qemu.run(qemu.Config(smp=2, accel=accel,
+                               cmdline=f"workload=pingpong duration=200ms warmup=20ms {knobs}"),
+                   timeout=60)
+    assert res.outcome.ok, res.output[-1500:]
+    w = [f for k, f in records.parse_records(res.output) if k == "wakepath"]
+    assert len(w) == 1, res.output[-1500:]
+    w = w[0]
+    spin = "spin" in knobs
+    assert w["mode"] == ("spin" if spin else "block")
+    assert int(w["sampled"]) > 0 and 0 < int(w["total_p50_ns"]) <= int(w["total_p99_ns"])
+    if spin:
+        assert w["notice_p50_ns"] == "0" and w["run_p50_ns"] == "0"
+    else:
+        assert w["idle"] == knobs.split("=")[1]
+        assert int(w["notice_p50_ns"]) > 0 and int(w["run_p50_ns"]) > 0
