@@ -8,7 +8,7 @@ import signal
 import sys
 import threading
 
-from . import matrix, qemu, report, resultsfolder
+from . import matrix, predict, qemu, report, resultsfolder
 from .benchrun import EXIT_NO_KVM, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, run_all
 from .progress import say
 from .workplan import (RUN_OVERHEAD_S, SEEDS, TOP, WINDOW_HOLD, builtin_matrices,
@@ -71,6 +71,9 @@ def parse_args(argv):
                     help="print the matrices' runs and the time estimate; run nothing")
     ap.add_argument("--report", metavar="RESULTS_FOLDER",
                     help="rewrite runs.csv, the tables and plots from a folder's raw/ and exit")
+    ap.add_argument("--predict", action="store_true",
+                    help="also predict every run with build/idlelab-sim (the folder's own cost "
+                         "table) and write predicted.md beside the measurements, with the error")
     args = ap.parse_args(argv)
     seeds = [s.strip() for s in args.seeds.split(",") if s.strip()]
     bad = [s for s in seeds if s not in SEEDS]
@@ -115,7 +118,8 @@ def install_sigterm():
 def main(argv=None):
     args = parse_args(argv)
     if args.report:
-        return rebuild_report(args.report)
+        code = rebuild_report(args.report)
+        return predict.write_report(args.report) if args.predict else code
     paths = args.matrix or builtin_matrices(args.quick, args.seed_list)
     try:
         loaded = load_matrices(paths)
@@ -131,4 +135,8 @@ def main(argv=None):
     if code is not None:
         return code
     install_sigterm()
-    return run_all(args, loaded, accel)
+    code = run_all(args, loaded, accel)
+    latest = os.path.join(args.results_dir, "latest")
+    if args.predict and os.path.isdir(latest):
+        predict.write_report(os.path.realpath(latest))
+    return code

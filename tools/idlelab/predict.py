@@ -181,6 +181,23 @@ def markdown(entries, title="Measured / predicted (error: % for counts, points f
     return lines
 
 
+def write_report(results, costs=None, sim=SIM):
+    """predicted.md and predicted.json in a results folder (tools/bench --predict); returns
+    0, or 2 if the simulator is missing."""
+    if not os.path.exists(sim):
+        print(f"predict: {sim} is missing: run make first", file=sys.stderr)
+        return 2
+    entries = compare(results, costs, sim)
+    lines = markdown(entries)
+    with open(os.path.join(results, "predicted.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    with open(os.path.join(results, "predicted.json"), "w") as f:
+        json.dump(entries, f, indent=1)
+    print("\n".join(lines[-2:]).strip())
+    print(os.path.join(results, "predicted.md"))
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="predict", description=__doc__.split("\n\n")[0])
     ap.add_argument("results", help="a results folder (results/latest)")
