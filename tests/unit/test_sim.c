@@ -26,8 +26,8 @@ static char *run_script(const char *knobs, const uint64_t *d, unsigned n)
 	memset(&cfg, 0, sizeof(cfg));
 	assert_int_equal(knobs_parse(knobs, &cfg.knobs, err, sizeof(err)), KNOB_OK);
 	cfg.smp = 1;
-	cfg.host = (struct hp_params){.halt_poll_ns = 0, .grow = 2, .grow_start = 10000,
-				      .shrink = 2};
+	cfg.host =
+	    (struct hp_params){.halt_poll_ns = 0, .grow = 2, .grow_start = 10000, .shrink = 2};
 	cfg.costs.v[COST_guest_poll_iter] = 1; /* expiry is seen at W + 1: strictly past W */
 	cfg.trace = true;
 	cfg.script = d;
@@ -57,10 +57,9 @@ static unsigned windows_after_periods(const char *text, uint64_t *w, unsigned ma
 
 static void test_governor_trace_matches_spec_1_10_2(void **state)
 {
-	const uint64_t d[10] = {30000,	30000,	300000, 120000,	 120000,
-				120000, 40000,	1000000, 1000000, 1000000};
-	const uint64_t want[10] = {50000,  50000,  0,	  50000, 100000,
-				   100000, 100000, 50000, 0,	 0};
+	const uint64_t d[10] = {30000,	30000, 300000,	120000,	 120000,
+				120000, 40000, 1000000, 1000000, 1000000};
+	const uint64_t want[10] = {50000, 50000, 0, 50000, 100000, 100000, 100000, 50000, 0, 0};
 	uint64_t got[16];
 	char *text = run_script("idle=haltpoll hz=0", d, 10);
 	const char *cpu = strstr(text, "@idlelab cpu id=0 ");
@@ -115,12 +114,11 @@ static void test_costs_unknown_and_bad_fields(void **state)
 	assert_int_equal(
 	    sim_costs_parse_text("halt_exit = 5 parsecs\n", "t", NULL, &c, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "halt_exit"));
-	assert_int_equal(sim_costs_parse_text("wake_path = alu*3\n", "t", NULL, &c, err, sizeof(err)),
-			 -1);
+	assert_int_equal(
+	    sim_costs_parse_text("wake_path = alu*3\n", "t", NULL, &c, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "wake_path: uses primitive 'alu'"));
-	assert_int_equal(sim_costs_parse_text("vm_entry = 1us - 2us\n", "t", NULL, &c, err,
-					      sizeof(err)),
-			 -1);
+	assert_int_equal(
+	    sim_costs_parse_text("vm_entry = 1us - 2us\n", "t", NULL, &c, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "vm_entry"));
 }
 

@@ -14,8 +14,8 @@
 
 static struct hp_params defaults(void)
 {
-	return (struct hp_params){.halt_poll_ns = 200000, .grow = 2, .grow_start = 10000,
-				  .shrink = 2};
+	return (struct hp_params){
+	    .halt_poll_ns = 200000, .grow = 2, .grow_start = 10000, .shrink = 2};
 }
 
 /* One halt of length d in the idealized model; returns the window it polled with. */

@@ -61,6 +61,7 @@ static const struct sim_key keys[] = {
     {"kvm_cap_halt_poll", true, 0, UINT32_MAX,
      "none or a time 0..4294967295ns (the VM's KVM_CAP_HALT_POLL)"},
     {"trace", false, 0, 1, "0 or 1"},
+    {"halt_poll_fixed", false, 0, 1, "0 or 1 (1: pre-dynamic KVM, every halt polls the max)"},
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
@@ -86,8 +87,11 @@ static int set_key(unsigned k, uint64_t v, struct sim_config *cfg)
 		cfg->host.vm_override = true;
 		cfg->host.vm_max = (uint32_t)v;
 		break;
-	default:
+	case 6:
 		cfg->trace = v;
+		break;
+	default:
+		cfg->host.fixed = v;
 		break;
 	}
 	return 0;

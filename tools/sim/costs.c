@@ -301,9 +301,6 @@ static int load_file(const char *path, const double *prims, struct sim_costs *c,
 /* spec: hardware | here | here:RESULTS (a results folder or its meta.json) | FILE */
 int sim_costs_load(const char *spec, struct sim_costs *c, char *err, size_t errlen)
 {
-	double prims[NPRIMS];
-	char path[4096];
-
 	memset(c, 0, sizeof(*c));
 	if (!strcmp(spec, "hardware")) {
 		snprintf(c->source, sizeof(c->source), "hardware");
@@ -311,6 +308,8 @@ int sim_costs_load(const char *spec, struct sim_costs *c, char *err, size_t errl
 	}
 	if (!strcmp(spec, "here") || !strncmp(spec, "here:", 5)) {
 		const char *results = spec[4] ? spec + 5 : SIM_SRCDIR "/results/latest";
+		double prims[NPRIMS];
+		char path[4096];
 
 		if (read_prims(results, prims, err, errlen))
 			return -1;

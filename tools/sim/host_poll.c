@@ -25,6 +25,8 @@ uint64_t hp_halt_begin(const struct hp_params *p, struct hp_vcpu *v)
 {
 	uint64_t max = hp_max(p);
 
+	if (p->fixed)
+		v->w = max;
 	if (v->w > max) /* step 2: the clamp happens here, not when growing */
 		v->w = max;
 	return v->poll_allowed ? v->w : 0;
@@ -74,7 +76,7 @@ void hp_halt_end(const struct hp_params *p, struct hp_vcpu *v, const struct hp_h
 			v->poll_fail_ns += h->poll_ns;
 		}
 	}
-	if (!v->poll_allowed)
+	if (!v->poll_allowed || p->fixed)
 		return; /* §2.5: with polling disallowed the window is frozen */
 	if (h->invalid)
 		shrink(p, v);

@@ -18,6 +18,7 @@ struct hp_params {
 	uint32_t shrink;
 	bool vm_override; /* KVM_CAP_HALT_POLL was enabled: vm_max replaces halt_poll_ns */
 	uint32_t vm_max;
+	bool fixed; /* pre-dynamic KVM (Linux 4.0-4.2): every halt polls max, no grow/shrink */
 };
 
 /* Per-vCPU window and the stats of spec §2.6. */

@@ -18,9 +18,11 @@ void report_header(const struct sim *s)
 
 	fprintf(s->out,
 		"@idlelab sim simulated=1 smp=%u costs=\"%s\" halt_poll_ns=%u halt_poll_ns_grow=%u "
-		"halt_poll_ns_grow_start=%u halt_poll_ns_shrink=%u kvm_cap_halt_poll=%s",
+		"halt_poll_ns_grow_start=%u halt_poll_ns_shrink=%u halt_poll_fixed=%d "
+		"kvm_cap_halt_poll=%s",
 		cfg->smp, cfg->costs.source, cfg->host.halt_poll_ns, cfg->host.grow,
-		cfg->host.grow_start, cfg->host.shrink, cfg->host.vm_override ? "" : "none");
+		cfg->host.grow_start, cfg->host.shrink, cfg->host.fixed,
+		cfg->host.vm_override ? "" : "none");
 	if (cfg->host.vm_override)
 		fprintf(s->out, "%u", cfg->host.vm_max);
 	for (unsigned i = 0; i < COST__COUNT; i++)

@@ -288,7 +288,7 @@ void wl_report(struct sim *s, uint64_t window_ns)
 		    "wakes=%lu achieved_period_ns=%lu late_p50_ns=%lu late_p99_ns=%lu "
 		    "late_max_ns=%lu\n",
 		    wakes > 0, n, k->v[KNOB_period], window_ns, wakes,
-		    wakes / n ? window_ns / (wakes / n) : 0, hist_percentile(&scratch, 5000),
+		    (wakes / n) ? window_ns / (wakes / n) : 0, hist_percentile(&scratch, 5000),
 		    hist_percentile(&scratch, 9900), hist_max(&scratch));
 		break;
 	case WORKLOAD_RANDOM:
