@@ -21,7 +21,7 @@ ASM_OBJS := build/obj/boot/entry.o build/obj/boot/ap_blob.o \
 	$(patsubst %.asm,build/obj/%.o,$(wildcard arch/x86/*.asm))
 
 .PHONY: all iso run debug test deps clean format format-check lint boot-test model bench-sched stress
-all: build/idlelab.elf build/idlelab32.elf
+all: build/idlelab.elf build/idlelab32.elf build/idlelab-sim
 
 build/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -86,6 +86,7 @@ debug: deps all
 include tests/host.mk
 -include tests/knobdoc.mk
 include tools/harness.mk
+include tools/sim/sim.mk
 
 FORMAT_SRCS = $(shell git ls-files '*.c' '*.h' 2>/dev/null) $(filter-out $(shell git ls-files 2>/dev/null),$(wildcard */*.c */*.h */*/*.c */*/*.h))
 format:

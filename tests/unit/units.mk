@@ -18,3 +18,11 @@ UNIT_TESTS += format
 # test_format.c #includes lib/format.c under other names, to compare it with glibc's printf.
 UNIT_SRCS_format := tests/unit/test_format.c
 build/host/test_format: lib/format.c
+# idlelab-sim's tests (tools/sim/sim.mk lists its sources)
+UNIT_TESTS += sim_hostpoll
+UNIT_SRCS_sim_hostpoll := tools/sim/host_poll.c tests/unit/test_sim_hostpoll.c
+UNIT_TESTS += sim
+UNIT_SRCS_sim := tools/sim/args.c tools/sim/costs.c tools/sim/engine.c tools/sim/events.c \
+                 tools/sim/host_poll.c tools/sim/report.c tools/sim/workloads.c \
+                 kernel/policy/haltpoll.c kernel/policy/idle_policy.c kernel/policy/knobs.c \
+                 kernel/policy/histogram.c tests/unit/test_sim.c

@@ -7,7 +7,7 @@ import argparse
 import os
 import signal
 
-from . import matrix, qemu, report, resultsfolder, usage
+from . import matrix, predict, qemu, report, resultsfolder, usage
 from .benchrun import (EXIT_NO_KVM, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, Signals,
                        run_all)
 from .progress import say
@@ -82,6 +82,9 @@ def parse_args(argv):
                     help="print the matrices' runs and the time estimate; run nothing")
     ap.add_argument("--report", metavar="RESULTS_FOLDER",
                     help="rewrite runs.csv, the tables and plots from a folder's raw/ and exit")
+    ap.add_argument("--predict", action="store_true",
+                    help="also predict every run with build/idlelab-sim (the folder's own cost "
+                         "table) and write predicted.md beside the measurements, with the error")
     args = ap.parse_args(argv)
     seeds = [s.strip() for s in args.seeds.split(",") if s.strip()]
     bad = [s for s in seeds if s not in SEEDS]
@@ -135,7 +138,8 @@ def rebuild_report(outdir):
 def main(argv=None):
     args = parse_args(argv)
     if args.report:
-        return rebuild_report(args.report)
+        code = rebuild_report(args.report)
+        return predict.write_report(args.report) if args.predict else code
     paths = args.matrix or builtin_matrices(args.quick, args.seed_list)
     try:
         loaded = load_matrices(paths)
@@ -160,8 +164,12 @@ def main(argv=None):
         return code
     with Signals() as signals:
         try:
-            return run_all(args, loaded, accel, signals)
+            code = run_all(args, loaded, accel, signals)
         except KeyboardInterrupt as e:   # before the results folder existed
             signum = getattr(e, "signum", signal.SIGINT)
             say(f"{signal.Signals(signum).name}: stopped before any run; nothing was measured")
             return 128 + signum
+    latest = os.path.join(args.results_dir, "latest")
+    if args.predict and os.path.isdir(latest):
+        predict.write_report(os.path.realpath(latest))
+    return code

@@ -1,0 +1,108 @@
+"""idlelab-sim's command line: determinism, refusals naming the field, speed, 64 vCPUs, the
+hardware table's seed checks, and predict.py's mapping of a bench run onto the simulator."""
+import os
+import subprocess
+import time
+
+import pytest
+
+from tools.idlelab import predict, records
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SIM = os.path.join(ROOT, "build", "idlelab-sim")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def built():
+    subprocess.run(["make", "-s", "build/idlelab-sim"], cwd=ROOT, check=True)
+
+
+def sim(*args):
+    return subprocess.run([SIM, *args], capture_output=True, text=True, timeout=60)
+
+
+def host(out, vcpu):
+    return next(f for k, f in records.parse_records(out) if k == "host" and
+                f["vcpu"] == str(vcpu))
+
+
+def test_same_seed_same_bytes():
+    args = ("costs=hardware", "workload=random", "dist=exp", "mean=200us", "seed=7",
+            "idle=haltpoll", "smp=4", "duration=200ms")
+    a, b = sim(*args), sim(*args)
+    assert a.returncode == 0 and a.stdout == b.stdout
+    c = sim(*args[:4], "seed=8", *args[5:])
+    assert c.stdout != a.stdout
+
+
+@pytest.mark.parametrize("arg,field", [
+    ("smp=65", "smp"), ("halt_poll_ns=fast", "halt_poll_ns"),
+    ("halt_poll_ns_shrink=-1", "halt_poll_ns_shrink"), ("kvm_cap_halt_poll=1x", "kvm_cap_halt_poll"),
+    ("idle=sometimes", "idle"), ("bogus=1", "bogus"), ("costs=/nonexistent", "/nonexistent"),
+])
+def test_bad_configuration_refused_naming_the_field(arg, field):
+    r = sim("workload=idle", arg) if arg.startswith("costs") else \
+        sim("workload=idle", "costs=hardware", arg)
+    assert r.returncode == 2, r.stderr
+    assert field in r.stderr and r.stdout == ""
+
+
+def test_guest_knob_refused_with_the_kernels_message():
+    r = sim("costs=hardware", "workload=pingpong", "period=0us")
+    assert r.returncode == 2
+    assert "period" in r.stderr and "1us" in r.stderr
+
+
+def test_bad_cost_file_refused_naming_the_field(tmp_path):
+    text = open(os.path.join(ROOT, "tools/sim/costs/hardware.txt")).read()
+    f = tmp_path / "c.txt"
+    f.write_text(text.replace("wake_path = 2us", "wake_path = soon"))
+    r = sim("workload=idle", f"costs={f}")
+    assert r.returncode == 2 and "wake_path" in r.stderr
+    f.write_text(text.replace("wake_path = 2us", ""))
+    r = sim("workload=idle", f"costs={f}")
+    assert r.returncode == 2 and "missing field 'wake_path'" in r.stderr
+
+
+def test_a_million_wakeups_in_under_a_second():
+    t0 = time.monotonic()
+    r = sim("costs=hardware", "workload=pingpong", "idle=halt", "duration=12s", "hz=0")
+    elapsed = time.monotonic() - t0
+    cpu0 = next(f for k, f in records.parse_records(r.stdout) if k == "cpu")
+    wakes = 2 * int(cpu0["wakeups"])
+    assert wakes >= 1_000_000 and elapsed < 1.0, (wakes, elapsed)
+
+
+def test_64_vcpus():
+    r = sim("costs=hardware", "smp=64", "workload=pipeline", "duration=100ms")
+    assert r.returncode == 0
+    assert len([1 for k, _ in records.parse_records(r.stdout) if k == "host"]) == 64
+
+
+def test_seed003_pathology_with_hardware_costs():
+    base = ("costs=hardware", "workload=periodic", "period=250us", "cpus=0x2", "hz=0",
+            "idle=halt")
+    w400 = float(host(sim(*base, "kvm_cap_halt_poll=400us").stdout, 1)["cpu_pct"])
+    w200 = float(host(sim(*base, "kvm_cap_halt_poll=200us").stdout, 1)["cpu_pct"])
+    assert w400 > 80 and w200 < 10          # the seed: 89.6 % vs 4.3 %
+
+
+def test_msr_zero_stops_host_polling():
+    r = sim("costs=hardware", "workload=pingpong", "idle=haltpoll", "hostpoll=auto",
+            "kvm_cap_halt_poll=300us")
+    assert all(host(r.stdout, v)["attempted_poll"] == "0" for v in (0, 1))
+
+
+def test_predict_maps_a_run_onto_the_simulator():
+    rec = {"cmdline": "workload=periodic duration=300ms cpus=0x2 window_sync=1", "smp": 2,
+           "halt_poll": {"scope": "vm", "ns": 400000},
+           "host_params": {"wanted": {"halt_poll_ns_shrink": 0},
+                           "values": {"halt_poll_ns": 200000, "halt_poll_ns_grow": 2,
+                                      "halt_poll_ns_grow_start": 10000,
+                                      "halt_poll_ns_shrink": 2}}}
+    args = predict.sim_args(rec, "hardware")
+    assert "kvm_cap_halt_poll=400000" in args and "halt_poll_ns_shrink=0" in args
+    assert "smp=2" in args and args[-1] == "costs=hardware"
+    assert predict.within(100, 109, "host_halt_exits") and not predict.within(100, 120,
+                                                                               "host_halt_exits")
+    assert predict.within(50.0, 59.0, "host_cpu_pct")

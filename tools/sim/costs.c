@@ -1,0 +1,322 @@
+/*
+ * Cost tables. A cost file is one `name = expression` a line (`#` starts a comment); every
+ * cost of SIM_COSTS must be given exactly once. An expression is terms joined by + or -:
+ * a time (`25us`, `688ns`, `1.5ms`; no unit: ns), or a primitive of the platform's measured
+ * cost table (`alu`, `ipi_halt_rtt*0.5`: its median, ns), which costs=here reads from a
+ * results folder's meta.json (`make bench` measures it with bench=exits) and any file can name
+ * with a `results = PATH` line. block_charge_ppm is a plain number (parts per million).
+ *
+ * What each cost is (all ns but the last):
+ *   ipi_send        the sender's time for one reschedule IPI (the ICR write and its exit)
+ *   ipi_latency     from the send to the target's LAPIC (KVM sees the target runnable)
+ *   halt_exit       a HLT's VM exit, up to KVM's decision to poll or sleep
+ *   vm_entry        from the vCPU thread running again to guest code running
+ *   wake_latency    a sleeping vCPU thread's wake-up: event to thread on a host CPU (idle time)
+ *   timer_slack     a guest timer of a halted vCPU: deadline to KVM's hrtimer waking it
+ *   timer_running   a guest timer of a vCPU in guest code: deadline to the interrupt
+ *   host_poll_iter  one iteration of KVM's poll loop (how late it sees the event)
+ *   guest_poll_iter one iteration of the guest's poll loop (clock checks, kernel/idle.c)
+ *   poll_wake       a POLL-flag wake: the waker's store to the poller leaving its loop
+ *   irq_entry       the guest's reschedule-IPI handler
+ *   timer_irq       the guest's timer interrupt: entry, expired timers' callbacks, EOI
+ *   timer_arm       the tick's re-arm (timer queue, TSC-deadline write)
+ *   sleep_step      thread_sleep_ns's own work: TSC maths, arming and cancelling its timer
+ *   wake_path       the guest's idle exit: schedule() and the switch to the woken thread
+ *   idle_entry      the guest from a thread blocking to its idle state (schedule, governor)
+ *   idle_reentry    one more turn of the idle loop after an entry that brought no work
+ *   thread_step     the workload's own code between two blocks
+ *   block_charge_ppm host CPU charged to a vCPU thread per ns it sleeps in KVM (x 1e-6)
+ *   wake_cold_ppm   extra busy time at a wake per ns the thread slept (x 1e-6) ...
+ *   wake_cold_max   ... counting at most this much sleep
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/sim/sim.h"
+
+#ifndef SIM_SRCDIR
+#define SIM_SRCDIR "."
+#endif
+
+#define SIM__COST_NAME(n) #n,
+const char *const sim_cost_names[COST__COUNT] = {SIM_COSTS(SIM__COST_NAME)};
+
+/* The primitives of tools/idlelab/costtable.py's PRIMS, in that order. */
+static const char *const prim_names[] = {
+    "alu",	     "pause",	 "rdtsc",	 "locked_rmw",	  "cli_sti", "cpuid",
+    "wrmsr_pollctl", "ipi_send", "ipi_halt_rtt", "poll_wake_rtt", "timer"};
+#define NPRIMS (sizeof(prim_names) / sizeof(prim_names[0]))
+
+static char *read_file(const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	if (!f) {
+		snprintf(err, errlen, "costs: cannot read %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc((size_t)n + 1);
+	if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		snprintf(err, errlen, "costs: cannot read %s", path);
+		free(buf);
+		fclose(f);
+		return NULL;
+	}
+	buf[n] = 0;
+	fclose(f);
+	return buf;
+}
+
+/*
+ * meta.json's cost_table.prims.NAME.ns_p50 for every primitive; -1 where the table has no
+ * figure (skipped). A targeted scan, not a JSON parser: the file is the harness's own output.
+ */
+static int read_prims(const char *path, double *prims, char *err, size_t errlen)
+{
+	char file[4096], *text, *p;
+	size_t len = strlen(path);
+
+	if (len > 10 && !strcmp(path + len - 10, ".json"))
+		snprintf(file, sizeof(file), "%s", path);
+	else
+		snprintf(file, sizeof(file), "%s/meta.json", path);
+	text = read_file(file, err, errlen);
+	if (!text)
+		return -1;
+	p = strstr(text, "\"cost_table\"");
+	p = p ? strstr(p, "\"prims\"") : NULL;
+	if (!p) {
+		snprintf(err, errlen, "costs: %s has no cost_table.prims (run make bench first)",
+			 file);
+		free(text);
+		return -1;
+	}
+	for (size_t i = 0; i < NPRIMS; i++) {
+		char key[64], *q, *end, *v;
+
+		prims[i] = -1;
+		snprintf(key, sizeof(key), "\"%s\":", prim_names[i]);
+		q = strstr(p, key);
+		if (!q)
+			continue;
+		q = strchr(q, '{');
+		end = q ? strchr(q, '}') : NULL;
+		v = q ? strstr(q, "\"ns_p50\":") : NULL;
+		if (v && v < end)
+			prims[i] = strtod(v + 9, NULL);
+	}
+	free(text);
+	return 0;
+}
+
+static const char *skip_space(const char *p)
+{
+	while (*p == ' ' || *p == '\t')
+		p++;
+	return p;
+}
+
+/* One term: a time with an optional unit, or PRIM[*K]. Returns the end, NULL on error. */
+static const char *term(const char *p, const double *prims, double *out, const char *field,
+			char *err, size_t errlen)
+{
+	char *end;
+
+	if (isalpha((unsigned char)*p)) {
+		size_t n = 0, i;
+
+		while (isalnum((unsigned char)p[n]) || p[n] == '_')
+			n++;
+		for (i = 0; i < NPRIMS; i++)
+			if (strlen(prim_names[i]) == n && !strncmp(p, prim_names[i], n))
+				break;
+		if (i == NPRIMS) {
+			snprintf(err, errlen, "costs: %s: unknown primitive '%.*s'", field, (int)n,
+				 p);
+			return NULL;
+		}
+		if (!prims || prims[i] < 0) {
+			snprintf(err, errlen,
+				 "costs: %s: uses primitive '%s' but no measured cost table has it "
+				 "(costs=here:RESULTS or a 'results = PATH' line)",
+				 field, prim_names[i]);
+			return NULL;
+		}
+		*out = prims[i];
+		p = skip_space(p + n);
+		if (*p == '*') {
+			double k = strtod(skip_space(p + 1), &end);
+
+			if (end == skip_space(p + 1)) {
+				snprintf(err, errlen, "costs: %s: '*' needs a number", field);
+				return NULL;
+			}
+			*out *= k;
+			p = end;
+		}
+		return p;
+	}
+	*out = strtod(p, &end);
+	if (end == p) {
+		snprintf(err, errlen, "costs: %s: expected a time or a primitive at '%s'", field,
+			 p);
+		return NULL;
+	}
+	p = end;
+	if (!strncmp(p, "ns", 2)) {
+		p += 2;
+	} else if (!strncmp(p, "us", 2)) {
+		*out *= 1e3;
+		p += 2;
+	} else if (!strncmp(p, "ms", 2)) {
+		*out *= 1e6;
+		p += 2;
+	} else if (*p == 's' && !isalnum((unsigned char)p[1])) {
+		*out *= 1e9;
+		p += 1;
+	}
+	return p;
+}
+
+static int expression(const char *p, const double *prims, const char *field, double *out, char *err,
+		      size_t errlen)
+{
+	double sum = 0, v;
+	int sign = 1;
+
+	for (;;) {
+		p = skip_space(p);
+		p = term(p, prims, &v, field, err, errlen);
+		if (!p)
+			return -1;
+		sum += sign * v;
+		p = skip_space(p);
+		if (!*p)
+			break;
+		if (*p != '+' && *p != '-') {
+			snprintf(err, errlen, "costs: %s: unexpected '%s'", field, p);
+			return -1;
+		}
+		sign = *p == '+' ? 1 : -1;
+		p++;
+	}
+	if (!(sum >= 0) || sum > 1e15) {
+		snprintf(err, errlen, "costs: %s: %.1f is out of range (0 .. 1e15)", field, sum);
+		return -1;
+	}
+	*out = sum;
+	return 0;
+}
+
+int sim_costs_parse_text(const char *text, const char *what, const double *prims,
+			 struct sim_costs *c, char *err, size_t errlen)
+{
+	bool given[COST__COUNT] = {0};
+	double own[NPRIMS];
+	char line[1024];
+	unsigned lineno = 0;
+
+	while (*text) {
+		size_t n = strcspn(text, "\n");
+		char *eq, *name, *val, *hash;
+		double v;
+		unsigned i;
+
+		lineno++;
+		snprintf(line, sizeof(line), "%.*s",
+			 (int)(n < sizeof(line) - 1 ? n : sizeof(line) - 1), text);
+		text += n + (text[n] == '\n');
+		hash = strchr(line, '#');
+		if (hash)
+			*hash = 0;
+		name = (char *)skip_space(line);
+		if (!*name || strspn(name, " \t\r") == strlen(name))
+			continue;
+		eq = strchr(name, '=');
+		if (!eq) {
+			snprintf(err, errlen, "costs: %s line %u: expected name = value", what,
+				 lineno);
+			return -1;
+		}
+		*eq = 0;
+		val = eq + 1;
+		for (char *e = eq - 1; e >= name && (*e == ' ' || *e == '\t'); e--)
+			*e = 0;
+		for (char *e = val + strlen(val) - 1; e >= val && isspace((unsigned char)*e); e--)
+			*e = 0;
+		if (!strcmp(name, "results")) {
+			if (read_prims(skip_space(val), own, err, errlen))
+				return -1;
+			prims = own;
+			continue;
+		}
+		for (i = 0; i < COST__COUNT; i++)
+			if (!strcmp(name, sim_cost_names[i]))
+				break;
+		if (i == COST__COUNT) {
+			snprintf(err, errlen, "costs: %s line %u: unknown field '%s'", what, lineno,
+				 name);
+			return -1;
+		}
+		if (given[i]) {
+			snprintf(err, errlen, "costs: %s line %u: field '%s' given twice", what,
+				 lineno, name);
+			return -1;
+		}
+		if (expression(val, prims, name, &v, err, errlen))
+			return -1;
+		c->v[i] = (uint64_t)(v + 0.5);
+		given[i] = true;
+	}
+	for (unsigned i = 0; i < COST__COUNT; i++) {
+		if (!given[i]) {
+			snprintf(err, errlen, "costs: %s: missing field '%s'", what,
+				 sim_cost_names[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int load_file(const char *path, const double *prims, struct sim_costs *c, char *err,
+		     size_t errlen)
+{
+	char *text = read_file(path, err, errlen);
+	int rc;
+
+	if (!text)
+		return -1;
+	rc = sim_costs_parse_text(text, path, prims, c, err, errlen);
+	free(text);
+	return rc;
+}
+
+/* spec: hardware | here | here:RESULTS (a results folder or its meta.json) | FILE */
+int sim_costs_load(const char *spec, struct sim_costs *c, char *err, size_t errlen)
+{
+	memset(c, 0, sizeof(*c));
+	if (!strcmp(spec, "hardware")) {
+		snprintf(c->source, sizeof(c->source), "hardware");
+		return load_file(SIM_SRCDIR "/tools/sim/costs/hardware.txt", NULL, c, err, errlen);
+	}
+	if (!strcmp(spec, "here") || !strncmp(spec, "here:", 5)) {
+		const char *results = spec[4] ? spec + 5 : SIM_SRCDIR "/results/latest";
+		double prims[NPRIMS];
+		char path[4096];
+
+		if (read_prims(results, prims, err, errlen))
+			return -1;
+		snprintf(c->source, sizeof(c->source), "here:%s", results);
+		snprintf(path, sizeof(path), "%s", SIM_SRCDIR "/tools/sim/costs/here.txt");
+		return load_file(path, prims, c, err, errlen);
+	}
+	snprintf(c->source, sizeof(c->source), "%s", spec);
+	return load_file(spec, NULL, c, err, errlen);
+}

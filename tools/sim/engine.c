@@ -1,0 +1,681 @@
+/*
+ * The vCPU state machine. Each vCPU is in one state of enum vstate at a time; a state ends
+ * at a time (EV_STATE_END) or when an event arrives (an IPI, a timer, KVM waking it). The
+ * guest half mirrors kernel/idle.c and kernel/sched.c step for step (idle loop, poll state
+ * with the POLLING bit, halt state, thread_wake's CAS with IPI_PENDING), calling the
+ * kernel's own governor (kernel/policy/haltpoll.c) where idle.c calls it; the host half is
+ * KVM's halt handling (spec §2.3) through tools/sim/host_poll.c. What each step costs is the
+ * cost table's business (tools/sim/costs.c), never a constant here.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/policy/idle_policy.h"
+#include "tools/sim/engine.h"
+
+#define NEVER UINT64_MAX
+
+/* Linux's PAUSE count between clock reads, and ours per window (kernel/idle.c). */
+#define POLL_CHECK_MAX	  200
+#define POLL_CHECKS_PER_W 100
+
+static bool in_halt(enum vstate st)
+{
+	return st >= V_HEXIT && st <= V_ENTRY;
+}
+
+uint64_t sim_knob(const struct sim *s, enum knob_id id)
+{
+	return (uint64_t)s->cfg->knobs.v[id];
+}
+
+/* Charges the time since the last call to the state the vCPU was in. */
+static void account(struct sim *s, struct vcpu *v)
+{
+	uint64_t dt = s->now - v->t_acct;
+
+	v->t_acct = s->now;
+	if (!dt)
+		return;
+	if (v->state == V_BLOCKED)
+		v->g.host_cpu_ns += (dt * s->c[COST_block_charge_ppm] + 500000) / 1000000;
+	else if (v->state != V_WAKING)
+		v->g.host_cpu_ns += dt;
+	if (v->state == V_GPOLL)
+		v->g.poll_ns += dt;
+	else if (v->state >= V_HEXIT)
+		v->g.halt_ns += dt; /* from HLT to the guest's return, as halt_state() times it */
+}
+
+static void set_state(struct sim *s, struct vcpu *v, enum vstate st, uint64_t dur)
+{
+	account(s, v);
+	v->state = st;
+	v->state_gen++;
+	v->state_end = dur == NEVER ? NEVER : s->now + dur;
+	if (dur != NEVER)
+		events_push(&s->ev, v->state_end, v->id, EV_STATE_END, v->state_gen);
+}
+
+/* Moves the end of the current state (an interrupt handler ran inside it). */
+static void move_end(struct sim *s, struct vcpu *v, uint64_t end)
+{
+	v->state_end = end;
+	v->state_gen++;
+	events_push(&s->ev, end, v->id, EV_STATE_END, v->state_gen);
+}
+
+static void arm_timer(struct sim *s, struct vcpu *v)
+{
+	uint64_t t = NEVER;
+
+	if (v->sleep_deadline && v->sleep_deadline < t)
+		t = v->sleep_deadline;
+	if (v->tick_deadline && v->tick_deadline < t)
+		t = v->tick_deadline;
+	v->timer_gen++;
+	if (t != NEVER && !v->timer_fired)
+		events_push(&s->ev, t < s->now ? s->now : t, v->id, EV_TIMER, v->timer_gen);
+}
+
+static void irq_at(struct sim *s, struct vcpu *v, uint64_t t)
+{
+	if (v->irq_at && v->irq_at <= t)
+		return;
+	v->irq_at = t;
+	v->irq_gen++;
+	events_push(&s->ev, t, v->id, EV_IRQ, v->irq_gen);
+}
+
+static void trace(struct sim *s, struct vcpu *v, const char *state, const char *outcome,
+		  uint64_t residency)
+{
+	if (!s->cfg->trace)
+		return;
+	fprintf(s->out,
+		"@idlelab trace cpu=%u t_ns=%lu state=%s outcome=%s residency_ns=%lu "
+		"window_ns=%lu\n",
+		v->id, s->now, state, outcome, residency, v->gov.poll_limit_ns);
+}
+
+/* ---- waking threads (kernel/sched.c: thread_wake, sched_resched_cpu) ------------------ */
+
+/* The target's poll loop reads the flag word every iteration: it leaves one hop later. */
+static void poll_sees_flag(struct sim *s, struct vcpu *to)
+{
+	uint64_t end = s->now + s->c[COST_poll_wake];
+
+	if (to->state == V_GPOLL && end < to->state_end)
+		move_end(s, to, end);
+}
+
+/* Returns what the waker pays (an IPI's ICR write exit), 0 if it sent none. */
+static uint64_t resched_cpu(struct sim *s, struct vcpu *from, struct vcpu *to)
+{
+	uint32_t old = to->flags;
+	bool send;
+
+	if (from == to) {
+		to->flags |= F_NEED_RESCHED;
+		return 0;
+	}
+	send = !(old & (F_IPI_PENDING | F_POLLING));
+	to->flags |= F_NEED_RESCHED | (send ? F_IPI_PENDING : 0);
+	if (!(old & F_NEED_RESCHED))
+		poll_sees_flag(s, to);
+	if (!send) {
+		if (old & F_POLLING)
+			from->g.ipi_avoided++;
+		return 0;
+	}
+	from->g.ipi_sent++;
+	events_push(&s->ev, s->now + s->c[COST_ipi_latency], to->id, EV_IPI, 0);
+	return s->c[COST_ipi_send];
+}
+
+static uint64_t wake_thread(struct sim *s, struct vcpu *from, struct sim_thread *t)
+{
+	struct vcpu *to = &s->cpu[t->cpu];
+
+	if (from == to)
+		from->g.wakeups_local++;
+	else
+		from->g.wakeups_remote++;
+	if (t->state != T_BLOCKED) {
+		t->wake_pending = true; /* it has not blocked yet: its next block returns */
+		return 0;
+	}
+	t->state = T_RUNNABLE;
+	return resched_cpu(s, from, to);
+}
+
+/* ---- interrupts ------------------------------------------------------------------------ */
+
+/* Runs the pending handlers (resched IPI, timer: sleep wake-up and tick); returns their cost. */
+static uint64_t run_handlers(struct sim *s, struct vcpu *v)
+{
+	uint64_t cost = 0;
+
+	if (v->irq_pending & IRQ_RESCHED) {
+		v->flags &= ~F_IPI_PENDING;
+		v->g.ipi_received++;
+		cost += s->c[COST_irq_entry];
+	}
+	if (v->irq_pending & IRQ_TIMER) {
+		v->g.timer_irqs++;
+		cost += s->c[COST_timer_irq];
+		if (v->sleep_deadline && v->sleep_deadline <= s->now) {
+			v->sleep_deadline = 0;
+			if (v->thread)
+				wake_thread(s, v, v->thread);
+		}
+		if (v->tick_deadline && v->tick_deadline <= s->now) {
+			uint64_t next = v->tick_deadline + s->tick_period;
+
+			v->g.ticks++;
+			cost += s->c[COST_timer_arm];
+			v->tick_deadline = next <= s->now ? s->now + s->tick_period : next;
+		}
+		v->timer_fired = false;
+		arm_timer(s, v);
+	}
+	v->irq_pending = 0;
+	v->irq_at = 0;
+	v->irq_gen++;
+	return cost;
+}
+
+/* Interrupts reach a vCPU running guest code: the handlers run inside the current state. */
+static void deliver_in_guest(struct sim *s, struct vcpu *v)
+{
+	uint64_t cost = run_handlers(s, v), end = s->now + cost;
+
+	if (v->state == V_GPOLL) {
+		if (v->flags & F_NEED_RESCHED)
+			move_end(s, v, end); /* the poll loop sees it as the handler returns */
+		else if (v->state_end != NEVER && end > v->state_end)
+			move_end(s, v, end);
+		return;
+	}
+	if (cost)
+		move_end(s, v, v->state_end + cost);
+}
+
+/* ---- the idle loop (kernel/idle.c) ------------------------------------------------------ */
+
+static void go_idle(struct sim *s, struct vcpu *v, uint64_t cost)
+{
+	set_state(s, v, V_IDLE_ENTRY, cost);
+}
+
+static void go_schedule(struct sim *s, struct vcpu *v)
+{
+	v->flags &= ~F_NEED_RESCHED;
+	if (!v->thread || v->thread->state != T_RUNNABLE) {
+		go_idle(s, v, s->c[COST_idle_reentry]);
+		return;
+	}
+	v->g.ctx_switches++;
+	set_state(s, v, V_WAKE_PATH, s->c[COST_wake_path]);
+}
+
+/* When a poll with this limit is seen to expire: the first clock check past it. */
+static uint64_t poll_expiry(const struct sim *s, uint64_t limit)
+{
+	uint64_t iter = s->c[COST_guest_poll_iter] ? s->c[COST_guest_poll_iter] : 1;
+	uint64_t every = limit / POLL_CHECKS_PER_W / iter, check;
+
+	every = every < 1 ? 1 : every > POLL_CHECK_MAX ? POLL_CHECK_MAX : every;
+	check = every * iter;
+	return (limit / check + 1) * check;
+}
+
+static void start_poll(struct sim *s, struct vcpu *v, uint64_t limit)
+{
+	bool work = v->flags & F_NEED_RESCHED;
+
+	v->entry_state = HALTPOLL_STATE_POLL;
+	v->t_entry = s->now;
+	v->poll_limit = limit;
+	v->poll_immediate = s->pollflag && work;
+	if (s->pollflag)
+		v->flags |= F_POLLING;
+	set_state(s, v, V_GPOLL, work ? 0 : limit == NEVER ? NEVER : poll_expiry(s, limit));
+}
+
+static void start_halt(struct sim *s, struct vcpu *v)
+{
+	v->entry_state = HALTPOLL_STATE_HALT;
+	v->g.idle_entries++;
+	v->g.halts++;
+	if (v->flags & F_NEED_RESCHED) { /* abandoned: no HLT, residency 0, not reflected */
+		v->g.halts_aborted++;
+		haltpoll_record_residency(&v->gov, 0);
+		trace(s, v, "halt", "aborted", 0);
+		go_schedule(s, v);
+		return;
+	}
+	v->g.hlt++;
+	v->t_hlt = s->now;
+	hp_halt_exit(&v->host);
+	set_state(s, v, V_HEXIT, s->c[COST_halt_exit]);
+}
+
+/* The idle loop with interrupts off: schedule, or one idle entry of the policy. */
+static void idle_decide(struct sim *s, struct vcpu *v)
+{
+	bool stop_tick = true;
+
+	if (v->flags & F_NEED_RESCHED) {
+		go_schedule(s, v);
+		return;
+	}
+	if (s->policy == IDLE_HALT) {
+		start_halt(s, v);
+	} else if (s->policy == IDLE_POLL) {
+		start_poll(s, v, NEVER);
+	} else if (haltpoll_select(&v->gov, s->latency_req_zero, &stop_tick) ==
+		   HALTPOLL_STATE_POLL) {
+		haltpoll_poll_begin(&v->gov);
+		start_poll(s, v, haltpoll_poll_limit(&v->gov, s->tick_nsec));
+	} else {
+		start_halt(s, v);
+	}
+}
+
+static void count_adjust(struct vcpu *v, enum haltpoll_adjust a)
+{
+	if (a == HALTPOLL_ADJ_GROW)
+		v->g.grow++;
+	else if (a == HALTPOLL_ADJ_SHRINK)
+		v->g.shrink++;
+}
+
+static void poll_done(struct sim *s, struct vcpu *v)
+{
+	uint64_t elapsed = s->now - v->t_entry, limit = v->poll_limit;
+	bool work = v->flags & F_NEED_RESCHED;
+	const char *outcome = "hit";
+
+	v->flags &= ~F_POLLING;
+	v->g.idle_entries++;
+	v->g.poll_entries++;
+	if (v->poll_immediate) {
+		v->g.poll_immediate++;
+		outcome = "immediate";
+	} else if (work) {
+		v->g.poll_hits++;
+	} else {
+		uint64_t over = elapsed - limit;
+
+		v->g.poll_expired++;
+		v->g.poll_overshoot_ns += over;
+		if (over > v->g.poll_overshoot_max_ns)
+			v->g.poll_overshoot_max_ns = over;
+		outcome = "expired";
+	}
+	if (s->policy == IDLE_HALTPOLL) {
+		haltpoll_poll_check(&v->gov, work, work || elapsed > limit ? elapsed : limit + 1,
+				    limit);
+		haltpoll_record_residency(&v->gov, elapsed);
+		haltpoll_reflect(&s->hp, &v->gov, HALTPOLL_STATE_POLL);
+	}
+	trace(s, v, "poll", outcome, elapsed);
+	if (work)
+		go_schedule(s, v);
+	else
+		go_idle(s, v, s->c[COST_idle_reentry]);
+}
+
+/* halt_state() returns: the governor adapts on the residency, then the idle loop goes on. */
+static void halt_return(struct sim *s, struct vcpu *v)
+{
+	uint64_t residency = s->now - v->t_hlt;
+
+	if (s->policy == IDLE_HALTPOLL) {
+		haltpoll_record_residency(&v->gov, residency);
+		count_adjust(v, haltpoll_reflect(&s->hp, &v->gov, HALTPOLL_STATE_HALT));
+	}
+	trace(s, v, "halt", "woken", residency);
+	if (v->flags & F_NEED_RESCHED)
+		go_schedule(s, v);
+	else
+		go_idle(s, v, s->c[COST_idle_reentry]);
+}
+
+/* ---- KVM's halt handling (spec §2.3) ----------------------------------------------------- */
+
+/*
+ * A vCPU thread woken from a sleep in KVM pays extra for the time it slept (caches and the
+ * emulator's state gone cold: on this machine the wake cost grows with the sleep), capped.
+ */
+static uint64_t cold_cost(const struct sim *s, uint64_t slept)
+{
+	if (slept > s->c[COST_wake_cold_max])
+		slept = s->c[COST_wake_cold_max];
+	return (slept * s->c[COST_wake_cold_ppm] + 500000) / 1000000;
+}
+
+static void host_halt_done(struct sim *s, struct vcpu *v, bool success)
+{
+	struct hp_halt h = {
+	    .window = v->hp_window,
+	    .poll_ns = v->hp_window ? v->t_poll_end - v->t_halt_start : 0,
+	    .success = success,
+	    .wait_ns = success ? 0 : s->now - v->t_poll_end,
+	    .halt_ns = s->now - v->t_halt_start,
+	};
+
+	hp_halt_end(&s->cfg->host, &v->host, &h);
+	set_state(s, v, V_ENTRY, s->c[COST_vm_entry] + (success ? 0 : cold_cost(s, h.wait_ns)));
+}
+
+static void halt_exit_done(struct sim *s, struct vcpu *v)
+{
+	if (v->irq_pending) { /* an event is pending: the vCPU stays runnable, no halt */
+		set_state(s, v, V_ENTRY, s->c[COST_vm_entry]);
+		return;
+	}
+	v->t_halt_start = s->now;
+	v->hp_window = hp_halt_begin(&s->cfg->host, &v->host);
+	v->t_poll_end = s->now;
+	if (v->hp_window)
+		set_state(s, v, V_HPOLL, v->hp_window);
+	else
+		set_state(s, v, V_BLOCKED, NEVER);
+}
+
+/* The vCPU became runnable in KVM's eyes (an interrupt is pending for it). */
+static void host_wake(struct sim *s, struct vcpu *v)
+{
+	if (!v->irq_pending)
+		return;
+	if (v->state == V_HPOLL) { /* the poll loop's next check sees it */
+		uint64_t end = s->now + s->c[COST_host_poll_iter];
+
+		if (end < v->state_end)
+			move_end(s, v, end);
+		return;
+	}
+	if (v->state == V_BLOCKED)
+		set_state(s, v, V_WAKING, s->c[COST_wake_latency]);
+}
+
+static void raise_irq(struct sim *s, struct vcpu *v, unsigned irq, uint64_t guest_delay,
+		      uint64_t host_delay)
+{
+	v->irq_pending |= irq;
+	if (in_halt(v->state)) {
+		if (host_delay)
+			events_push(&s->ev, s->now + host_delay, v->id, EV_HOST_WAKE, 0);
+		else
+			host_wake(s, v);
+	} else {
+		irq_at(s, v, s->now + guest_delay);
+	}
+}
+
+/* ---- threads ---------------------------------------------------------------------------- */
+
+static void thread_run(struct sim *s, struct vcpu *v)
+{
+	struct sim_thread *t = v->thread;
+
+	t->state = T_RUNNING;
+	t->next = (struct thread_action){0};
+	t->run(s, t, s->now, &t->next);
+	set_state(s, v, V_RUN, t->next.work);
+}
+
+/* The end of a run segment: the wake it asked for, then sleep or block. */
+static void thread_segment_done(struct sim *s, struct vcpu *v)
+{
+	struct sim_thread *t = v->thread;
+	struct thread_action *a = &t->next;
+
+	if (a->wake) {
+		uint64_t cost = wake_thread(s, v, a->wake);
+
+		a->wake = NULL;
+		if (cost) {
+			set_state(s, v, V_RUN, cost);
+			return;
+		}
+	}
+	if (s->phase == 2)
+		return;
+	if (a->sleep && !a->armed) {
+		/* sleepers.c tests the deadline, then thread_sleep_ns arms the timer, which
+		 * may be due by the time it is armed */
+		if (a->deadline <= s->now) {
+			thread_run(s, v);
+			return;
+		}
+		a->armed = true;
+		set_state(s, v, V_RUN, s->c[COST_sleep_step]);
+		v->sleep_deadline = a->deadline;
+		arm_timer(s, v);
+		return;
+	}
+	if (a->sleep) {
+		/* a wake before the deadline: thread_sleep_ns blocks again until the time is up */
+		bool woken = t->wake_pending;
+
+		t->wake_pending = false;
+		if (woken && a->deadline <= s->now) {
+			thread_run(s, v);
+			return;
+		}
+	} else if (t->wake_pending) {
+		t->wake_pending = false;
+		thread_run(s, v);
+		return;
+	}
+	t->state = T_BLOCKED;
+	v->g.ctx_switches++; /* to the idle thread */
+	go_idle(s, v, s->c[COST_idle_entry]);
+}
+
+void sim_thread_init(struct sim *s, struct sim_thread *t, unsigned cpu, thread_run_fn *run)
+{
+	(void)s;
+	memset(t, 0, sizeof(*t));
+	t->cpu = cpu;
+	t->run = run;
+	t->state = T_BLOCKED;
+	s->cpu[cpu].thread = t;
+}
+
+void sim_thread_start(struct sim *s, struct sim_thread *t)
+{
+	t->state = T_RUNNABLE;
+	s->cpu[t->cpu].flags |= F_NEED_RESCHED;
+}
+
+/* ---- the run ---------------------------------------------------------------------------- */
+
+static void on_state_end(struct sim *s, struct vcpu *v)
+{
+	switch (v->state) {
+	case V_RUN:
+		thread_segment_done(s, v);
+		break;
+	case V_WAKE_PATH:
+		thread_run(s, v);
+		break;
+	case V_IDLE_ENTRY:
+		idle_decide(s, v);
+		break;
+	case V_GPOLL:
+		poll_done(s, v);
+		break;
+	case V_HEXIT:
+		halt_exit_done(s, v);
+		break;
+	case V_HPOLL: /* runnable: a successful poll; else the window ran out: sleep */
+		v->t_poll_end = s->now;
+		if (v->irq_pending)
+			host_halt_done(s, v, true);
+		else
+			set_state(s, v, V_BLOCKED, NEVER);
+		break;
+	case V_WAKING:
+		host_halt_done(s, v, false);
+		break;
+	case V_ENTRY:
+		set_state(s, v, V_HANDLER, run_handlers(s, v));
+		break;
+	case V_HANDLER:
+		halt_return(s, v);
+		break;
+	case V_BLOCKED:
+		break;
+	}
+}
+
+static void snapshot(struct sim *s)
+{
+	for (unsigned i = 0; i < s->ncpus; i++) {
+		account(s, &s->cpu[i]);
+		s->snap[i] = s->cpu[i].g;
+		s->host_snap[i] = s->cpu[i].host;
+	}
+}
+
+void sim_close_window(struct sim *s)
+{
+	if (s->phase == 1)
+		events_push(&s->ev, s->now, 0, EV_WINDOW, 0);
+}
+
+static void on_window(struct sim *s)
+{
+	if (s->phase == 0) {
+		s->phase = 1;
+		s->t_open = s->now;
+		snapshot(s);
+		for (unsigned i = 0; i < s->ncpus; i++) {
+			s->count[i] = 0;
+			s->interval_sum[i] = 0;
+			hist_init(&s->hist[i]);
+		}
+		return;
+	}
+	if (s->phase == 1) {
+		s->phase = 2;
+		s->t_close = s->now;
+	}
+}
+
+static void on_event(struct sim *s, const struct sim_event *e)
+{
+	struct vcpu *v = &s->cpu[e->cpu];
+
+	switch (e->kind) {
+	case EV_STATE_END:
+		if (e->gen == v->state_gen)
+			on_state_end(s, v);
+		break;
+	case EV_TIMER:
+		if (e->gen != v->timer_gen)
+			break;
+		v->timer_fired = true;
+		raise_irq(s, v, IRQ_TIMER, s->c[COST_timer_running], s->c[COST_timer_slack]);
+		break;
+	case EV_IRQ:
+		if (e->gen == v->irq_gen && !in_halt(v->state) && v->irq_pending)
+			deliver_in_guest(s, v);
+		break;
+	case EV_IPI:
+		raise_irq(s, v, IRQ_RESCHED, 0, 0);
+		break;
+	case EV_HOST_WAKE:
+		host_wake(s, v);
+		break;
+	case EV_WINDOW:
+		on_window(s);
+		break;
+	}
+}
+
+static void setup(struct sim *s, const struct sim_config *cfg, FILE *out)
+{
+	struct idle_env env = {.kvm = true,
+			       .realtime_hint = true,
+			       .force = cfg->knobs.v[KNOB_haltpoll_force],
+			       .pollctl = true};
+	static const uint32_t hz_of[] = {0, 100, 250, 1000};
+	uint32_t hz = hz_of[cfg->knobs.v[KNOB_hz]];
+
+	memset(s, 0, sizeof(*s));
+	s->cfg = cfg;
+	s->c = cfg->costs.v;
+	s->out = out;
+	s->ncpus = cfg->smp;
+	/* The run script gives KVM's REALTIME hint and poll control, so auto means haltpoll. */
+	s->policy = idle_policy_choose((int)cfg->knobs.v[KNOB_idle], &env, &s->policy_reason);
+	s->msr = hostpoll_msr_value((int)cfg->knobs.v[KNOB_hostpoll], s->policy, &env);
+	s->pollflag = cfg->knobs.v[KNOB_pollflag];
+	s->latency_req_zero = cfg->knobs.v[KNOB_latency_req_zero];
+	s->tick_nsec = haltpoll_tick_nsec(hz ? hz : 250);
+	s->tick_period = hz ? haltpoll_tick_nsec(hz) : 0;
+	s->hp = (struct haltpoll_params){
+	    .guest_halt_poll_ns = (uint32_t)cfg->knobs.v[KNOB_guest_halt_poll_ns],
+	    .grow = (uint32_t)cfg->knobs.v[KNOB_guest_halt_poll_grow],
+	    .shrink = (uint32_t)cfg->knobs.v[KNOB_guest_halt_poll_shrink],
+	    .grow_start = (uint32_t)cfg->knobs.v[KNOB_guest_halt_poll_grow_start],
+	    .allow_shrink = cfg->knobs.v[KNOB_guest_halt_poll_allow_shrink],
+	    .legacy_shrink = cfg->knobs.v[KNOB_haltpoll_legacy_shrink],
+	};
+	events_init(&s->ev);
+	for (unsigned i = 0; i < s->ncpus; i++) {
+		struct vcpu *v = &s->cpu[i];
+
+		v->id = i;
+		haltpoll_cpu_init(&v->gov);
+		hp_vcpu_init(&v->host, s->msr != 0);
+		/* CPUs come up one after another: stagger the ticks so they do not coincide */
+		if (s->tick_period)
+			v->tick_deadline = s->tick_period + (uint64_t)i * 137000 % s->tick_period;
+		v->state = V_IDLE_ENTRY;
+	}
+}
+
+int sim_run(const struct sim_config *cfg, FILE *out)
+{
+	struct sim *s = calloc(1, sizeof(*s));
+	struct sim_event e;
+	uint64_t warmup, duration;
+
+	if (!s) {
+		fprintf(stderr, "idlelab-sim: out of memory\n");
+		return 1;
+	}
+	setup(s, cfg, out);
+	if (wl_start(s, stderr) < 0) {
+		free(s);
+		return SIM_EXIT_BAD;
+	}
+	report_header(s);
+	warmup = cfg->script ? 0 : sim_knob(s, KNOB_warmup);
+	duration = sim_knob(s, KNOB_duration);
+	events_push(&s->ev, warmup, 0, EV_WINDOW, 0);
+	if (!s->iters_target && !cfg->script)
+		events_push(&s->ev, warmup + duration, 0, EV_WINDOW, 0);
+	for (unsigned i = 0; i < s->ncpus; i++) {
+		arm_timer(s, &s->cpu[i]);
+		set_state(s, &s->cpu[i], V_IDLE_ENTRY, 0);
+	}
+	while (s->phase < 2 && events_pop(&s->ev, &e)) {
+		s->now = e.t;
+		on_event(s, &e);
+	}
+	if (s->phase < 2)
+		s->t_close = s->now;
+	for (unsigned i = 0; i < s->ncpus; i++)
+		account(s, &s->cpu[i]);
+	report_window(s, s->t_close - s->t_open);
+	events_free(&s->ev);
+	free(s);
+	return 0;
+}

@@ -1,0 +1,152 @@
+/*
+ * The engine's internals shared by engine.c (the vCPU state machine: guest idle loop, POLL
+ * flag, IPIs, timers, KVM's halt handling), workloads.c (the threads) and report.c.
+ */
+#ifndef IDLELAB_SIM_ENGINE_H
+#define IDLELAB_SIM_ENGINE_H
+
+#include "lib/prng.h"
+#include "tools/sim/events.h"
+#include "tools/sim/sim.h"
+
+/*
+ * Where a vCPU is. Guest states run guest code; the five host states are one HLT from the
+ * exit to the guest's return. Host CPU time is charged in every state but BLOCKED (charged
+ * block_charge_ppm) and WAKING (the host scheduler's latency before the thread runs).
+ */
+enum vstate {
+	V_RUN,	      /* a workload thread runs (thread_step, ipi_send) */
+	V_WAKE_PATH,  /* idle loop -> schedule -> the woken thread (wake_path) */
+	V_IDLE_ENTRY, /* thread blocked -> idle loop -> governor (idle_entry / idle_reentry) */
+	V_GPOLL,      /* the guest's poll state */
+	V_HEXIT,      /* the HLT exit, before KVM decides (halt_exit) */
+	V_HPOLL,      /* KVM polls for the vCPU */
+	V_BLOCKED,    /* the vCPU thread sleeps in KVM */
+	V_WAKING,     /* woken, waiting for the host to run it (wake_latency) */
+	V_ENTRY,      /* VM entry after the halt (vm_entry) */
+	V_HANDLER,    /* the guest's interrupt handlers after the HLT (irq_entry, timer_irq) */
+};
+
+enum ev_kind {
+	EV_STATE_END, /* the current state's time is up */
+	EV_TIMER,     /* the earliest of this CPU's timer deadlines */
+	EV_IRQ,	      /* pending interrupts reach the running guest */
+	EV_IPI,	      /* a reschedule IPI reaches the target's LAPIC */
+	EV_HOST_WAKE, /* KVM sees the halted vCPU runnable */
+	EV_WINDOW,    /* the measurement window opens or closes */
+};
+
+#define IRQ_RESCHED 1u
+#define IRQ_TIMER   2u
+
+/* The flag word of kernel/sched.c. */
+#define F_NEED_RESCHED 1u
+#define F_POLLING      2u
+#define F_IPI_PENDING  4u
+
+enum tstate {
+	T_BLOCKED,
+	T_RUNNABLE,
+	T_RUNNING
+};
+
+struct sim;
+struct sim_thread;
+
+/* What a thread does when it next runs: work, maybe wake one thread, then block or sleep. */
+struct thread_action {
+	uint64_t work;
+	struct sim_thread *wake;
+	bool sleep;	   /* false: block until woken */
+	uint64_t deadline; /* sleep: absolute ns */
+	bool armed;	   /* sleep: the timer is armed (timer_arm paid) */
+};
+
+typedef void thread_run_fn(struct sim *s, struct sim_thread *t, uint64_t now,
+			   struct thread_action *a);
+
+struct sim_thread {
+	unsigned cpu;
+	enum tstate state;
+	bool wake_pending;
+	thread_run_fn *run;
+	struct thread_action next; /* what the current run segment ends with */
+	/* workload state */
+	unsigned slot, phase;
+	uint64_t t0, next_deadline, last_step;
+	struct sim_thread *peer;
+	struct prng rng;
+};
+
+struct vcpu {
+	unsigned id;
+	enum vstate state;
+	uint64_t state_end;
+	uint32_t state_gen, timer_gen, irq_gen;
+	uint64_t t_acct; /* accounted up to here */
+	uint32_t flags;
+	unsigned irq_pending;
+	uint64_t irq_at; /* when the pending interrupts reach the running guest; 0: none */
+	struct sim_thread *thread;
+	/* timers */
+	uint64_t sleep_deadline; /* 0: none */
+	uint64_t tick_deadline;	 /* 0: no tick */
+	/* the idle entry in progress */
+	int entry_state; /* HALTPOLL_STATE_* of the current idle entry */
+	uint64_t t_entry, poll_limit, t_hlt;
+	bool poll_immediate;
+	bool timer_fired; /* EV_TIMER went off; re-armed once the handler ran */
+	/* KVM's view of the halt in progress */
+	uint64_t t_halt_start, hp_window, t_poll_end;
+	bool hp_success;
+	struct haltpoll_cpu gov;
+	struct hp_vcpu host;
+	struct sim_gstats g;
+};
+
+struct sim {
+	const struct sim_config *cfg;
+	const uint64_t *c; /* cfg->costs.v */
+	FILE *out;
+	unsigned ncpus;
+	struct vcpu cpu[SIM_MAX_CPUS];
+	struct sim_thread threads[SIM_MAX_CPUS];
+	unsigned nthreads;
+	struct event_heap ev;
+	uint64_t now;
+	int policy;
+	const char *policy_reason;
+	int msr;
+	bool pollflag, latency_req_zero;
+	uint64_t tick_nsec, tick_period, check_ns;
+	struct haltpoll_params hp;
+	/* the workload */
+	unsigned wl_cpu[SIM_MAX_CPUS], wl_ncpus;
+	int phase; /* 0 warm-up, 1 measuring, 2 stopped */
+	uint64_t t_open, t_close, iters_target;
+	unsigned pairs_done;
+	struct hist hist[SIM_MAX_CPUS];
+	uint64_t count[SIM_MAX_CPUS], interval_sum[SIM_MAX_CPUS];
+	struct sim_gstats snap[SIM_MAX_CPUS];
+	struct hp_vcpu host_snap[SIM_MAX_CPUS];
+	uint64_t script_pos;
+	struct sim_thread *ring[SIM_MAX_CPUS];
+	unsigned token;
+	uint64_t lap_start;
+};
+
+/* engine.c services for the workloads */
+void sim_thread_init(struct sim *s, struct sim_thread *t, unsigned cpu, thread_run_fn *run);
+void sim_thread_start(struct sim *s, struct sim_thread *t); /* runnable at time 0 */
+void sim_close_window(struct sim *s);
+uint64_t sim_knob(const struct sim *s, enum knob_id id);
+
+/* workloads.c */
+int wl_start(struct sim *s, FILE *err); /* creates threads; <0: refused (message printed) */
+void wl_report(struct sim *s, uint64_t window_ns);
+
+/* report.c */
+void report_header(const struct sim *s);
+void report_window(const struct sim *s, uint64_t window_ns);
+
+#endif

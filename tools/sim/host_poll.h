@@ -1,0 +1,61 @@
+/*
+ * KVM's host halt polling for one vCPU (docs/haltpoll-spec.md §2.1-2.7), as pure functions so
+ * the spec's host vectors H1-H11 test exactly the code the simulator runs. One halt is:
+ * hp_halt_begin (after the HLT exit found nothing pending) -> poll for the returned window or
+ * not at all -> hp_halt_end with what happened. Times are ns.
+ */
+#ifndef IDLELAB_SIM_HOST_POLL_H
+#define IDLELAB_SIM_HOST_POLL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The kvm module parameters (global) and the per-VM KVM_CAP_HALT_POLL override. */
+struct hp_params {
+	uint32_t halt_poll_ns;
+	uint32_t grow;
+	uint32_t grow_start;
+	uint32_t shrink;
+	bool vm_override; /* KVM_CAP_HALT_POLL was enabled: vm_max replaces halt_poll_ns */
+	uint32_t vm_max;
+	bool fixed; /* pre-dynamic KVM (Linux 4.0-4.2): every halt polls max, no grow/shrink */
+};
+
+/* Per-vCPU window and the stats of spec §2.6. */
+struct hp_vcpu {
+	uint64_t w;	   /* vcpu->halt_poll_ns: may exceed max until the next halt's clamp */
+	bool poll_allowed; /* MSR_KVM_POLL_CONTROL bit 0 */
+	uint64_t halt_exits;
+	uint64_t attempted_poll;
+	uint64_t successful_poll;
+	uint64_t poll_invalid;
+	uint64_t poll_success_ns;
+	uint64_t poll_fail_ns;
+	uint64_t wait_ns;
+	uint64_t halt_wakeup;
+	uint64_t grows;
+	uint64_t shrinks;
+};
+
+void hp_vcpu_init(struct hp_vcpu *v, bool poll_allowed);
+/* Spec §2.2: the VM's max if it used the capability, else the module parameter. */
+uint64_t hp_max(const struct hp_params *p);
+/* Step 1 of §2.3: every HLT exit counts, before anything else is decided. */
+void hp_halt_exit(struct hp_vcpu *v);
+/* Steps 2-3: clamp W to max; returns the window to poll for, 0 for no poll. */
+uint64_t hp_halt_begin(const struct hp_params *p, struct hp_vcpu *v);
+
+/* What one halt did, for steps 5-8. */
+struct hp_halt {
+	uint64_t window;  /* hp_halt_begin's answer: 0 = did not poll */
+	uint64_t poll_ns; /* poll_end - start */
+	bool success;	  /* the vCPU became runnable before the thread scheduled out */
+	uint64_t wait_ns; /* time scheduled out (0 on success) */
+	uint64_t halt_ns; /* total halted time, polling included */
+	bool invalid;	  /* s390's invalid wakeup; never on x86 */
+};
+
+/* Steps 5-8: stats (only if it polled) and the window adjustment (only if allowed). */
+void hp_halt_end(const struct hp_params *p, struct hp_vcpu *v, const struct hp_halt *h);
+
+#endif

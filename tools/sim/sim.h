@@ -1,0 +1,95 @@
+/*
+ * idlelab-sim: a discrete-event model of N vCPUs idling under KVM. The guest side runs the
+ * kernel's own policy code (kernel/policy/haltpoll.c, idle_policy.c, knobs.c, histogram.c);
+ * the host side is tools/sim/host_poll.c; every other cost comes from a cost table
+ * (tools/sim/costs.c). All times are integer ns of simulated time.
+ */
+#ifndef IDLELAB_SIM_H
+#define IDLELAB_SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "kernel/policy/haltpoll.h"
+#include "kernel/policy/histogram.h"
+#include "kernel/policy/knobs.h"
+#include "tools/sim/host_poll.h"
+
+#define SIM_MAX_CPUS 64
+#define SIM_EXIT_BAD 2 /* a bad configuration or cost table */
+
+/*
+ * What each step of the idle and wake-up paths costs. Names are the cost file's keys
+ * (tools/sim/costs/README in costs.c's header comment says what each one covers).
+ */
+#define SIM_COSTS(X)                                                                               \
+	X(ipi_send)                                                                                \
+	X(ipi_latency)                                                                             \
+	X(halt_exit)                                                                               \
+	X(vm_entry)                                                                                \
+	X(wake_latency)                                                                            \
+	X(timer_slack)                                                                             \
+	X(timer_running)                                                                           \
+	X(host_poll_iter)                                                                          \
+	X(guest_poll_iter)                                                                         \
+	X(poll_wake)                                                                               \
+	X(irq_entry)                                                                               \
+	X(timer_irq)                                                                               \
+	X(timer_arm)                                                                               \
+	X(sleep_step)                                                                              \
+	X(wake_path)                                                                               \
+	X(idle_entry)                                                                              \
+	X(idle_reentry)                                                                            \
+	X(thread_step)                                                                             \
+	X(block_charge_ppm)                                                                        \
+	X(wake_cold_ppm)                                                                           \
+	X(wake_cold_max)
+
+#define SIM__COST_ENUM(n) COST_##n,
+enum sim_cost_id {
+	SIM_COSTS(SIM__COST_ENUM) COST__COUNT
+};
+
+struct sim_costs {
+	uint64_t v[COST__COUNT];
+	char source[256]; /* what the table was read from, for the sim record */
+};
+
+extern const char *const sim_cost_names[COST__COUNT];
+
+/* Everything a run is: the guest's knobs (parsed by the kernel's parser) and the host's. */
+struct sim_config {
+	struct knob_values knobs;
+	unsigned smp;
+	struct hp_params host;
+	struct sim_costs costs;
+	bool trace; /* one @idlelab trace line per guest idle entry */
+	/* Tests only: CPU 0 sleeps these lengths in turn instead of running a workload. */
+	const uint64_t *script;
+	unsigned script_len;
+};
+
+/* Guest counters of one CPU, the `cpu` record's fields. */
+struct sim_gstats {
+	uint64_t ctx_switches, wakeups_local, wakeups_remote, ipi_sent, ipi_avoided, ipi_received,
+	    timer_irqs, ticks, idle_entries, poll_entries, poll_hits, poll_immediate, poll_expired,
+	    halts, halts_aborted, hlt, grow, shrink, poll_ns, halt_ns, poll_overshoot_ns,
+	    poll_overshoot_max_ns;
+	uint64_t host_cpu_ns; /* the vCPU thread's CPU time, as the host measures it */
+};
+
+struct sim_result; /* opaque to the workloads */
+
+/* args.c: argv -> config. Returns 0, or SIM_EXIT_BAD having printed one line to err. */
+int sim_parse_args(int argc, char **argv, struct sim_config *cfg, FILE *err);
+
+/* costs.c */
+int sim_costs_load(const char *spec, struct sim_costs *c, char *err, size_t errlen);
+int sim_costs_parse_text(const char *text, const char *what, const double *prims,
+			 struct sim_costs *c, char *err, size_t errlen);
+
+/* engine.c: runs the configuration and prints every record to out. */
+int sim_run(const struct sim_config *cfg, FILE *out);
+
+#endif
