@@ -16,7 +16,6 @@
 #include "arch/x86/percpu.h"
 #include "kernel/policy/haltpoll.h"
 #include "kernel/policy/runqueue.h"
-#include "kernel/spinlock.h"
 
 #define MAX_CPUS  64
 #define CACHELINE 64
@@ -73,11 +72,13 @@ struct cpu {
 	bool idle_polling;
 	uint32_t idle_seq;
 
-	/* Written by any CPU (atomic RMW only): wake-up requests. */
+	/* Written by any CPU (atomic RMW only): wake-up requests. A waker touches this one
+	 * line: it pushes onto wake_list, then updates flags (kernel/sched.c). */
 	uint32_t flags __attribute__((aligned(CACHELINE)));
+	struct thread *wake_list;
 
-	struct spinlock rq_lock __attribute__((aligned(CACHELINE)));
-	struct runqueue rq;
+	/* Owned by this CPU alone: only its schedule() (interrupts off) moves threads here. */
+	struct runqueue rq __attribute__((aligned(CACHELINE)));
 
 	struct arch_cpu arch __attribute__((aligned(CACHELINE)));
 } __attribute__((aligned(CACHELINE)));

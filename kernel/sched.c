@@ -1,23 +1,32 @@
 /*
- * The scheduler. Each thread is pinned to one CPU; each CPU has a FIFO run queue guarded by
- * its rq_lock, which remote wakers take too. Only the owning CPU dequeues, and it does so
- * only in schedule() with interrupts off, so a CPU never runs a thread from another queue.
+ * The scheduler. Each thread is pinned to one CPU. Each CPU owns a FIFO run queue that only
+ * it touches, in schedule() with interrupts off; other CPUs (and its own interrupt
+ * handlers) hand it woken threads through its wake list, a lock-free stack they push onto
+ * and schedule() empties in one exchange. No lock is taken anywhere on the wake-up path.
+ *
+ * A thread's state and its pending-wake bit share one word, changed only by compare-and-
+ * swap: a waker that finds the thread BLOCKED makes it RUNNABLE and queues it; one that
+ * finds it RUNNING or RUNNABLE sets WAKE_PENDING, and the thread's next thread_block()
+ * consumes that instead of blocking. Because both sides decide on the same word, a wake
+ * can neither slip between the thread's "nothing pending" and its BLOCKED, nor be queued
+ * twice.
  *
  * The wake-up protocol (no wake-up is lost):
- *   waker:  enqueue t on c's run queue (under c->rq_lock), then atomically set NEED_RESCHED
- *           in c->flags; send the reschedule IPI iff the old value had neither IPI_PENDING
- *           nor POLLING, and in that case set IPI_PENDING in the same atomic step.
- *           (POLLING: the target is spinning on NEED_RESCHED; see kernel/idle.c.) A
- *           NEED_RESCHED already set is no reason to skip the IPI: a thread that woke a
- *           thread of its own CPU leaves it set and runs on, perhaps for a long time.
- *   target: schedule() atomically clears NEED_RESCHED *before* it takes rq_lock and picks
- *           the next thread; the IPI handler clears IPI_PENDING, then reschedules if
+ *   waker:  push t on c's wake list, then atomically set NEED_RESCHED in c->flags; send
+ *           the reschedule IPI iff the old value had neither IPI_PENDING nor POLLING, and
+ *           in that case set IPI_PENDING in the same atomic step. (POLLING: the target is
+ *           spinning on NEED_RESCHED; see kernel/idle.c.) A NEED_RESCHED already set is no
+ *           reason to skip the IPI: a thread that woke a thread of its own CPU leaves it
+ *           set and runs on, perhaps for a long time.
+ *   target: schedule() atomically clears NEED_RESCHED *before* it empties its wake list and
+ *           picks the next thread; the IPI handler clears IPI_PENDING, then reschedules if
  *           NEED_RESCHED is set; the idle loop tests NEED_RESCHED with interrupts off and
  *           halts with `sti; hlt`, so a pending IPI ends the halt.
  * Unless the target is polling, an interrupt reaches it after the waker's update (sent now,
  * or already in flight), and its handler (or the idle loop it returns to) sees NEED_RESCHED.
  * If the target is polling it sees NEED_RESCHED itself. And if the update comes before the
- * target's clear, the target has not yet taken rq_lock for its next pick, which sees t.
+ * target's clear, the push came before it too, so the target's exchange, which follows its
+ * clear, takes t. (tests/model/pollflag.pml checks this: its `work` is the wake list.)
  *
  * IPI_PENDING keeps at most one reschedule IPI in flight per CPU. Besides saving VM exits,
  * that makes the counters exact: two IPIs of one vector can merge in the target's IRR, so
@@ -35,20 +44,23 @@
 #include "kernel/spinlock.h"
 #include "kernel/timer.h"
 
+/* The low byte of struct thread.state; WAKE_PENDING rides above it in the same word. */
 enum thread_state {
 	T_FREE,
-	T_RUNNABLE, /* on its CPU's run queue */
+	T_RUNNABLE, /* on its CPU's wake list or run queue */
 	T_RUNNING,
 	T_BLOCKED,
 	T_DEAD, /* exited; its slot is freed once its CPU has switched away */
 };
+#define T_STATE	     0xffu
+#define WAKE_PENDING 0x100u /* a wake arrived while the thread was not blocked */
 
 struct thread {
 	uint64_t rsp;	     /* saved by arch_switch */
 	struct rq_link link; /* must stay the second member: see link_thread() */
-	enum thread_state state;
-	bool wake_pending; /* a wake arrived while the thread was not blocked */
+	uint32_t state;	     /* enum thread_state | WAKE_PENDING; CAS only once shared */
 	unsigned cpu;
+	struct thread *wake_next; /* link in a CPU's wake list */
 	void (*fn)(void *);
 	void *arg;
 	const char *name;
@@ -67,6 +79,26 @@ static struct tick {
 static struct thread *free_list;
 static bool pool_ready;
 static struct spinlock pool_lock;
+
+static uint32_t state_load(const struct thread *t)
+{
+	return __atomic_load_n(&t->state, __ATOMIC_ACQUIRE);
+}
+
+static bool state_cas(struct thread *t, uint32_t *old, uint32_t new)
+{
+	return __atomic_compare_exchange_n(&t->state, old, new, false, __ATOMIC_ACQ_REL,
+					   __ATOMIC_ACQUIRE);
+}
+
+/* Sets the state part, keeping WAKE_PENDING: for the owning CPU, racing only wakers. */
+static void state_set(struct thread *t, uint32_t st)
+{
+	uint32_t old = state_load(t);
+
+	while (!state_cas(t, &old, (old & WAKE_PENDING) | st))
+		;
+}
 
 static struct thread *link_thread(struct rq_link *l)
 {
@@ -139,30 +171,57 @@ void sched_resched_cpu(struct cpu *c)
 	apic_send_ipi(c->apic_id, VEC_RESCHED);
 }
 
+/* Hands t to its CPU: the push that the target's schedule() will find (see the top). */
+static void wake_list_push(struct cpu *c, struct thread *t)
+{
+	struct thread *head = __atomic_load_n(&c->wake_list, __ATOMIC_RELAXED);
+
+	do
+		t->wake_next = head;
+	while (!__atomic_compare_exchange_n(&c->wake_list, &head, t, false, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED));
+}
+
 void thread_wake(struct thread *t)
 {
-	struct cpu *c = &cpus[t->cpu], *me;
-	uint64_t flags = spin_lock_irqsave(&c->rq_lock);
-	bool queued = false, live = true;
+	struct cpu *c = &cpus[t->cpu], *me = this_cpu();
+	uint32_t old = state_load(t);
 
-	if (t->state == T_BLOCKED) {
-		t->state = T_RUNNABLE;
-		rq_push(&c->rq, &t->link);
-		queued = true;
-	} else if (t->state == T_RUNNING || t->state == T_RUNNABLE) {
-		t->wake_pending = true; /* it has not blocked yet: its next block returns */
-	} else {
-		live = false; /* exited: nothing to wake */
+	for (;;) {
+		uint32_t st = old & T_STATE;
+
+		if (st == T_BLOCKED) {
+			if (!state_cas(t, &old, T_RUNNABLE))
+				continue;
+			wake_list_push(c, t);
+			sched_resched_cpu(c);
+			break;
+		}
+		if (st != T_RUNNING && st != T_RUNNABLE)
+			return; /* exited: nothing to wake */
+		if ((old & WAKE_PENDING) || state_cas(t, &old, old | WAKE_PENDING))
+			break; /* it has not blocked yet: its next block returns */
 	}
-	spin_unlock(&c->rq_lock);
-	me = this_cpu();
-	if (live && c == me)
+	if (c == me)
 		me->stats.wakeups_local++;
-	else if (live)
+	else
 		me->stats.wakeups_remote++;
-	if (queued)
-		sched_resched_cpu(c);
-	irq_restore(flags);
+}
+
+/* Moves every thread on this CPU's wake list to its run queue, oldest wake first. */
+static void wake_list_drain(struct cpu *c)
+{
+	struct thread *t = __atomic_exchange_n(&c->wake_list, 0, __ATOMIC_ACQUIRE), *fifo = 0;
+
+	while (t) { /* the list is newest first: reverse it */
+		struct thread *next = t->wake_next;
+
+		t->wake_next = fifo;
+		fifo = t;
+		t = next;
+	}
+	for (; fifo; fifo = fifo->wake_next)
+		rq_push(&c->rq, &fifo->link);
 }
 
 /* Runs on the new thread after every switch: frees a thread that has just exited. */
@@ -172,7 +231,7 @@ static void finish_switch(void)
 	struct thread *prev = c->switch_prev;
 
 	c->switch_prev = 0;
-	if (prev && prev->state == T_DEAD)
+	if (prev && (state_load(prev) & T_STATE) == T_DEAD)
 		pool_put(prev);
 }
 
@@ -183,15 +242,14 @@ void schedule(void)
 	struct rq_link *l;
 
 	__atomic_fetch_and(&c->flags, ~CPU_NEED_RESCHED, __ATOMIC_SEQ_CST);
-	spin_lock(&c->rq_lock);
-	if (prev->state == T_RUNNING && prev != c->idle) {
-		prev->state = T_RUNNABLE;
+	wake_list_drain(c);
+	if (prev != c->idle && (state_load(prev) & T_STATE) == T_RUNNING) {
+		state_set(prev, T_RUNNABLE);
 		rq_push(&c->rq, &prev->link);
 	}
 	l = rq_pop(&c->rq);
 	next = l ? link_thread(l) : c->idle;
-	next->state = T_RUNNING;
-	spin_unlock(&c->rq_lock);
+	state_set(next, T_RUNNING);
 	if (next == prev)
 		return;
 	c->current = next;
@@ -240,19 +298,18 @@ struct thread *thread_create(void (*fn)(void *), void *arg, unsigned cpu, const 
 void thread_block(void)
 {
 	uint64_t flags = irq_save();
-	struct cpu *c = this_cpu();
-	struct thread *t = c->current;
+	struct thread *t = this_cpu()->current;
+	uint32_t old = state_load(t);
 
-	spin_lock(&c->rq_lock);
-	if (t->wake_pending) {
-		t->wake_pending = false;
-		spin_unlock(&c->rq_lock);
-		irq_restore(flags);
-		return;
+	for (;;) {
+		if (old & WAKE_PENDING) { /* a wake came first: consume it, do not block */
+			if (state_cas(t, &old, old & ~WAKE_PENDING))
+				break;
+		} else if (state_cas(t, &old, T_BLOCKED)) {
+			schedule();
+			break;
+		}
 	}
-	t->state = T_BLOCKED;
-	spin_unlock(&c->rq_lock);
-	schedule();
 	irq_restore(flags);
 }
 
@@ -294,7 +351,7 @@ void thread_exit(void)
 	irq_disable();
 	c = this_cpu();
 	timer_cancel(&c->current->sleep_timer);
-	c->current->state = T_DEAD;
+	__atomic_store_n(&c->current->state, T_DEAD, __ATOMIC_RELEASE);
 	schedule();
 	panic("a dead thread was scheduled");
 }
@@ -342,7 +399,8 @@ static void tick(struct timer *t)
 	if ((int64_t)(next - now) <= 0)
 		next = now + tick_period;
 	timer_arm(t, next);
-	if (c->current != c->idle && !rq_empty(&c->rq))
+	if (c->current != c->idle &&
+	    (!rq_empty(&c->rq) || __atomic_load_n(&c->wake_list, __ATOMIC_RELAXED)))
 		__atomic_fetch_or(&c->flags, CPU_NEED_RESCHED, __ATOMIC_RELAXED);
 }
 

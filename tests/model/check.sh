@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Exhaustive Spin checks of the reschedule wake-up protocol model (tests/model/pollflag.pml:
-# kernel/sched.c + kernel/idle.c, docs/haltpoll-spec.md §3.1-3.5). The correct model must
+# kernel/sched.c + kernel/idle.c, docs/haltpoll-spec.md §3.1-3.5) and of a thread's state
+# word (tests/model/threadstate.pml: thread_block/thread_wake in kernel/sched.c). The correct model must
 # pass every check in every idle configuration; each deliberately broken variant must be
 # CAUGHT (Spin reports an error and writes a trail), which is what proves the model can bite. Prints one line per
 # check and a final "N passed, M failed"; exits non-zero on any failure. Work files go to
@@ -86,7 +87,8 @@ expect_caught() { # [LTL] may follow REASON, as for expect_pass
 	n=$(errors "$1")
 	if [ "${n:-0}" -gt 0 ] && ls "$work/$1"/*.trail >/dev/null 2>&1 &&
 		reason "$1" | grep -qF -- "${5:-}"; then
-		(cd "$work/$1" && spin "${def[@]}" -t -p -k pollflag.pml.trail "$model" >trail.txt 2>&1)
+		(cd "$work/$1" && spin "${def[@]}" -t -p -k "$(basename "$model").trail" "$model" \
+			>trail.txt 2>&1)
 		report PASS "$4: caught, $(reason "$1") (replay: build/model/$1/trail.txt)"
 	else
 		report FAIL "$4: NOT caught (errors: ${n:-?}; see build/model/$1/pan.out)"
@@ -150,6 +152,17 @@ expect_pass localwake-liveness liveness -DLOCAL_WAKE \
 expect_caught nrskip-liveness liveness "-DLOCAL_WAKE -DBROKEN_NR_SKIP" \
 	"broken (waker skips the IPI when NEED_RESCHED is already set), LTL remote_drained" \
 	"acceptance cycle" remote_drained
+
+# The thread state word (tests/model/threadstate.pml): block and wake decide on one word by
+# CAS; the wake list gets a thread at most once and no wake-up is lost.
+model="$root/tests/model/threadstate.pml"
+expect_pass state-safety safety "" \
+	"thread state word: safety (queued at most once, no wake-up lost when quiet)"
+expect_pass state-liveness liveness "" "thread state word: liveness, LTL seen_all" seen_all
+expect_caught state-split safety -DBROKEN_SPLIT \
+	"broken (WAKE_PENDING in a word of its own), safety" "assertion violated"
+expect_caught state-nocas safety -DBROKEN_NOCAS \
+	"broken (waker tests BLOCKED, then writes RUNNABLE), safety" "assertion violated"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -8,10 +8,11 @@
  * State (kernel/percpu.h): the target's flag word, struct cpu.flags, with NEED_RESCHED (NR),
  * POLLING (PL) and IPI_PENDING (IP); every change is an atomic read-modify-write, modelled as
  * one atomic step (the waker's CAS loop as its one successful CAS). "work" counts threads a
- * waker has put on the target's run queue that no schedule() has picked yet. schedule() picks
- * them all at once: the kernel pops one and the rest are picked by the schedule() that the
- * running thread reaches by blocking or being preempted; what matters for the protocol, that
- * NEED_RESCHED is cleared before rq_lock is taken for the pick, is kept.
+ * waker has pushed on the target's wake list that no schedule() has taken yet. schedule()
+ * takes them all at once, as the kernel's exchange of the list head does (it then runs one
+ * and the rest are run by the schedule() that the running thread reaches by blocking or being
+ * preempted); what matters for the protocol, that NEED_RESCHED is cleared before the list is
+ * taken, is kept.
  *
  * The target: process "idle" is the whole CPU. It runs idle.c:idle_loop and, when schedule()
  * found work, "a thread" (any non-idle thread: it computes with IF on, possibly for ever, and
@@ -128,7 +129,7 @@ inline schedule()
 #ifndef BROKEN_EXIT_ORDER
 	atomic { flags = flags & ~NR };			/* __atomic_fetch_and(&c->flags, ~CPU_NEED_RESCHED) */
 #endif
-	atomic { picked = (work > 0); work = 0; PICK_REMOTE };	/* spin_lock(&c->rq_lock); ...; rq_pop() */
+	atomic { picked = (work > 0); work = 0; PICK_REMOTE };	/* wake_list_drain(): xchg; rq_pop() */
 #ifdef BROKEN_EXIT_ORDER
 	atomic { flags = flags & ~NR };			/* cleared too late */
 #endif
@@ -280,7 +281,7 @@ thread_window:
 						   IF on, is taken or the thread blocks first) */
 #ifdef LOCAL_WAKE
 	:: !local_woken ->			/* sched.c:thread_wake of a thread of this CPU: */
-		work++;				/*   rq_push() */
+		work++;				/*   wake_list_push() */
 		atomic { flags = flags | NR };	/*   sched_resched_cpu, c == me: fetch_or only */
 		local_woken = true
 #endif
@@ -346,7 +347,7 @@ proctype waker()
 
 	do
 	:: i < WAKES ->
-		work++;				/* sched.c:thread_wake: rq_push() under c->rq_lock, before the CAS */
+		work++;				/* sched.c:thread_wake: wake_list_push(), before the flags CAS */
 #ifdef LOCAL_WAKE
 		rwork++;
 #endif

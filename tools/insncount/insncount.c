@@ -11,6 +11,8 @@
  *   qemu-system-x86_64 ... -accel tcg -plugin build/host/libinsncount.so,out=FILE
  *
  * FILE: one line per mark, "vcpu id count"; then one "total vcpu count" line per vCPU.
+ * With profile=PFILE also a flat profile of the kernel image: "address count" per executed
+ * instruction address, to see where a path spends its instructions.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,12 +40,23 @@ static struct mark *marks;
 static uint64_t nmarks; /* atomically reserved slots; past MAX_MARKS marks are dropped */
 static uint64_t dropped;
 static char out_path[4096];
+static char profile_path[4096];
+/* Executions per instruction address of the kernel image, which is linked at 1 MiB. */
+#define PROFILE_BASE 0x100000u
+#define PROFILE_SIZE (4u << 20)
+static uint64_t *profile;
 
 static void count_insn(unsigned int vcpu, void *udata)
 {
 	(void)udata;
 	if (vcpu < MAX_VCPUS)
 		counts[vcpu].n++;
+}
+
+static void count_insn_at(unsigned int vcpu, void *udata)
+{
+	count_insn(vcpu, 0);
+	__atomic_fetch_add(&profile[(uintptr_t)udata], 1, __ATOMIC_RELAXED);
 }
 
 /* Runs after count_insn for the same NOP, so the count includes the mark itself. */
@@ -77,7 +90,14 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		uint32_t mark = probe_id(insn);
 
-		qemu_plugin_register_vcpu_insn_exec_cb(insn, count_insn, QEMU_PLUGIN_CB_NO_REGS, 0);
+		uint64_t off = qemu_plugin_insn_vaddr(insn) - PROFILE_BASE;
+
+		if (profile && off < PROFILE_SIZE)
+			qemu_plugin_register_vcpu_insn_exec_cb(
+			    insn, count_insn_at, QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)off);
+		else
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, count_insn,
+							       QEMU_PLUGIN_CB_NO_REGS, 0);
 		if (mark)
 			qemu_plugin_register_vcpu_insn_exec_cb(
 			    insn, log_mark, QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)mark);
@@ -106,6 +126,18 @@ static void at_exit(qemu_plugin_id_t id, void *udata)
 	if (dropped)
 		fprintf(f, "dropped %llu\n", (unsigned long long)dropped);
 	fclose(f);
+	if (!profile)
+		return;
+	f = fopen(profile_path, "w");
+	if (!f) {
+		qemu_plugin_outs("insncount: cannot write the profile file\n");
+		return;
+	}
+	for (uint64_t i = 0; i < PROFILE_SIZE; i++)
+		if (profile[i])
+			fprintf(f, "%llx %llu\n", (unsigned long long)(PROFILE_BASE + i),
+				(unsigned long long)profile[i]);
+	fclose(f);
 }
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc,
@@ -115,12 +147,16 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	for (int i = 0; i < argc; i++)
 		if (strncmp(argv[i], "out=", 4) == 0)
 			snprintf(out_path, sizeof(out_path), "%s", argv[i] + 4);
+		else if (strncmp(argv[i], "profile=", 8) == 0)
+			snprintf(profile_path, sizeof(profile_path), "%s", argv[i] + 8);
 	if (!out_path[0]) {
 		fprintf(stderr, "insncount: give out=FILE\n");
 		return -1;
 	}
 	marks = calloc(MAX_MARKS, sizeof(*marks));
-	if (!marks)
+	if (profile_path[0])
+		profile = calloc(PROFILE_SIZE, sizeof(*profile));
+	if (!marks || (profile_path[0] && !profile))
 		return -1;
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);
 	qemu_plugin_register_atexit_cb(id, at_exit, 0);
