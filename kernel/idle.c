@@ -93,17 +93,32 @@ static unsigned check_every(uint64_t limit_cyc)
 	return n < 1 ? 1 : n > POLL_CHECK_MAX ? POLL_CHECK_MAX : (unsigned)n;
 }
 
-/*
- * The poll state. Entered and left with interrupts off; polls with them on. Returns true
- * if work arrived (NEED_RESCHED), false if limit_ns passed first. *elapsed gets the TSC
- * cycles spent.
- */
-static bool poll_state(struct cpu *c, uint64_t limit_ns, uint64_t *elapsed)
+/* The poll limit in cycles and how often to read the clock for it, cached per CPU: the
+ * window rarely changes, and the conversion and divisions would be paid on every entry. */
+static void poll_plan(struct cpu *c, uint64_t limit_ns, uint64_t *limit, unsigned *every)
 {
-	uint64_t t0 = rdtsc(), now;
-	uint64_t limit = limit_ns == NO_LIMIT ? NO_LIMIT : ns_to_tsc(limit_ns);
-	unsigned every = check_every(limit), n = 0;
-	bool work = false, immediate;
+	if (limit_ns != c->poll_plan_ns) {
+		c->poll_plan_ns = limit_ns;
+		c->poll_plan_cycles = limit_ns == NO_LIMIT ? NO_LIMIT : ns_to_tsc(limit_ns);
+		c->poll_plan_every = check_every(c->poll_plan_cycles);
+	}
+	*limit = c->poll_plan_cycles;
+	*every = c->poll_plan_every;
+}
+
+/*
+ * The poll state. Entered and left with interrupts off; polls with them on. g is the
+ * governor's state (NULL for idle=poll, which polls without a limit): as in Linux's
+ * poll_idle(), the limit is asked for only once setting POLLING and testing NEED_RESCHED
+ * found no work, because asking may store the W = 0 fallback into the window.
+ * Returns true if work arrived (NEED_RESCHED), false if the limit passed first. *elapsed
+ * gets the TSC cycles spent, *limit_ns the limit polled against (NO_LIMIT if none).
+ */
+static bool poll_state(struct cpu *c, struct haltpoll_cpu *g, uint64_t *elapsed, uint64_t *limit_ns)
+{
+	uint64_t t0 = rdtsc(), now, limit = NO_LIMIT;
+	unsigned every = POLL_CHECK_MAX, n = 0;
+	bool work, immediate;
 
 	seq_open(c);
 	c->idle_since = c->idle_entered = t0;
@@ -113,7 +128,14 @@ static bool poll_state(struct cpu *c, uint64_t limit_ns, uint64_t *elapsed)
 	if (pollflag) /* set POLLING and test NEED_RESCHED in one atomic step */
 		work =
 		    __atomic_fetch_or(&c->flags, CPU_POLLING, __ATOMIC_SEQ_CST) & CPU_NEED_RESCHED;
+	else
+		work = flags_load(c) & CPU_NEED_RESCHED;
 	immediate = work;
+	*limit_ns = NO_LIMIT;
+	if (!work && g) {
+		*limit_ns = haltpoll_poll_limit(g, tick_nsec);
+		poll_plan(c, *limit_ns, &limit, &every);
+	}
 	probe_mark(PROBE_IDLE_WAIT);
 	while (!work) {
 		if (flags_load(c) & CPU_NEED_RESCHED) {
@@ -159,11 +181,13 @@ static bool poll_state(struct cpu *c, uint64_t limit_ns, uint64_t *elapsed)
 
 /*
  * The halt state. Entered and left with interrupts off, POLLING clear. Returns the cycles
- * spent in HLT, or 0 if NEED_RESCHED was already set (the halt is abandoned: no HLT).
+ * spent in HLT; if NEED_RESCHED was already set the HLT is skipped (halts_aborted) and the
+ * few cycles of the skipped entry are returned, never 0, as Linux's default_enter_idle()
+ * returns its index and the entry is measured and reflected.
  */
 static uint64_t halt_state(struct cpu *c)
 {
-	uint64_t t0, cycles;
+	uint64_t t0 = rdtsc(), cycles;
 
 	if (flags_load(c) & CPU_NEED_RESCHED) {
 		seq_open(c);
@@ -171,9 +195,8 @@ static uint64_t halt_state(struct cpu *c)
 		c->stats.halts++;
 		c->stats.halts_aborted++;
 		seq_close(c);
-		return 0;
+		return rdtsc() - t0 + 1; /* the skipped entry's own (near-zero) length */
 	}
-	t0 = rdtsc();
 	seq_open(c); /* counted as it starts, as the host counts the HLT exit */
 	c->stats.idle_entries++;
 	c->stats.halts++;
@@ -202,56 +225,82 @@ static void count_adjust(struct cpu *c, enum haltpoll_adjust a)
 		c->stats.window_shrinks++;
 }
 
-/* One governed idle entry (spec §1.4-1.8). The tick is the hz= knob's business, so the
- * governor's stop_tick advice is not acted on. */
+/*
+ * The governor's bookkeeping for a finished poll: the end check, the residency, reflect.
+ * It only informs the next select, so after a poll that found work it is done when this
+ * CPU next idles, just before that select (same inputs, same decisions), and the woken
+ * thread does not wait for it; an expired poll is followed by a select at once, so the
+ * deferral costs nothing there.
+ */
+static void finish_poll(struct cpu *c)
+{
+	struct haltpoll_cpu *g = &c->gov;
+	uint64_t ns = tsc_to_ns(c->poll_done_cycles), limit = c->poll_done_limit;
+	bool work = c->poll_done_work;
+
+	c->poll_done_pending = false;
+	if (limit == NO_LIMIT) /* work was there at once: Linux's loop never ran, never timed */
+		limit = ns + 1;
+	/* The loop compared cycles; ns rounding must not turn an expiry into a tie. */
+	haltpoll_poll_check(g, work, work || ns > limit ? ns : limit + 1, limit);
+	haltpoll_record_residency(g, ns);
+	haltpoll_reflect(&hp, g, HALTPOLL_STATE_POLL);
+}
+
+/*
+ * One governed idle entry (docs/haltpoll-spec.md §1.4-1.8). The tick is the hz= knob's
+ * business, so the governor's stop_tick advice is not acted on. After select, Linux tests
+ * for work twice, and the governor sees the two differently: call_cpuidle() aborts the
+ * entry (residency 0, not reflected); the halt state's own enter skips the HLT but the entry
+ * counts (reflected with its near-zero residency, so from W = 0 the window grows).
+ */
 static void haltpoll_enter(struct cpu *c)
 {
 	struct haltpoll_cpu *g = &c->gov;
 	bool stop_tick = true;
 	uint64_t cycles;
+	int state;
 
-	if (haltpoll_select(g, latency_req_zero, &stop_tick) == HALTPOLL_STATE_POLL) {
-		uint64_t limit, ns;
-		bool work;
-
+	if (c->poll_done_pending)
+		finish_poll(c);
+	state = haltpoll_select(g, latency_req_zero, &stop_tick);
+	if (flags_load(c) & CPU_NEED_RESCHED) { /* call_cpuidle(): -EBUSY */
+		haltpoll_record_residency(g, 0);
+		c->stats.idle_aborted++;
+		return;
+	}
+	if (state == HALTPOLL_STATE_POLL) {
 		haltpoll_poll_begin(g);
-		limit = haltpoll_poll_limit(g, tick_nsec);
-		work = poll_state(c, limit, &cycles);
-		ns = tsc_to_ns(cycles);
-		/* The loop compared cycles; ns rounding must not turn an expiry into a tie. */
-		haltpoll_poll_check(g, work, work || ns > limit ? ns : limit + 1, limit);
-		haltpoll_record_residency(g, ns);
-		haltpoll_reflect(&hp, g, HALTPOLL_STATE_POLL);
+		c->poll_done_work = poll_state(c, g, &c->poll_done_cycles, &c->poll_done_limit);
+		c->poll_done_pending = true;
 		return;
 	}
 	cycles = halt_state(c);
-	if (!cycles) { /* abandoned: Linux records residency 0 and does not reflect */
-		haltpoll_record_residency(g, 0);
-		return;
-	}
 	haltpoll_record_residency(g, tsc_to_ns(cycles));
 	count_adjust(c, haltpoll_reflect(&hp, g, HALTPOLL_STATE_HALT));
 }
 
+/*
+ * Idle until there is work, then switch to it straight from here: the states return with
+ * interrupts off and NEED_RESCHED is tested once, by the loop.
+ */
 void idle_loop(void)
 {
 	struct cpu *c = this_cpu();
-	uint64_t cycles;
+	uint64_t cycles, limit;
 
 	for (;;) {
 		irq_disable();
-		if (flags_load(c) & CPU_NEED_RESCHED) {
-			schedule();
-			irq_enable();
-			continue;
+		while (!(flags_load(c) & CPU_NEED_RESCHED)) {
+			probe_mark(PROBE_IDLE_ENTER);
+			if (policy == IDLE_HALTPOLL)
+				haltpoll_enter(c);
+			else if (policy == IDLE_POLL)
+				poll_state(c, 0, &cycles, &limit);
+			else
+				halt_state(c);
 		}
-		probe_mark(PROBE_IDLE_ENTER);
-		if (policy == IDLE_HALTPOLL)
-			haltpoll_enter(c);
-		else if (policy == IDLE_POLL)
-			poll_state(c, NO_LIMIT, &cycles);
-		else
-			halt_state(c);
+		schedule();
 		irq_enable();
 	}
 }

@@ -36,6 +36,7 @@ struct cpu_stats {
 	uint64_t timer_irqs;
 	uint64_t ticks;
 	uint64_t idle_entries; /* idle states entered (poll or halt) */
+	uint64_t idle_aborted; /* governed entries given up after select: work had come */
 	uint64_t poll_entries;
 	uint64_t poll_hits;	 /* polls ended by work (NEED_RESCHED) that arrived while polling */
 	uint64_t poll_immediate; /* polls that found work already there as they set POLLING */
@@ -71,6 +72,12 @@ struct cpu {
 	uint64_t idle_entered; /* TSC when this CPU last entered an idle state */
 	bool idle_polling;
 	uint32_t idle_seq;
+	/* The poll state's limit plan for the window last used (kernel/idle.c:poll_plan). */
+	uint64_t poll_plan_ns, poll_plan_cycles;
+	unsigned poll_plan_every;
+	/* A finished poll the governor has yet to hear about (kernel/idle.c:finish_poll). */
+	bool poll_done_pending, poll_done_work;
+	uint64_t poll_done_cycles, poll_done_limit;
 
 	/* Written by any CPU (atomic RMW only): wake-up requests. A waker touches this one
 	 * line: it pushes onto wake_list, then updates flags (kernel/sched.c). */

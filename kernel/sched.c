@@ -91,13 +91,14 @@ static bool state_cas(struct thread *t, uint32_t *old, uint32_t new)
 					   __ATOMIC_ACQUIRE);
 }
 
-/* Sets the state part, keeping WAKE_PENDING: for the owning CPU, racing only wakers. */
-static void state_set(struct thread *t, uint32_t st)
+/*
+ * RUNNABLE <-> RUNNING, keeping WAKE_PENDING: only the owning CPU makes this change and a
+ * waker only ever adds WAKE_PENDING to such a thread, so one atomic xor does it, no loop.
+ */
+#define RUNNABLE_XOR_RUNNING (T_RUNNABLE ^ T_RUNNING)
+static void state_flip_running(struct thread *t)
 {
-	uint32_t old = state_load(t);
-
-	while (!state_cas(t, &old, (old & WAKE_PENDING) | st))
-		;
+	__atomic_fetch_xor(&t->state, RUNNABLE_XOR_RUNNING, __ATOMIC_ACQ_REL);
 }
 
 static struct thread *link_thread(struct rq_link *l)
@@ -208,10 +209,10 @@ void thread_wake(struct thread *t)
 		me->stats.wakeups_remote++;
 }
 
-/* Moves every thread on this CPU's wake list to its run queue, oldest wake first. */
-static void wake_list_drain(struct cpu *c)
+/* Appends the threads of a taken wake list to the run queue, oldest wake first. */
+static void wake_list_append(struct cpu *c, struct thread *t)
 {
-	struct thread *t = __atomic_exchange_n(&c->wake_list, 0, __ATOMIC_ACQUIRE), *fifo = 0;
+	struct thread *fifo = 0;
 
 	while (t) { /* the list is newest first: reverse it */
 		struct thread *next = t->wake_next;
@@ -224,36 +225,56 @@ static void wake_list_drain(struct cpu *c)
 		rq_push(&c->rq, &fifo->link);
 }
 
-/* Runs on the new thread after every switch: frees a thread that has just exited. */
+/* Runs on the new thread after every switch: frees a thread that has just exited (its
+ * stack was in use until the switch). switch_prev is set only for such a thread. */
 static void finish_switch(void)
 {
 	struct cpu *c = this_cpu();
-	struct thread *prev = c->switch_prev;
+	struct thread *dead = c->switch_prev;
 
-	c->switch_prev = 0;
-	if (prev && (state_load(prev) & T_STATE) == T_DEAD)
-		pool_put(prev);
+	if (dead) {
+		c->switch_prev = 0;
+		pool_put(dead);
+	}
+}
+
+/*
+ * The next thread to run: the run queue's head, after anything newly woken. The common case
+ * on the wake-up path, one thread woken onto an empty queue, skips the queue altogether.
+ */
+static struct thread *pick_next(struct cpu *c, struct thread *prev)
+{
+	struct thread *woken = __atomic_exchange_n(&c->wake_list, 0, __ATOMIC_ACQUIRE);
+	bool prev_runs = prev != c->idle && (state_load(prev) & T_STATE) == T_RUNNING;
+	struct rq_link *l;
+
+	if (woken && !woken->wake_next && !prev_runs && rq_empty(&c->rq))
+		return woken;
+	wake_list_append(c, woken);
+	if (prev_runs) {
+		state_flip_running(prev);
+		rq_push(&c->rq, &prev->link);
+	}
+	l = rq_pop(&c->rq);
+	return l ? link_thread(l) : 0;
 }
 
 void schedule(void)
 {
 	struct cpu *c = this_cpu();
 	struct thread *prev = c->current, *next;
-	struct rq_link *l;
 
 	__atomic_fetch_and(&c->flags, ~CPU_NEED_RESCHED, __ATOMIC_SEQ_CST);
-	wake_list_drain(c);
-	if (prev != c->idle && (state_load(prev) & T_STATE) == T_RUNNING) {
-		state_set(prev, T_RUNNABLE);
-		rq_push(&c->rq, &prev->link);
-	}
-	l = rq_pop(&c->rq);
-	next = l ? link_thread(l) : c->idle;
-	state_set(next, T_RUNNING);
+	next = pick_next(c, prev);
+	if (next)
+		state_flip_running(next);
+	else
+		next = c->idle;
 	if (next == prev)
 		return;
 	c->current = next;
-	c->switch_prev = prev;
+	if ((state_load(prev) & T_STATE) == T_DEAD)
+		c->switch_prev = prev;
 	c->stats.ctx_switches++;
 	arch_switch(&prev->rsp, next->rsp);
 	finish_switch();

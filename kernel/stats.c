@@ -54,20 +54,22 @@ void stats_print_delta(const struct stats_snapshot *a, const struct stats_snapsh
 	for (unsigned i = 0; i < ncpus; i++) {
 		const struct cpu_stats *x = &a->cpu[i], *y = &b->cpu[i];
 
-		printk("@idlelab cpu id=%u ctx_switches=%lu wakeups=%lu wakeups_local=%lu "
-		       "wakeups_remote=%lu ipi_sent=%lu ipi_avoided=%lu ipi_received=%lu "
-		       "timer_irqs=%lu ticks=%lu idle_entries=%lu poll_entries=%lu poll_hits=%lu "
-		       "poll_immediate=%lu poll_expired=%lu halts=%lu halts_aborted=%lu hlt=%lu "
-		       "grow=%lu shrink=%lu "
-		       "window_ns=%lu idle_ns=%lu poll_ns=%lu halt_ns=%lu poll_overshoot_ns=%lu "
-		       "poll_overshoot_max_ns=%lu",
-		       i, D(ctx_switches), D(wakeups_local) + D(wakeups_remote), D(wakeups_local),
-		       D(wakeups_remote), D(ipi_sent), D(ipi_avoided), D(ipi_received),
-		       D(timer_irqs), D(ticks), D(idle_entries), D(poll_entries), D(poll_hits),
-		       D(poll_immediate), D(poll_expired), D(halts), D(halts_aborted), D(hlt),
-		       D(window_grows), D(window_shrinks), b->window_ns[i],
-		       tsc_to_ns(D(poll_cycles) + D(halt_cycles)), tsc_to_ns(D(poll_cycles)),
-		       tsc_to_ns(D(halt_cycles)), tsc_to_ns(D(poll_overshoot_cycles)),
-		       tsc_to_ns(y->poll_overshoot_max_cycles));
+		printk(
+		    "@idlelab cpu id=%u ctx_switches=%lu wakeups=%lu wakeups_local=%lu "
+		    "wakeups_remote=%lu ipi_sent=%lu ipi_avoided=%lu ipi_received=%lu "
+		    "timer_irqs=%lu ticks=%lu idle_entries=%lu idle_aborted=%lu poll_entries=%lu "
+		    "poll_hits=%lu "
+		    "poll_immediate=%lu poll_expired=%lu halts=%lu halts_aborted=%lu hlt=%lu "
+		    "grow=%lu shrink=%lu "
+		    "window_ns=%lu idle_ns=%lu poll_ns=%lu halt_ns=%lu poll_overshoot_ns=%lu "
+		    "poll_overshoot_max_ns=%lu",
+		    i, D(ctx_switches), D(wakeups_local) + D(wakeups_remote), D(wakeups_local),
+		    D(wakeups_remote), D(ipi_sent), D(ipi_avoided), D(ipi_received), D(timer_irqs),
+		    D(ticks), D(idle_entries), D(idle_aborted), D(poll_entries), D(poll_hits),
+		    D(poll_immediate), D(poll_expired), D(halts), D(halts_aborted), D(hlt),
+		    D(window_grows), D(window_shrinks), b->window_ns[i],
+		    tsc_to_ns(D(poll_cycles) + D(halt_cycles)), tsc_to_ns(D(poll_cycles)),
+		    tsc_to_ns(D(halt_cycles)), tsc_to_ns(D(poll_overshoot_cycles)),
+		    tsc_to_ns(y->poll_overshoot_max_cycles));
 	}
 }

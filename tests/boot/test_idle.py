@@ -157,8 +157,11 @@ def test_a_stalled_vm_gives_the_honest_late_verdict(accel):
             state["stall"] = threading.Thread(target=stall)
             state["stall"].start()
 
+    # guest_halt_poll_ns=0 makes the wakers fire back to back (their random delay is drawn
+    # from the window), so a wake-up is in flight whenever the VM is stopped.
     iters = 4000 if accel == "kvm" else 15000
-    res = run(qemu.Config(smp=4, accel=accel, cmdline=f"selftest=wakeup iters={iters}"),
+    res = run(qemu.Config(smp=4, accel=accel, cmdline=f"selftest=wakeup iters={iters} "
+                                                      "haltpoll.guest_halt_poll_ns=0"),
               "TEST_FAILED", on_line=on_line, on_start=on_start)
     state["stall"].join()
     w = [f for _, f in res.records("selftest") if f.get("name") == "wakeup"][0]

@@ -870,6 +870,68 @@ static void test_aborted_entry_not_reflected(void **state)
 	assert_int_equal(haltpoll_select(&cpu, false, &stop_tick), HALTPOLL_STATE_HALT);
 }
 
+/*
+ * Linux tests for work twice after select, and the governor sees the two differently
+ * (kernel/idle.c:haltpoll_enter follows both). V1: call_cpuidle() finds work and returns
+ * -EBUSY: residency 0, no reflect, so W and last_state_idx stay as they were.
+ */
+static void test_v1_call_cpuidle_abort_is_not_reflected(void **state)
+{
+	struct haltpoll_cpu cpu = cpu_with_window(0);
+	bool stop_tick = true;
+
+	(void)state;
+	cpu.last_state_idx = HALTPOLL_STATE_POLL;
+	assert_int_equal(haltpoll_select(&cpu, false, &stop_tick), HALTPOLL_STATE_HALT);
+	haltpoll_record_residency(&cpu, 0); /* aborted: and nothing else */
+	assert_int_equal(cpu.poll_limit_ns, 0);
+	assert_int_equal(cpu.last_state_idx, HALTPOLL_STATE_POLL);
+	assert_int_equal(cpu.grow_events, 0);
+}
+
+/*
+ * V2: the halt state's own enter (default_enter_idle) finds work: no HLT, but it returns its
+ * index, so the entry is measured and reflected with its near-zero residency, which from
+ * W = 0 is a short halt: the window grows to grow_start.
+ */
+static void test_v2_skipped_halt_is_reflected_and_grows_from_zero(void **state)
+{
+	struct haltpoll_params p = defaults();
+	struct haltpoll_cpu cpu = cpu_with_window(0);
+	bool stop_tick = true;
+
+	(void)state;
+	assert_int_equal(haltpoll_select(&cpu, false, &stop_tick), HALTPOLL_STATE_HALT);
+	haltpoll_record_residency(&cpu, 300); /* the skipped enter's few hundred ns */
+	assert_int_equal(haltpoll_reflect(&p, &cpu, HALTPOLL_STATE_HALT), G);
+	assert_int_equal(cpu.poll_limit_ns, HALTPOLL_DEFAULT_GROW_START);
+	assert_int_equal(cpu.last_state_idx, HALTPOLL_STATE_HALT);
+}
+
+/*
+ * V3: latency_req_zero with W = 0 forces a poll, but work is already pending when the poll
+ * state sets POLLING and tests: Linux's poll_idle() then never asks for the limit, so the
+ * TICK_NSEC/16 fallback is not stored into W. The entry is reflected as a poll that was not
+ * cut short by its limit.
+ */
+static void test_v3_pending_wake_at_poll_start_leaves_w_zero(void **state)
+{
+	struct haltpoll_params p = defaults();
+	struct haltpoll_cpu cpu = cpu_with_window(0);
+	bool stop_tick = true;
+
+	(void)state;
+	assert_int_equal(haltpoll_select(&cpu, true, &stop_tick), HALTPOLL_STATE_POLL);
+	haltpoll_poll_begin(&cpu);
+	/* set-polling-and-test found work: no haltpoll_poll_limit() call */
+	haltpoll_record_residency(&cpu, 200);
+	assert_int_equal(haltpoll_reflect(&p, &cpu, HALTPOLL_STATE_POLL), N);
+	assert_int_equal(cpu.poll_limit_ns, 0);
+	assert_false(cpu.poll_time_limit);
+	/* next entry without the latency request: W = 0 still means halt */
+	assert_int_equal(haltpoll_select(&cpu, false, &stop_tick), HALTPOLL_STATE_HALT);
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Parameters are re-read on every call (0644 module parameters, no snapshot)               */
 
@@ -985,6 +1047,9 @@ int main(void)
 	    cmocka_unit_test(test_fallback_leaks_into_window),
 	    cmocka_unit_test(test_poll_check),
 	    cmocka_unit_test(test_aborted_entry_not_reflected),
+	    cmocka_unit_test(test_v1_call_cpuidle_abort_is_not_reflected),
+	    cmocka_unit_test(test_v2_skipped_halt_is_reflected_and_grows_from_zero),
+	    cmocka_unit_test(test_v3_pending_wake_at_poll_start_leaves_w_zero),
 	    cmocka_unit_test(test_params_reread),
 	    cmocka_unit_test(test_defaults),
 	};
