@@ -75,10 +75,10 @@ def test_counters_add_up_under_each_policy(accel, idle):
 
 # (accel, cmdline, iters): sized for make test; `make stress` runs the full counts.
 WAKEUP_RUNS = [
-    ("tcg", "idle=haltpoll", 20000),
-    ("tcg", "idle=haltpoll pollflag=0", 10000),
-    ("tcg", "idle=halt", 10000),
-    ("tcg", "idle=poll", 10000),
+    ("tcg", "idle=haltpoll", 10000),
+    ("tcg", "idle=haltpoll pollflag=0", 5000),
+    ("tcg", "idle=halt", 5000),
+    ("tcg", "idle=poll", 5000),
     ("kvm", "idle=haltpoll", 3000),
     ("kvm", "idle=halt", 2000),
 ]
