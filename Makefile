@@ -142,6 +142,12 @@ bench: deps all harness-lib
 	$(PYTHON) tools/bench $(if $(filter 1 y yes true,$(QUICK)),--quick) \
 	  --wait-quiet $(BENCH_WAIT_QUIET) $(BENCH_ARGS)
 
+# The idle governors side by side (tools/matrices/governors.txt; README "Idle governors").
+.PHONY: bench-governors
+bench-governors: deps all harness-lib
+	$(PYTHON) tools/bench --matrix tools/matrices/governors.txt --wait-quiet $(BENCH_WAIT_QUIET) \
+	  $(BENCH_ARGS)
+
 # The POLL-flag stress at full scale: 10^7 cross-CPU wake-ups under TCG (multi-threaded TCG
 # runs the 4 vCPUs truly in parallel) and 10^6 under KVM, each with 0 lost and 0 late or the
 # target fails; `make test` runs the same self test at 10^4 scale. TCG uses a 20 us window

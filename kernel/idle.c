@@ -28,6 +28,7 @@
 #include "arch/x86/kvm.h"
 #include "arch/x86/probe.h"
 #include "arch/x86/tsc.h"
+#include "kernel/policy/governor.h"
 #include "kernel/policy/haltpoll.h"
 #include "kernel/idle.h"
 #include "kernel/policy/idle_policy.h"
@@ -52,6 +53,7 @@ static bool latency_req_zero;
 static uint64_t tick_nsec;
 static uint64_t poll_iter_cycles; /* one poll-loop iteration without a clock read */
 static struct haltpoll_params hp;
+static const struct idle_governor *gov; /* idle=haltpoll's governor: cpuidle.governor= */
 
 static uint32_t flags_load(const struct cpu *c)
 {
@@ -114,12 +116,14 @@ static void poll_plan(struct cpu *c, uint64_t limit_ns, uint64_t *limit, unsigne
  * Returns true if work arrived (NEED_RESCHED), false if the limit passed first. *elapsed
  * gets the TSC cycles spent, *limit_ns the limit polled against (NO_LIMIT if none).
  */
-static bool poll_state(struct cpu *c, struct haltpoll_cpu *g, uint64_t *elapsed, uint64_t *limit_ns)
+static bool poll_state(struct cpu *c, struct gov_cpu *g, uint64_t *elapsed, uint64_t *limit_ns)
 {
 	uint64_t t0 = rdtsc(), now, limit = NO_LIMIT;
 	unsigned every = POLL_CHECK_MAX, n = 0;
 	bool work, immediate;
 
+	if (g)
+		gov->poll_begin(g);
 	seq_open(c);
 	c->idle_since = c->idle_entered = t0;
 	c->idle_polling = true;
@@ -133,7 +137,7 @@ static bool poll_state(struct cpu *c, struct haltpoll_cpu *g, uint64_t *elapsed,
 	immediate = work;
 	*limit_ns = NO_LIMIT;
 	if (!work && g) {
-		*limit_ns = haltpoll_poll_limit(g, tick_nsec);
+		*limit_ns = gov->poll_limit(g, &hp, tick_nsec);
 		poll_plan(c, *limit_ns, &limit, &every);
 	}
 	probe_mark(PROBE_IDLE_WAIT);
@@ -226,25 +230,22 @@ static void count_adjust(struct cpu *c, enum haltpoll_adjust a)
 }
 
 /*
- * The governor's bookkeeping for a finished poll: the end check, the residency, reflect.
- * It only informs the next select, so after a poll that found work it is done when this
- * CPU next idles, just before that select (same inputs, same decisions), and the woken
- * thread does not wait for it; an expired poll is followed by a select at once, so the
- * deferral costs nothing there.
+ * The governor hears of a finished poll (reflect) only before its next select, so after a
+ * poll that found work this is done when this CPU next idles (same inputs, same
+ * decisions), and the woken thread does not wait for it; an expired poll is followed by a
+ * select at once, so the deferral costs nothing there.
  */
 static void finish_poll(struct cpu *c)
 {
-	struct haltpoll_cpu *g = &c->gov;
-	uint64_t ns = tsc_to_ns(c->poll_done_cycles), limit = c->poll_done_limit;
-	bool work = c->poll_done_work;
+	struct gov_entry e = {
+	    .state = GOV_STATE_POLL,
+	    .residency_ns = tsc_to_ns(c->poll_done_cycles),
+	    .limit_ns = c->poll_done_limit == NO_LIMIT ? GOV_NO_LIMIT : c->poll_done_limit,
+	    .work = c->poll_done_work,
+	};
 
 	c->poll_done_pending = false;
-	if (limit == NO_LIMIT) /* work was there at once: Linux's loop never ran, never timed */
-		limit = ns + 1;
-	/* The loop compared cycles; ns rounding must not turn an expiry into a tie. */
-	haltpoll_poll_check(g, work, work || ns > limit ? ns : limit + 1, limit);
-	haltpoll_record_residency(g, ns);
-	haltpoll_reflect(&hp, g, HALTPOLL_STATE_POLL);
+	count_adjust(c, gov->reflect(&c->gov, &hp, &e));
 }
 
 /*
@@ -252,32 +253,34 @@ static void finish_poll(struct cpu *c)
  * business, so the governor's stop_tick advice is not acted on. After select, Linux tests
  * for work twice, and the governor sees the two differently: call_cpuidle() aborts the
  * entry (residency 0, not reflected); the halt state's own enter skips the HLT but the entry
- * counts (reflected with its near-zero residency, so from W = 0 the window grows).
+ * counts (reflected with its near-zero residency, so from W = 0 haltpoll's window grows).
  */
-static void haltpoll_enter(struct cpu *c)
+static void governed_enter(struct cpu *c)
 {
-	struct haltpoll_cpu *g = &c->gov;
 	bool stop_tick = true;
-	uint64_t cycles;
-	int state;
+	struct gov_entry e = {.state = GOV_STATE_HALT, .limit_ns = GOV_NO_LIMIT};
 
 	if (c->poll_done_pending)
 		finish_poll(c);
-	state = haltpoll_select(g, latency_req_zero, &stop_tick);
-	if (flags_load(c) & CPU_NEED_RESCHED) { /* call_cpuidle(): -EBUSY */
-		haltpoll_record_residency(g, 0);
-		c->stats.idle_aborted++;
-		return;
-	}
-	if (state == HALTPOLL_STATE_POLL) {
-		haltpoll_poll_begin(g);
-		c->poll_done_work = poll_state(c, g, &c->poll_done_cycles, &c->poll_done_limit);
+	if (gov->select(&c->gov, &hp, latency_req_zero, &stop_tick) == GOV_STATE_POLL) {
+		if (flags_load(c) & CPU_NEED_RESCHED) { /* call_cpuidle(): -EBUSY */
+			gov->aborted(&c->gov);
+			c->stats.idle_aborted++;
+			return;
+		}
+		c->poll_done_work =
+		    poll_state(c, &c->gov, &c->poll_done_cycles, &c->poll_done_limit);
 		c->poll_done_pending = true;
 		return;
 	}
-	cycles = halt_state(c);
-	haltpoll_record_residency(g, tsc_to_ns(cycles));
-	count_adjust(c, haltpoll_reflect(&hp, g, HALTPOLL_STATE_HALT));
+	if (flags_load(c) & CPU_NEED_RESCHED) { /* call_cpuidle(): -EBUSY */
+		gov->aborted(&c->gov);
+		c->stats.idle_aborted++;
+		return;
+	}
+	e.residency_ns = tsc_to_ns(halt_state(c));
+	e.work = flags_load(c) & CPU_NEED_RESCHED;
+	count_adjust(c, gov->reflect(&c->gov, &hp, &e));
 }
 
 /*
@@ -294,7 +297,7 @@ void idle_loop(void)
 		while (!(flags_load(c) & CPU_NEED_RESCHED)) {
 			probe_mark(PROBE_IDLE_ENTER);
 			if (policy == IDLE_HALTPOLL)
-				haltpoll_enter(c);
+				governed_enter(c);
 			else if (policy == IDLE_POLL)
 				poll_state(c, 0, &cycles, &limit);
 			else
@@ -341,6 +344,7 @@ void idle_setup(void)
 	    .allow_shrink = knob(KNOB_guest_halt_poll_allow_shrink),
 	    .legacy_shrink = knob(KNOB_haltpoll_legacy_shrink),
 	};
+	gov = idle_governors[knob(KNOB_governor)];
 	poll_iter_cycles = calibrate_poll_iteration();
 	if (msr_value < 0 && idle_policy_polls(policy))
 		printk("idlelab: the host does not offer MSR_KVM_POLL_CONTROL; guest and host "
@@ -362,9 +366,9 @@ static const char *msr_record_value(void)
 
 void idle_print_record(void)
 {
-	printk("@idlelab idle policy=%s reason=%s pollflag=%d hostpoll=%s msr=%s "
+	printk("@idlelab idle policy=%s governor=%s reason=%s pollflag=%d hostpoll=%s msr=%s "
 	       "poll_iter_ns=%lu poll_check_every=%u tick_nsec=%lu",
-	       knob_defs[KNOB_idle].choices[policy], policy_reason, pollflag,
+	       knob_defs[KNOB_idle].choices[policy], gov->name, policy_reason, pollflag,
 	       knob_defs[KNOB_hostpoll].choices[knob(KNOB_hostpoll)], msr_record_value(),
 	       tsc_to_ns(poll_iter_cycles), check_every(ns_to_tsc(hp.guest_halt_poll_ns)),
 	       tick_nsec);
@@ -374,7 +378,7 @@ void idle_init_cpu(void)
 {
 	struct cpu *c = this_cpu();
 
-	haltpoll_cpu_init(&c->gov);
+	gov->enable(&c->gov);
 	if (msr_value < 0)
 		return;
 	msr_read_back[c->id] = kvm_poll_control_set(msr_value);
@@ -389,5 +393,5 @@ const char *idle_policy_name(void)
 
 uint64_t idle_window_ns(const struct cpu *c)
 {
-	return policy == IDLE_HALTPOLL ? c->gov.poll_limit_ns : 0;
+	return policy == IDLE_HALTPOLL ? gov->window_ns(&c->gov) : 0;
 }

@@ -14,7 +14,7 @@
 
 #include "arch/x86/desc.h"
 #include "arch/x86/percpu.h"
-#include "kernel/policy/haltpoll.h"
+#include "kernel/policy/governor.h"
 #include "kernel/policy/runqueue.h"
 
 #define MAX_CPUS  64
@@ -63,7 +63,7 @@ struct cpu {
 	struct thread *idle;
 	struct thread *switch_prev; /* the thread just switched away from, until it is settled */
 	struct cpu_stats stats;
-	struct haltpoll_cpu gov;
+	struct gov_cpu gov; /* the idle governor's state (kernel/policy/governor.h) */
 	/* The idle state in progress (kernel/idle.c): TSC at its start, 0 if none. */
 	uint64_t idle_since;
 	/* TSC when this CPU last noticed work while idle (poll exit, or back from HLT): the

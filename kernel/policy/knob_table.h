@@ -68,6 +68,8 @@
 	X(WORKLOAD_NONE, "none") X(WORKLOAD_PINGPONG, "pingpong") X(WORKLOAD_PERIODIC, "periodic") \
 	X(WORKLOAD_IDLE, "idle") X(WORKLOAD_RANDOM, "random") X(WORKLOAD_PIPELINE, "pipeline")
 
+#define KNOB_CHOICES_GOVERNOR(X) X(GOVERNOR_HALTPOLL, "haltpoll") X(GOVERNOR_PREDICT, "predict")
+
 #define KNOB_CHOICES_PINGPONG_MODE(X) X(PINGPONG_BLOCK, "block") X(PINGPONG_SPIN, "spin")
 
 #define KNOB_CHOICES_DIST(X) X(DIST_EXP, "exp") X(DIST_UNIFORM, "uniform") X(DIST_BIMODAL, "bimodal")
@@ -108,6 +110,10 @@
 	  "if KVM gives the REALTIME hint or cpuidle_haltpoll.force=1, else halt)") \
 	K(haltpoll_force, "cpuidle_haltpoll.force", BOOL, 0, 0, 1, KNOB_NO_CHOICES, \
 	  "let idle=auto choose haltpoll without the host's REALTIME hint (Linux's knob)") \
+	K(governor, "cpuidle.governor", ENUM, GOVERNOR_HALTPOLL, 0, 0, KNOB_CHOICES_GOVERNOR, \
+	  "idle=haltpoll's governor (Linux's boot parameter): haltpoll (Linux's, exact) or " \
+	  "predict (polls for the whole idle period it predicts from the last 4, or halts at " \
+	  "once; fixes haltpoll's plateau)") \
 	K(guest_halt_poll_ns, "haltpoll.guest_halt_poll_ns", TIME, \
 	  KNOB_NS(HALTPOLL_DEFAULT_POLL_NS), 0, KNOB_NS(4294967295), KNOB_NO_CHOICES, \
 	  "largest guest poll window, and the line between short and long sleeps") \

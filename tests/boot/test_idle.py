@@ -79,7 +79,9 @@ WAKEUP_RUNS = [
     ("tcg", "idle=haltpoll pollflag=0", 5000),
     ("tcg", "idle=halt", 5000),
     ("tcg", "idle=poll", 5000),
+    ("tcg", "idle=haltpoll cpuidle.governor=predict", 5000),
     ("kvm", "idle=haltpoll", 3000),
+    ("kvm", "idle=haltpoll cpuidle.governor=predict", 2000),
     ("kvm", "idle=halt", 2000),
 ]
 
@@ -91,7 +93,7 @@ def test_no_wakeup_is_lost(accel, knobs, iters):
     assert (w["ok"], w["lost"], w["wakeups"]) == ("1", "0", str(iters)), res.output
     if {"pollflag=0", "idle=halt"} & set(knobs.split()):
         assert w["ipi_avoided"] == "0"
-    else:
+    elif "cpuidle.governor=predict" not in knobs:   # predict may judge these gaps too long
         assert int(w["ipi_avoided"]) > 0
 
 

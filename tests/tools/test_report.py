@@ -8,7 +8,8 @@ import re
 import pytest
 
 from conftest import TOP
-from idlelab import cli, console, derive, report, resultsfolder, runrow, tolerance
+from idlelab import (cli, console, derive, governors_table, report, resultsfolder, runrow,
+                     tolerance)
 from idlelab.runrow import NA_TCG
 
 CPU = ("@idlelab cpu id={id} ctx_switches=5 wakeups=3 wakeups_local=1 wakeups_remote=2 "
@@ -315,11 +316,13 @@ def test_console_summary_shows_each_seed_table(written):
 CSV_COLUMNS = [
     "matrix", "config", "name", "repeat", "status", "reason", "accel", "workload", "smp",
     "halt_poll_ns", "halt_poll_scope", "host_grow", "host_grow_start", "host_shrink",
-    "guest_idle", "hostpoll", "msr", "guest_halt_poll_ns", "hz", "period_us", "cpus",
+    "guest_idle", "governor", "hostpoll", "msr", "guest_halt_poll_ns", "hz", "period_us", "cpus",
     "workload_vcpus", "window_sync",
-    "guest_hlt", "guest_ipi_sent", "guest_ipi_avoided", "guest_poll_hits",
+    "guest_hlt", "guest_ipi_sent", "guest_ipi_avoided", "guest_poll_hits", "guest_poll_entries",
+    "guest_wakeups",
     "host_halt_exits", "host_attempted_poll", "host_successful_poll", "host_poll_invalid",
     "host_halt_wakeup", "poll_success_pct", "host_cpu_pct", "host_cpu_pct_vcpus",
+    "host_cpu_us_per_wakeup",
     "host_poll_pct", "halt_exits_per_s", "host_exits", "host_insn_emulation",
     "hlt_diff", "hlt_diff_pct", "hlt_diff_vcpus", "accuracy_flag",
     "other_load", "other_load_window", "steal_pct", "loadavg_1m",
@@ -370,3 +373,22 @@ def test_seed003_prose_is_computed_from_the_rows(written):
     assert "The largest window cost most over the smallest at 1000 µs (+38.0 points" in md
     for machine_claim in ("On this machine", " here,", "about 1 ms"):
         assert machine_claim not in md
+
+
+def test_governors_table_and_verdict():
+    """The governors layout on made-up rows: the plateau found from haltpoll's hit ratio,
+    the goal met where the other governor hits >= 90 % at no more CPU per wake-up."""
+    rows = []
+    for gov, hits in (("haltpoll", 0), ("predict", 990)):
+        for period in (800, 1500):
+            rows.append(runrow.RunRow(
+                matrix="governors", name=f"plateau-{period}-{gov}", config="plateau",
+                status="ok", workload="periodic", governor=gov, period_us=float(period),
+                guest_poll_entries=1000, guest_poll_hits=hits if period == 1500 else 500,
+                host_cpu_us_per_wakeup=1400.0 if gov == "haltpoll" else 1390.0,
+                halt_exits_per_s=600.0, late_p50_us=400.0))
+    text = governors_table.markdown(rows, {"accel": "kvm"})
+    assert "| 1500 | 0.0 | 1400 |" in text and "| 99.0 | 1390 |" in text
+    v = governors_table.verdict(rows)
+    assert "covers 1 periods" in v[0] and "on 1 of them (1500 µs)" in v[0]
+    assert "on: none" in v[0]

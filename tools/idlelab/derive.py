@@ -18,7 +18,8 @@ RESULT_TIMES = ("rtt_p50", "rtt_p90", "rtt_p99", "late_p50", "late_p99", "achiev
                 "interval_mean", "lap_p50", "hop_p50")
 RESULT_COUNTS = ("iters", "rt_per_s", "wakes")
 GUEST_TOTALS = (("guest_hlt", "hlt"), ("guest_ipi_sent", "ipi_sent"),
-                ("guest_ipi_avoided", "ipi_avoided"), ("guest_poll_hits", "poll_hits"))
+                ("guest_ipi_avoided", "ipi_avoided"), ("guest_poll_hits", "poll_hits"),
+                ("guest_poll_entries", "poll_entries"), ("guest_wakeups", "wakeups"))
 
 
 def workload_vcpus(workload, smp, cpus_mask):
@@ -74,7 +75,8 @@ def summarize(rec):
         return RunRow(**row)
     run = results.parse_run(rec["serial"])
     cfg = run.config
-    row.update(guest_idle=run.idle.get("policy"), msr=str(run.idle.get("msr")),
+    row.update(guest_idle=run.idle.get("policy"), governor=run.idle.get("governor"),
+               msr=str(run.idle.get("msr")),
                hostpoll=cfg.get("hostpoll"), hz=int(cfg.get("hz", 250)),
                guest_halt_poll_ns=cfg.get("haltpoll.guest_halt_poll_ns"),
                period_us=time_us(cfg.get("period")) if rec["workload"] == "periodic"
@@ -84,6 +86,8 @@ def summarize(rec):
     row["workload_vcpus"] = " ".join(map(str, vcpus))
     row.update({col: run.total(counter) for col, counter in GUEST_TOTALS})
     row.update(host_figures(rec, vcpus))
+    row["host_cpu_us_per_wakeup"] = cpu_per_wakeup(row.get("host_cpu_pct"), len(vcpus),
+                                                   run.window_ns, row.get("guest_wakeups"))
     row.update(accuracy(rec))
     row.update(load_figures(rec))
     row.update(workload_metrics(run))
@@ -119,6 +123,14 @@ def host_figures(rec, vcpus):
                halt_exits_per_s=mean(d.halt_exits_per_s(c) for c in vcpus
                                      if c in d.per_vcpu_stats))
     return out
+
+
+def cpu_per_wakeup(cpu_pct, nvcpus, window_ns, wakeups):
+    """Host CPU the workload's vCPU threads burnt per guest wake-up (thread_wake call), µs:
+    what one wake-up costs the host, polling and exits included. None without wake-ups."""
+    if not is_number(cpu_pct) or not wakeups or not window_ns:
+        return None
+    return round(cpu_pct / 100 * nvcpus * window_ns / 1000 / wakeups, 1)
 
 
 def accuracy(rec):

@@ -117,10 +117,33 @@ def seed002_latency(rows, path, plt):
     latency(rows, path, plt, "seed 002: pingpong round trip, host vs guest polling")
 
 
+def governors(rows, path, plt):
+    """Host CPU per wake-up and poll hit ratio against the period, a line per governor."""
+    periodic = [r for r in rows if r.workload == "periodic" and r.ok and r.governor]
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
+    for g in sorted({r.governor for r in periodic}):
+        pts = sorted((r.period_us, r) for r in periodic if r.governor == g)
+        xs = [p for p, _ in pts]
+        top.plot(xs, [value(r, "host_cpu_us_per_wakeup") for _, r in pts], marker="o", label=g)
+        hits = [100 * r.guest_poll_hits / r.guest_poll_entries if r.guest_poll_entries else None
+                for _, r in pts]
+        bottom.plot(xs, hits, marker="o", label=g)
+    top.set_ylabel("host CPU µs per wake-up")
+    top.set_title("governors across the plateau (workload=periodic, vCPU 1)")
+    top.legend()
+    top.grid(True, alpha=0.3)
+    bottom.set_ylabel("guest poll hits, % of polls")
+    bottom.set_xlabel("period µs")
+    bottom.set_ylim(-5, 105)
+    bottom.grid(True, alpha=0.3)
+    save(fig, path, plt)
+
+
 # matrix id -> [(file name, draw(rows, path, plt))]
 PLOTS = {
     "seed000": [("seed000_latency.png", seed000_latency), ("seed000_idle_cpu.png", idle_cpu)],
     "seed002": [("seed002_latency.png", seed002_latency)],
     "seed003": [("seed003_cpu_vs_period.png", seed003)],
     "seed004": [("seed004_poll_success.png", seed004)],
+    "governors": [("governors_cpu_vs_period.png", governors)],
 }

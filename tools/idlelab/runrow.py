@@ -38,6 +38,7 @@ class RunRow:
     host_grow_start: int = None
     host_shrink: int = None
     guest_idle: str = None
+    governor: str = None          # idle=haltpoll's governor (cpuidle.governor=)
     hostpoll: str = None
     msr: str = None
     guest_halt_poll_ns: str = None
@@ -51,6 +52,8 @@ class RunRow:
     guest_ipi_sent: Num = _measured()
     guest_ipi_avoided: Num = _measured()
     guest_poll_hits: Num = _measured()
+    guest_poll_entries: Num = _measured()
+    guest_wakeups: Num = _measured()
     host_halt_exits: KvmNum = _measured(kvm=True)
     host_attempted_poll: KvmNum = _measured(kvm=True)
     host_successful_poll: KvmNum = _measured(kvm=True)
@@ -59,6 +62,7 @@ class RunRow:
     poll_success_pct: KvmNum = _measured(kvm=True)
     host_cpu_pct: Num = _measured()
     host_cpu_pct_vcpus: str = _measured()
+    host_cpu_us_per_wakeup: Num = _measured()   # the workload vCPUs' CPU over guest_wakeups
     host_poll_pct: KvmNum = _measured(kvm=True)
     halt_exits_per_s: KvmNum = _measured(kvm=True)
     host_exits: KvmNum = _measured(kvm=True)

@@ -1,0 +1,12 @@
+/* The governor registry: one slot per cpuidle.governor= choice, in the knob's order. */
+#include "kernel/policy/governor.h"
+#include "kernel/policy/knobs.h"
+
+const struct idle_governor *const idle_governors[] = {
+    [GOVERNOR_HALTPOLL] = &gov_haltpoll,
+    [GOVERNOR_PREDICT] = &gov_predict,
+};
+const unsigned idle_governors_count = sizeof(idle_governors) / sizeof(idle_governors[0]);
+
+_Static_assert(sizeof(idle_governors) / sizeof(idle_governors[0]) == KNOB_NCHOICES_governor,
+	       "idle_governors[] must have a slot for every cpuidle.governor= choice");

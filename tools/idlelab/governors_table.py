@@ -1,0 +1,114 @@
+"""The governors matrix (tools/matrices/governors.txt): Linux's haltpoll against the other
+governors of kernel/policy/, on the same workloads, with KVM's counters as the judge. A
+periodic sweep across haltpoll's plateau (the periods placed by the cost table), then the
+other workloads; per governor the guest's poll hit ratio, the host CPU one wake-up costs,
+halt exits per second and the latency. The verdict on the issue's goals is computed here
+from the rows."""
+from .tablecells import EMPTY, fmt, md_table, num, ordered
+from .tableparts import page
+
+MATRIX = "governors"
+TITLE = "Idle governors side by side: haltpoll (Linux) and predict"
+PLATEAU_HIT_PCT, GOAL_HIT_PCT, OFF_PLATEAU_SLACK = 10.0, 90.0, 1.05
+
+
+def hit_pct(r):
+    """Guest poll hits per poll entry, %; None without polls."""
+    e, h = num(r.guest_poll_entries), num(r.guest_poll_hits)
+    return None if not e else round(100 * h / e, 1)
+
+
+def latency_us(r):
+    """The workload's latency: round trip for pingpong, timer lateness otherwise."""
+    return num(r.rtt_p50_us) if r.workload == "pingpong" else num(r.late_p50_us)
+
+
+def governors(rows):
+    return ordered(r.governor for r in rows if r.governor)
+
+
+def find(rows, **want):
+    for r in rows:
+        if r.ok and all(getattr(r, k) == v for k, v in want.items()):
+            return r
+    return None
+
+
+def metric_cells(r):
+    if r is None:
+        return [EMPTY] * 4
+    return [fmt(hit_pct(r)), fmt(num(r.host_cpu_us_per_wakeup), 0),
+            fmt(num(r.halt_exits_per_s), 0), fmt(latency_us(r), 0)]
+
+
+def sweep_table(rows, govs):
+    periodic = [r for r in rows if r.workload == "periodic"]
+    head = ["period µs"]
+    for g in govs:
+        head += [f"{g}: poll hits %", "host CPU µs/wake-up", "halt exits/s", "late p50 µs"]
+    lines = [[fmt(p, 0)] + [c for g in govs for c in
+                            metric_cells(find(periodic, period_us=p, governor=g))]
+             for p in sorted({r.period_us for r in periodic if r.period_us is not None})]
+    return md_table(head, lines)
+
+
+def other_table(rows, govs):
+    others = [r for r in rows if r.workload != "periodic"]
+    head = ["workload"]
+    for g in govs:
+        head += [f"{g}: poll hits %", "host CPU µs/wake-up", "halt exits/s", "latency µs"]
+    lines = [[c] + [x for g in govs for x in metric_cells(find(others, config=c, governor=g))]
+             for c in ordered(r.config for r in others)]
+    return md_table(head, lines)
+
+
+def verdict(rows, base="haltpoll"):
+    """The issue's goals, checked on these rows: on the plateau (periods where haltpoll hits
+    under 10 % of its polls) another governor hits >= 90 % at no more host CPU per wake-up;
+    off it, no more than 5 % worse latency or host CPU per wake-up."""
+    out = []
+    periodic = [r for r in rows if r.workload == "periodic"]
+    for g in [g for g in governors(rows) if g != base]:
+        on, off = [], []
+        for p in sorted({r.period_us for r in periodic if r.period_us is not None}):
+            a, b = find(periodic, period_us=p, governor=base), find(periodic, period_us=p,
+                                                                    governor=g)
+            if not a or not b or hit_pct(a) is None:
+                continue
+            (on if hit_pct(a) < PLATEAU_HIT_PCT else off).append((p, a, b))
+        for c in ordered(r.config for r in rows if r.workload != "periodic"):
+            a, b = find(rows, config=c, governor=base), find(rows, config=c, governor=g)
+            if a and b:
+                off.append((c, a, b))
+        met = [p for p, a, b in on if (hit_pct(b) or 0) >= GOAL_HIT_PCT and
+               (num(b.host_cpu_us_per_wakeup) or 0) <= (num(a.host_cpu_us_per_wakeup) or 0)]
+        worse = [str(k) for k, a, b in off if worse_than(b, a)]
+        out.append(f"- {g} against {base}: the plateau (haltpoll under {PLATEAU_HIT_PCT:.0f} % "
+                   f"poll hits) covers {len(on)} periods; {g} reaches >= {GOAL_HIT_PCT:.0f} % "
+                   f"hits at no more host CPU per wake-up on {len(met)} of them"
+                   + (f" ({', '.join(fmt(p, 0) for p in met)} µs)" if met else "")
+                   + f". Off the plateau ({len(off)} rows) it is more than 5 % worse in "
+                   "latency or host CPU per wake-up on: "
+                   + (", ".join(worse) if worse else "none") + ".")
+    return out
+
+
+def worse_than(b, a):
+    """b is more than OFF_PLATEAU_SLACK worse than a in latency or CPU per wake-up."""
+    for key in (latency_us, lambda r: num(r.host_cpu_us_per_wakeup)):
+        x, y = key(a), key(b)
+        if x and y and y > x * OFF_PLATEAU_SLACK:
+            return True
+    return False
+
+
+def markdown(rows, meta):
+    govs = governors(rows)
+    body = ["## Periodic wake-ups across haltpoll's plateau", "",
+            "workload=periodic on vCPU 1 (cpus=0x2, hz=0), idle=haltpoll with "
+            "haltpoll.guest_halt_poll_ns=2ms and grow_start=100us, host polling off (MSR=0). "
+            "Host CPU per wake-up is vCPU 1's thread CPU over the window divided by its "
+            "wake-ups.", "", sweep_table(rows, govs), "",
+            "## Other workloads", "", other_table(rows, govs), "",
+            "## Against the goals", ""] + verdict(rows) + [""]
+    return page(TITLE, meta, None, body, rows)
