@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "kernel/policy/gov_predict.h"
+#include "kernel/policy/predict_cpu.h"
 #include "kernel/policy/haltpoll.h"
 
 #define GOV_STATE_POLL HALTPOLL_STATE_POLL
@@ -59,6 +59,10 @@ struct idle_governor {
 };
 
 extern const struct idle_governor gov_haltpoll, gov_predict;
+
+/* predict's prediction: the second largest of the last PREDICT_HISTORY periods (the largest
+ * while fewer are known), 0 with none. */
+uint64_t predict_next_period(const struct predict_cpu *p);
 
 /* The registry, indexed by the cpuidle.governor= choice. */
 extern const struct idle_governor *const idle_governors[];

@@ -1,8 +1,8 @@
 /*
  * The "predict" governor's per-CPU state (kernel/policy/gov_predict.c has the rule).
  */
-#ifndef IDLELAB_KERNEL_GOV_PREDICT_H
-#define IDLELAB_KERNEL_GOV_PREDICT_H
+#ifndef IDLELAB_KERNEL_PREDICT_CPU_H
+#define IDLELAB_KERNEL_PREDICT_CPU_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -17,9 +17,5 @@ struct predict_cpu {
 	bool polled_out;		   /* a poll already expired in the period in progress */
 	uint64_t limit_ns;		   /* the poll limit the prediction gives now (0: halt) */
 };
-
-/* The prediction: the second largest of the last PREDICT_HISTORY periods (the largest while
- * fewer are known), 0 with none. */
-uint64_t predict_next_period(const struct predict_cpu *p);
 
 #endif
