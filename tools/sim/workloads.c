@@ -5,44 +5,8 @@
  * time the thread gets the CPU; it says how long it computes, which thread it wakes, and
  * whether it then blocks or sleeps until a deadline.
  */
+#include "kernel/policy/sleep_draw.h"
 #include "tools/sim/engine.h"
-
-/*
- * kernel/workloads/sleepers.c's exp_draw and next_interval, copied because that file
- * includes the guest's arch headers; tests/unit/test_sim.c pins the draws so a change on
- * either side shows. The seeding below is the kernel's: seed * 1000003 + slot.
- */
-static uint64_t exp_draw(struct prng *rng, uint64_t mean)
-{
-	static const uint16_t neg_ln[65] = {
-	    8192, 4259, 3549, 3134, 2839, 2611, 2424, 2266, 2129, 2009, 1901, 1803, 1714,
-	    1632, 1556, 1486, 1420, 1357, 1299, 1244, 1191, 1141, 1093, 1048, 1004, 963,
-	    922,  884,	847,  811,  776,  742,	710,  678,  648,  618,	589,  561,  534,
-	    507,  481,	456,  431,  407,  384,	361,  338,  316,  295,	273,  253,  233,
-	    213,  193,	174,  155,  137,  119,	101,  83,   66,	  49,	33,   16,   0,
-	};
-	uint64_t u = prng_next(rng) >> 40; /* 24 bits */
-	unsigned k = (unsigned)(u >> 18), frac = (unsigned)(u & 0x3ffff);
-	uint64_t lo = neg_ln[k], hi = k < 64 ? neg_ln[k + 1] : 0;
-	uint64_t v = lo - ((lo - hi) * frac >> 18);
-
-	return mean * v / 1024;
-}
-
-uint64_t wl_next_interval(struct prng *rng, int dist, uint64_t mean, uint64_t spread);
-uint64_t wl_next_interval(struct prng *rng, int dist, uint64_t mean, uint64_t spread)
-{
-	uint64_t lo = mean > spread ? mean - spread : 1;
-
-	switch (dist) {
-	case DIST_UNIFORM:
-		return prng_range(rng, lo, mean + spread);
-	case DIST_BIMODAL:
-		return (prng_next(rng) & 1) ? mean + spread : lo;
-	default:
-		return exp_draw(rng, mean) + 1;
-	}
-}
 
 static uint64_t step_cost(const struct sim *s)
 {
@@ -127,8 +91,8 @@ static void sleeper_run(struct sim *s, struct sim_thread *t, uint64_t now, struc
 			t->next_deadline = now; /* fell a whole period behind: skip, do not burst */
 	}
 	step = periodic ? period
-			: wl_next_interval(&t->rng, (int)sim_knob(s, KNOB_dist),
-					   sim_knob(s, KNOB_mean), sim_knob(s, KNOB_spread));
+			: sleep_draw(&t->rng, (int)sim_knob(s, KNOB_dist), sim_knob(s, KNOB_mean),
+				     sim_knob(s, KNOB_spread));
 	t->last_step = step;
 	t->next_deadline += step;
 	a->work = step_cost(s);
