@@ -14,8 +14,8 @@ HOST_SIDE = ("halt_exits", "halt_attempted_poll", "halt_successful_poll", "halt_
              "halt_poll_invalid", "exits")
 TIME_UNITS_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
 # The result record's times (ns) that become µs columns: "rtt_p50" -> rtt_p50_us.
-RESULT_TIMES = ("rtt_p50", "rtt_p90", "rtt_p99", "rtt_max", "late_p50", "late_p99", "achieved_period",
-                "interval_mean", "lap_p50", "hop_p50")
+RESULT_TIMES = ("rtt_p50", "rtt_p90", "rtt_p99", "rtt_max", "late_p50", "late_p99",
+                "achieved_period", "interval_mean", "lap_p50", "hop_p50")
 RESULT_COUNTS = ("iters", "rt_per_s", "wakes")
 GUEST_TOTALS = (("guest_hlt", "hlt"), ("guest_ipi_sent", "ipi_sent"),
                 ("guest_ipi_avoided", "ipi_avoided"), ("guest_poll_hits", "poll_hits"))

@@ -109,11 +109,6 @@ class Stall:
     offset_ns: int               # after the window opened (the open marker acknowledged)
     duration_ns: int
 
-    def text(self):
-        """The request as the report says it: "vCPU 1 for 300 ms at +100 ms"."""
-        return (f"vCPU {self.vcpu} for {self.duration_ns / 1e6:g} ms at "
-                f"+{self.offset_ns / 1e6:g} ms")
-
 
 # --- values ----------------------------------------------------------------------------------
 
