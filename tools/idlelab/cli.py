@@ -110,7 +110,8 @@ def list_matrices(loaded):
             rep = f" x{r.repeat}" if r.repeat > 1 else ""
             print(f"  {r.name}{rep}: {guest_cmdline(r)} halt_poll_ns={r.settings['halt_poll_ns']}"
                   + "".join(f" {k}={v}" for k, v in r.host_params.items()
-                            if k != "halt_poll_ns"))
+                            if k != "halt_poll_ns")
+                  + (f" stall={r.settings['stall']}" if r.stall else ""))
     print(f"total ~{total:.0f}s (about {RUN_OVERHEAD_S:.0f}s per boot besides warm-up and "
           "window)")
 
