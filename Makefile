@@ -108,7 +108,7 @@ boot-test: all iso
 
 test: deps
 	$(MAKE) --no-print-directory format-check lint
-	$(MAKE) --no-print-directory all iso
+	$(MAKE) --no-print-directory all iso harness-lib
 	$(MAKE) --no-print-directory unit fuzz readme-knobs-check model
 	$(PYTHON) -m pytest -q -rs tests
 

@@ -11,7 +11,7 @@ build/host/libhaltpoll_cap.so: tools/haltpoll_cap.c tools/harness.mk
 	$(HARNESS_CC) $(HARNESS_CFLAGS) -o $@ tools/haltpoll_cap.c -ldl
 
 .PHONY: harness-lib
-harness-lib: build/host/libhaltpoll_cap.so
+harness-lib: build/host/libhaltpoll_cap.so build/host/libinsncount.so
 
 # The TCG plugin that counts guest instructions between probe marks (tools/insncount).
 build/host/libinsncount.so: tools/insncount/insncount.c tools/insncount/qemu_plugin_api.h

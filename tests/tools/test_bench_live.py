@@ -12,7 +12,7 @@ import time
 import pytest
 
 from conftest import TOP, require
-from idlelab import hostparams, tolerance
+from idlelab import costtable, hostparams, tolerance
 
 
 @pytest.fixture(scope="module")
@@ -93,3 +93,22 @@ def test_read_only_shrink_is_reported_not_faked(bench):
         assert want_other["status"] == "not run"
         assert want_other["reason"] == f"halt_poll_ns_shrink is read-only (fixed at {fixed})"
     assert bench["stderr"].count("kvm parameters read-only here") == 1   # said once
+
+
+def test_the_cost_table_is_measured_first_and_kept(bench):
+    """bench=exits runs before the matrices: every primitive in meta.json (KVM: only the
+    documented skips may be missing figures) and the table in every seed file."""
+    table = bench["meta"]["cost_table"]
+    assert table["accel"] == "kvm" and set(table["prims"]) == set(costtable.PRIMS)
+    for prim, e in table["prims"].items():
+        if not e.get("skipped"):
+            assert e["n"] == table["iters"] and 0 < e["ns_p50"] <= e["ns_p90"], (prim, e)
+    for seed in ("seed000", "seed002", "seed003", "seed004"):
+        with open(os.path.join(bench["dir"], f"{seed}.md"), encoding="utf-8") as f:
+            text = f.read()
+        assert "The platform's cost table" in text and "| ipi_halt_rtt |" in text, seed
+    # seed 003's periods were placed by it: timer+300us resolved to the timer's median + 300
+    timer_us = table["prims"]["timer"]["ns_p50"] / 1000
+    periods = {float(r["period_us"]) for r in bench["rows"].values()
+               if r["matrix"] == "seed003" and r["status"] == "ok"}
+    assert any(abs(p - (timer_us + 300)) <= 1 for p in periods), (timer_us, periods)

@@ -116,6 +116,27 @@ BAD = [
      "matrix.txt:2: run name 'a-smp=2' already used at matrix.txt:1"),
     ("defaults: smpp=1\na: workload=x duration=1s", "matrix.txt:1: unknown key 'smpp'"),
     ("defaults: smp=1\n# nothing else\n", "matrix.txt:2: no runs in the matrix"),
+    ("a: workload=x duration=1s stall=1@100ms", "matrix.txt:1: stall=1@100ms: expected 'none' "
+     "or VCPU@OFFSET+DURATION, e.g. 1@100ms+300ms"),
+    ("a: workload=x duration=1s stall=yes", "matrix.txt:1: stall=yes: expected 'none' or"),
+    ("a: workload=x duration=1s stall=-1@1ms+1ms", "matrix.txt:1: stall=-1@1ms+1ms: expected"),
+    ("a: workload=x duration=1s stall=1@100+300ms", "matrix.txt:1: stall=1@100+300ms: expected "
+     "VCPU@OFFSET+DURATION with OFFSET and DURATION an integer with a unit"),
+    ("a: workload=x duration=1s stall=1@100ms+0.3s", "matrix.txt:1: stall=1@100ms+0.3s: "
+     "expected VCPU@OFFSET+DURATION with OFFSET and DURATION"),
+    ("a: workload=x duration=1s stall=1@100ms+0ms", "matrix.txt:1: stall=1@100ms+0ms: expected "
+     "a stall DURATION above 0"),
+    ("a: workload=x duration=1s stall=2@100ms+300ms", "matrix.txt:1: stall=2@100ms+300ms: run "
+     "'a' has no vCPU 2 (smp=2: vCPUs 0..1)"),
+    ("defaults: stall=1@1ms+1ms\n\na: workload=x duration=1s smp=1",
+     "matrix.txt:3: stall=1@1ms+1ms: run 'a' has no vCPU 1 (smp=1: vCPUs 0..0)"),
+    ("a: workload=x duration=1s stall=1@800ms+300ms", "matrix.txt:1: stall=1@800ms+300ms: run "
+     "'a' would stall until 1100 ms into its window, past duration=1s (1000 ms)"),
+    ("a: workload=x duration=1s,500ms stall=0@200ms+300ms+1", "matrix.txt:1: "
+     "stall=0@200ms+300ms+1: expected"),
+    ("a: workload=x duration=1s,500ms stall=0@300ms+300ms", "matrix.txt:1: "
+     "stall=0@300ms+300ms: run 'a-duration=500ms' would stall until 600 ms"),
+    ("a: workload=x duration=1s stall=stal", "matrix.txt:1: stall=stal: expected 'none'"),
     ("", "matrix.txt:1: no runs in the matrix"),
 ]
 
@@ -126,6 +147,21 @@ def test_errors_name_file_and_line(text, message):
         parse(text, "matrix.txt", guest_knobs=KNOBS)
     assert str(e.value).startswith(message), str(e.value)
     assert re.match(r"matrix\.txt:\d+: ", str(e.value))
+
+
+def test_stall_key():
+    """stall=VCPU@OFFSET+DURATION: parsed into Run.stall, none (the default) is None, a
+    stall may be swept and may end exactly at the end of the window."""
+    runs = parse("defaults: workload=pingpong duration=1s\n"
+                 "a: stall=1@200ms+300ms\nb: stall=none\nc:\n"
+                 "d: smp=4 stall=none,3@0ms+1s\n", "m.txt")
+    a, b, c, d0, d1 = runs
+    assert a.stall == matrix.Stall(vcpu=1, offset_ns=200_000_000, duration_ns=300_000_000)
+    assert a.settings["stall"] == "1@200ms+300ms" and a.cmdline() == ""
+    assert b.stall is None and c.stall is None and "stall" not in c.settings
+    assert (d0.name, d0.stall) == ("d-stall=none", None)
+    assert d1.name == "d-stall=3@0ms+1s" and d1.stall.duration_ns == 1_000_000_000
+    assert "stall" in matrix.__doc__ and "stall" in matrix.KEYS
 
 
 def test_the_docstring_example_parses():

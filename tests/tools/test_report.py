@@ -317,7 +317,7 @@ CSV_COLUMNS = [
     "matrix", "config", "name", "repeat", "status", "reason", "accel", "workload", "smp",
     "halt_poll_ns", "halt_poll_scope", "host_grow", "host_grow_start", "host_shrink",
     "guest_idle", "governor", "hostpoll", "msr", "guest_halt_poll_ns", "hz", "period_us", "cpus",
-    "workload_vcpus", "window_sync",
+    "workload_vcpus", "window_sync", "stall",
     "guest_hlt", "guest_ipi_sent", "guest_ipi_avoided", "guest_poll_hits", "guest_poll_entries",
     "guest_wakeups",
     "host_halt_exits", "host_attempted_poll", "host_successful_poll", "host_poll_invalid",
@@ -326,9 +326,10 @@ CSV_COLUMNS = [
     "host_poll_pct", "halt_exits_per_s", "host_exits", "host_insn_emulation",
     "hlt_diff", "hlt_diff_pct", "hlt_diff_vcpus", "accuracy_flag",
     "other_load", "other_load_window", "steal_pct", "loadavg_1m",
-    "window_ms", "iters", "rtt_p50_us", "rtt_p90_us", "rtt_p99_us", "rt_per_s",
+    "window_ms", "iters", "rtt_p50_us", "rtt_p90_us", "rtt_p99_us", "rtt_max_us", "rt_per_s",
     "late_p50_us", "late_p99_us", "achieved_period_us", "wakes", "interval_mean_us",
     "lap_p50_us", "hop_p50_us", "read_ms_max", "sample_ms_max", "late_samples", "seconds",
+    "stall_ms", "stall_at_ms", "stall_thread_cpu_ms",
 ]
 
 

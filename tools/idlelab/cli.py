@@ -7,7 +7,7 @@ import argparse
 import os
 import signal
 
-from . import matrix, predict, qemu, report, resultsfolder, usage
+from . import costtable, matrix, predict, qemu, report, resultsfolder, usage
 from .benchrun import (EXIT_NO_KVM, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, Signals,
                        run_all)
 from .progress import say
@@ -78,6 +78,9 @@ def parse_args(argv):
                          "window edges are synchronised, window_sync=1)")
     ap.add_argument("--timeout", type=usage.positive_seconds, default=120, metavar="S",
                     help="kill a boot after S seconds (default %(default)s)")
+    ap.add_argument("--no-cost-table", action="store_true",
+                    help="do not measure the platform's cost table first (a few seconds); "
+                         "refused for a matrix whose values are scaled by it")
     ap.add_argument("--list", action="store_true",
                     help="print the matrices' runs and the time estimate; run nothing")
     ap.add_argument("--report", metavar="RESULTS_FOLDER",
@@ -107,7 +110,8 @@ def list_matrices(loaded):
             rep = f" x{r.repeat}" if r.repeat > 1 else ""
             print(f"  {r.name}{rep}: {guest_cmdline(r)} halt_poll_ns={r.settings['halt_poll_ns']}"
                   + "".join(f" {k}={v}" for k, v in r.host_params.items()
-                            if k != "halt_poll_ns"))
+                            if k != "halt_poll_ns")
+                  + (f" stall={r.settings['stall']}" if r.stall else ""))
     print(f"total ~{total:.0f}s (about {RUN_OVERHEAD_S:.0f}s per boot besides warm-up and "
           "window)")
 
@@ -149,6 +153,12 @@ def main(argv=None):
         return EXIT_USAGE
     except KnobCheckUnavailable as e:
         say(f"guest values not checked before the runs ({e}); a bad one fails at boot")
+    if args.no_cost_table:
+        scaled = [mid for mid, _, runs in loaded if costtable.needs_table(runs)]
+        if scaled:
+            say(f"--no-cost-table: matrix {', '.join(scaled)} places values by the cost table "
+                "(e.g. `timer*2`), so it must be measured")
+            return EXIT_USAGE
     if args.list:
         list_matrices(loaded)
         return EXIT_OK

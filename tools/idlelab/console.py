@@ -14,8 +14,9 @@ def result_line(rec, row):
     cpu_txt = f"{cpu:.1f}%" if isinstance(cpu, float) else str(cpu)
     late = [s for s in ("open", "close") if rec["host"].get(s, {}).get("late")]
     late_txt = f" | host read after the hold at {'/'.join(late)}" if late else ""
+    fault_txt = f" | DISTURBED: {derive.disturbance_text(row)}" if row.disturbed else ""
     return (f"    ok {rec['qemu']['seconds']:.1f}s | {derive.accuracy_text(row)} | "
-            f"host CPU/vCPU {cpu_txt} | other load {row.other_load}%{late_txt}")
+            f"host CPU/vCPU {cpu_txt} | other load {row.other_load}%{late_txt}{fault_txt}")
 
 
 def saw_other_load(row, below_pct):

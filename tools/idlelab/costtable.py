@@ -106,6 +106,9 @@ def markdown(table):
     """The cost table as markdown lines, for every seed file's header."""
     if not table:
         return []
+    if table.get("skipped"):
+        return ["The platform's cost table (`bench=exits`) was not measured "
+                "(`tools/bench --no-cost-table`).", ""]
     if table.get("error"):
         return [f"The platform's cost table (`bench=exits`) could not be measured: "
                 f"{table['error']}", ""]

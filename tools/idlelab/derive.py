@@ -4,7 +4,7 @@ The guest's figures come from its own `cpu` and `result` records (results.parse_
 KVM figure comes from kvmstats.Delta, rebuilt from the record's host.delta, and is only
 rounded here. A pure function of the record, so `tools/bench --report` can redo it.
 """
-from . import results, tolerance
+from . import matrix, results, tolerance
 from .kvmstats import Delta
 from .runrow import HOST_KVM, NA_TCG, RunRow, is_number
 
@@ -14,8 +14,8 @@ HOST_SIDE = ("halt_exits", "halt_attempted_poll", "halt_successful_poll", "halt_
              "halt_poll_invalid", "exits")
 TIME_UNITS_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
 # The result record's times (ns) that become µs columns: "rtt_p50" -> rtt_p50_us.
-RESULT_TIMES = ("rtt_p50", "rtt_p90", "rtt_p99", "late_p50", "late_p99", "achieved_period",
-                "interval_mean", "lap_p50", "hop_p50")
+RESULT_TIMES = ("rtt_p50", "rtt_p90", "rtt_p99", "rtt_max", "late_p50", "late_p99",
+                "achieved_period", "interval_mean", "lap_p50", "hop_p50")
 RESULT_COUNTS = ("iters", "rt_per_s", "wakes")
 GUEST_TOTALS = (("guest_hlt", "hlt"), ("guest_ipi_sent", "ipi_sent"),
                 ("guest_ipi_avoided", "ipi_avoided"), ("guest_poll_hits", "poll_hits"),
@@ -64,7 +64,14 @@ def identity(rec):
         guest_idle=knobs.get("idle"), hostpoll=knobs.get("hostpoll"),
         guest_halt_poll_ns=knobs.get("haltpoll.guest_halt_poll_ns"),
         hz=int(knobs["hz"]) if "hz" in knobs else None, period_us=time_us(knobs.get("period")),
-        cpus=knobs.get("cpus", "0"), seconds=(rec.get("qemu") or {}).get("seconds"))
+        cpus=knobs.get("cpus", "0"), seconds=(rec.get("qemu") or {}).get("seconds"),
+        stall=stall_setting(rec))
+
+
+def stall_setting(rec):
+    """The stall= the matrix asked for, as written; None for none."""
+    text = (rec.get("settings") or {}).get("stall")
+    return None if text in (None, "none") else text
 
 
 def summarize(rec):
@@ -91,7 +98,30 @@ def summarize(rec):
     row.update(accuracy(rec))
     row.update(load_figures(rec))
     row.update(workload_metrics(run))
+    row.update(fault_figures(rec))
     return RunRow(**row)
+
+
+def fault_figures(rec):
+    """What the injected stall actually did (fault.Stall.result), in ms."""
+    actual = (rec.get("fault") or {}).get("actual") or {}
+    pick = {"stall_ms": "duration_ms", "stall_at_ms": "start_ms",
+            "stall_thread_cpu_ms": "thread_cpu_during_ms"}
+    return {col: round(actual[key], 1) for col, key in pick.items()
+            if is_number(actual.get(key))}
+
+
+def disturbance_text(row):
+    """How a run was disturbed on purpose, as one phrase ("vCPU 1 stopped 301 ms at +200 ms
+    (asked: 300 ms at +200 ms)"); None for an undisturbed run."""
+    if row.stall is None:
+        return None
+    asked = matrix.PARSERS["stall"](row.stall)
+    want = f"{asked.duration_ns / 1e6:g} ms at +{asked.offset_ns / 1e6:g} ms"
+    if not is_number(row.stall_ms):
+        return f"vCPU {asked.vcpu} to be stopped {want} (not done)"
+    return (f"vCPU {asked.vcpu} stopped {row.stall_ms:.0f} ms at +{row.stall_at_ms:.0f} ms "
+            f"(asked: {want})")
 
 
 def host_figures(rec, vcpus):

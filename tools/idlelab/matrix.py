@@ -36,6 +36,12 @@ halt_poll_ns        host halt-polling max. `<time>`: per VM, through KVM_CAP_HAL
 host_grow           kvm module parameter halt_poll_ns_grow (unset: leave the host's).
 host_grow_start     kvm module parameter halt_poll_ns_grow_start (time; no unit = ns).
 host_shrink         kvm module parameter halt_poll_ns_shrink.
+stall               a fault injected on purpose: `VCPU@OFFSET+DURATION` stops vCPU VCPU's
+                    host thread (ptrace, that thread only) OFFSET after the window opens (the
+                    probe's acknowledgement of the open marker) for DURATION, e.g.
+                    `stall=1@100ms+300ms`; times need a unit. `none` (default): no fault.
+                    VCPU must be below smp and OFFSET+DURATION within duration. The record's
+                    `fault` says what actually happened; the report marks the run disturbed.
 guest.<knob>        passed to the guest kernel command line as `<knob>=<value>`, unchanged.
 ==================  =======================================================================
 
@@ -89,10 +95,19 @@ class Run:
     guest: dict = field(default_factory=dict)        # guest knobs, in file order
     sweep: dict = field(default_factory=dict)        # the swept keys' values for this run
     settings: dict = field(default_factory=dict)     # every key's text, for the record
+    stall: "Stall" = None        # the fault to inject (stall=), None: none
 
     def cmdline(self):
         """The guest kernel command line: the guest.<knob> values, in file order."""
         return " ".join(f"{k}={v}" for k, v in self.guest.items())
+
+
+@dataclass(frozen=True)
+class Stall:
+    """stall=VCPU@OFFSET+DURATION: stop one vCPU's host thread for a while."""
+    vcpu: int
+    offset_ns: int               # after the window opened (the open marker acknowledged)
+    duration_ns: int
 
 
 # --- values ----------------------------------------------------------------------------------
@@ -156,6 +171,22 @@ def _halt_poll(text):
                          "parameter)") from None
 
 
+def _stall(text):
+    """None for `none`, else a Stall (vCPU and run duration are checked with the run)."""
+    if text == "none":
+        return None
+    m = re.fullmatch(r"(\d+)@([^+]+)\+(.+)", text)
+    if not m:
+        raise ValueError("'none' or VCPU@OFFSET+DURATION, e.g. 1@100ms+300ms")
+    try:
+        offset, length = (parse_time(t, unit_required=True) for t in m.group(2, 3))
+    except ValueError as e:
+        raise ValueError(f"VCPU@OFFSET+DURATION with OFFSET and DURATION {e}") from None
+    if length == 0:
+        raise ValueError("a stall DURATION above 0")
+    return Stall(int(m.group(1)), offset, length)
+
+
 _U32 = _int_in(0, 2 ** 32 - 1)
 PARSERS = {
     "workload": _workload,
@@ -168,6 +199,7 @@ PARSERS = {
     "host_grow": _U32,
     "host_grow_start": _u32_time,
     "host_shrink": _U32,
+    "stall": _stall,
 }
 KEYS = tuple(PARSERS)
 
@@ -288,7 +320,25 @@ def _expand(p, name, merged):
         chosen = dict(zip(swept, combo))
         values = {k: chosen.get(k, v[0]) for k, v in merged.items()}
         suffix = "".join(f"-{short_key(k)}={v.replace(':', '_')}" for k, v in chosen.items())
-        yield _make_run(f"{p.filename}:{p.lineno}", name + suffix, values, chosen)
+        run = _make_run(f"{p.filename}:{p.lineno}", name + suffix, values, chosen)
+        _check_stall(p, run)
+        yield run
+
+
+def _check_stall(p, run):
+    """stall= against the run's other keys: an existing vCPU, inside the measured window."""
+    s, text = run.stall, run.settings.get("stall")
+    if s is None:
+        return
+    if s.vcpu >= run.smp:
+        raise p.error(f"stall={text}: run {run.name!r} has no vCPU {s.vcpu} (smp={run.smp}: "
+                      f"vCPUs 0..{run.smp - 1})")
+    end = s.offset_ns + s.duration_ns
+    if end > run.duration_ns:
+        raise p.error(f"stall={text}: run {run.name!r} would stall until "
+                      f"{end / 1e6:g} ms into its window, past duration="
+                      f"{run.settings['duration']} ({run.duration_ns / 1e6:g} ms); the stall "
+                      "must end inside the window")
 
 
 def short_key(key):
@@ -315,6 +365,7 @@ def _make_run(where, name, values, chosen):
         guest={short_key(k): v for k, v in values.items() if k.startswith("guest.")},
         sweep=chosen,
         settings=dict(values),
+        stall=PARSERS["stall"](values["stall"]) if "stall" in values else None,
     )
 
 

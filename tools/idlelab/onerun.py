@@ -101,7 +101,7 @@ def boot(run, rec, ctx):
     sockdir = tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-")
     probe = None
     try:
-        probe = WindowProbe(os.path.join(sockdir, "qmp"), rec["accel"], hold_ns)
+        probe = WindowProbe(os.path.join(sockdir, "qmp"), rec["accel"], hold_ns, run.stall)
         cfg = qemu_config(run, rec, ctx, probe.qmp_path)
         rec["argv"], _ = qemu.build_command(cfg)
         before = load_sample()
@@ -119,6 +119,8 @@ def boot(run, rec, ctx):
     rec["host"] = rawrecord.host_part(probe)
     rec["load"] = rawrecord.load_part(probe, before, after, ctx.ncpus)
     rec["haltpoll_cap"] = rawrecord.enabled_caps(res.output)
+    if run.stall is not None:
+        rec["fault"] = probe.fault_part()
     rec["status"], rec["reason"] = rawrecord.verdict(rec, out)
     if rec["status"] == "ok":
         rec["per_vcpu"] = side_by_side(rec)

@@ -8,7 +8,7 @@ on. Both sides then count exactly the same HLTs. A marker with sync=0 is read wh
 holds it (window_hold=), which is only close: the other vCPUs may still halt."""
 import time
 
-from . import kvmstats, qemu, qmp, records
+from . import fault, kvmstats, qemu, qmp, records
 from .hostload import load_sample
 
 # KVM's per-vCPU statistics the issue asks for (plus insn_emulation: on a nested KVM the
@@ -30,8 +30,9 @@ MARKER = "@idlelab window "
 class WindowProbe:
     """Attached to qemu.run as on_start/on_line; samples[state] holds what it read."""
 
-    def __init__(self, qmp_path, accel, hold_ns):
+    def __init__(self, qmp_path, accel, hold_ns, stall=None):
         self.qmp_path, self.accel, self.hold_ns = qmp_path, accel, hold_ns
+        self.stall_spec, self.stall = stall, None     # matrix.Stall; its fault.Stall
         self.session = self.pid = self.threads = self.proc = None
         self.schemas = {}
         self.samples = {}      # state -> {"snapshot": Snapshot, "load": {...}, "sample_ms"...}
@@ -65,6 +66,15 @@ class WindowProbe:
                     qemu.acknowledge(self.proc)
                 except OSError as e:
                     self.errors.append(f"acknowledging the {fields.get('state')} marker: {e}")
+            self.schedule_stall(fields)
+
+    def schedule_stall(self, fields):
+        """At the open marker, once acknowledged (the guest's window starts): the stall=
+        fault, timed from now, on its own thread."""
+        if self.stall_spec is None or fields.get("state") != "open" or self.stall is not None:
+            return
+        self.stall = fault.Stall(self.stall_spec, self.pid, self.threads)
+        self.stall.start(time.monotonic_ns())
 
     def sample(self, fields, synced):
         arrived = time.monotonic_ns()
@@ -95,6 +105,17 @@ class WindowProbe:
     def has_window(self):
         return {"open", "close"} <= set(self.samples)
 
+    def fault_part(self):
+        """The record's `fault`: None without stall=, else what was asked and happened."""
+        if self.stall_spec is None:
+            return None
+        if self.stall is None:
+            return fault.Stall(self.stall_spec, self.pid, self.threads).result()
+        return self.stall.result()
+
     def close(self):
+        """Ends a stall still pending or under way (its thread detaches first), then QMP."""
+        if self.stall is not None:
+            self.stall.cancel()
         if self.session is not None:
             self.session.close()

@@ -61,10 +61,16 @@ def load_part(probe, before, after, ncpus):
 
 def verdict(rec, outcome):
     """(status, reason): ok only if the guest succeeded and the host saw the whole window
-    with the polling configuration it asked for."""
+    with the polling configuration and the fault (stall=) it asked for. A stall that could
+    not be injected (ptrace refused, ...) makes the run "not run": the boot happened, but
+    not the experiment asked for, and its figures are not those of a disturbed run."""
     if not outcome.ok:
         tail = " | ".join(rec["serial"].strip().splitlines()[-3:])
         return "failed", f"guest exit {outcome.name}: {tail}"
+    f = rec.get("fault")
+    if f is not None and not f.get("done"):
+        return "not run", (f"stall={rec['settings'].get('stall')} was not injected, so this "
+                           f"is not the run asked for: {f.get('error')}")
     if rec["host"]["errors"]:
         return "failed", "; ".join(rec["host"]["errors"])
     if "delta" not in rec["host"]:

@@ -47,6 +47,7 @@ class RunRow:
     cpus: str = None
     workload_vcpus: str = None    # the vCPUs the per-vCPU host figures average over
     window_sync: int = None       # 1: exact window edges (guest quiesced while the host read)
+    stall: str = None             # the fault asked for (stall=VCPU@OFFSET+DURATION), None: none
     # --- measured: the guest's counters, then KVM's over the same window --------------------
     guest_hlt: Num = _measured()
     guest_ipi_sent: Num = _measured()
@@ -82,6 +83,7 @@ class RunRow:
     rtt_p50_us: Num = _measured()
     rtt_p90_us: Num = _measured()
     rtt_p99_us: Num = _measured()
+    rtt_max_us: Num = _measured()
     rt_per_s: Num = _measured()
     late_p50_us: Num = _measured()
     late_p99_us: Num = _measured()
@@ -95,10 +97,19 @@ class RunRow:
     sample_ms_max: Num = _measured()
     late_samples: Num = _measured()
     seconds: Num = _measured()
+    # --- the fault injected on purpose (stall=): what actually happened ---------------------
+    stall_ms: Num = _measured()             # how long the vCPU thread was stopped
+    stall_at_ms: Num = _measured()          # when it stopped, after the window opened
+    stall_thread_cpu_ms: Num = _measured()  # the thread's CPU time while stopped (~0)
 
     @property
     def ok(self):
         return self.status == "ok"
+
+    @property
+    def disturbed(self):
+        """True for a run disturbed on purpose (a stall= fault was injected)."""
+        return self.stall is not None
 
 
 COLUMNS = [f.name for f in fields(RunRow)]

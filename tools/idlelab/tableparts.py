@@ -3,7 +3,7 @@ table of every run, and the run conditions (other load, accuracy check, sampling
 The conditions are computed from the rows; nothing here states a figure of its own."""
 import statistics
 
-from . import costtable, tolerance
+from . import costtable, derive, tolerance
 from .probe import OPEN_READ_AT
 from .runrow import NA_TCG
 from .tablecells import cell, fmt, md_table, num
@@ -30,7 +30,8 @@ def conditions(rows):
     ok = [r for r in rows if r.ok]
     if not ok:
         return ["No run of this matrix was made."]
-    lines = [line for line in (load_line(ok), accuracy_line(ok), sampling_line(ok)) if line]
+    lines = [line for line in (load_line(ok), accuracy_line(ok), sampling_line(ok),
+                               disturbed_line(ok)) if line]
     not_run = [r for r in rows if r.status == "not run"]
     failed = [r for r in rows if r.status == "failed"]
     if not_run:
@@ -80,6 +81,15 @@ def sampling_line(ok):
                       else "always within the hold."))
 
 
+def disturbed_line(ok):
+    """The runs disturbed on purpose (stall=): their figures are not the undisturbed ones."""
+    hit = [f"{r.name}: {derive.disturbance_text(r)}" for r in ok if r.disturbed]
+    if not hit:
+        return None
+    return ("- Disturbed on purpose (stall=: a vCPU thread stopped by the host with ptrace "
+            "inside the window): " + "; ".join(hit) + ".")
+
+
 DETAIL_HEAD = ["run", "guest idle", "MSR", "halt_poll_ns", "shrink", "guest HLT",
                "host halt exits", "attempted polls", "successful %", "host CPU %/vCPU",
                "poll %", "halt exits/s/vCPU", "metric", "other load %"]
@@ -90,11 +100,11 @@ def detail_table(rows):
     lines = []
     for r in rows:
         if not r.ok:
-            lines.append([r.name, cell(r, "guest_idle")] + ["—"] * (len(DETAIL_HEAD) - 2))
+            lines.append([run_cell(r), cell(r, "guest_idle")] + ["—"] * (len(DETAIL_HEAD) - 2))
             continue
         exits = (f"{fmt(r.host_halt_exits, 0)} ({fmt(r.hlt_diff, 0)})"
                  if num(r.hlt_diff) is not None else fmt(r.host_halt_exits))
-        lines.append([r.name, fmt(r.guest_idle), fmt(r.msr), fmt(r.halt_poll_ns),
+        lines.append([run_cell(r), fmt(r.guest_idle), fmt(r.msr), fmt(r.halt_poll_ns),
                       fmt(r.host_shrink), fmt(r.guest_hlt, 0), exits,
                       fmt(r.host_attempted_poll, 0), fmt(r.poll_success_pct),
                       fmt(r.host_cpu_pct), fmt(r.host_poll_pct), fmt(r.halt_exits_per_s, 0),
@@ -102,9 +112,20 @@ def detail_table(rows):
     return md_table(DETAIL_HEAD, lines)
 
 
+def run_cell(r):
+    """The run's name; a run disturbed on purpose says so, and how."""
+    if not r.disturbed:
+        return r.name
+    if not r.ok:
+        return f"{r.name} (stall: {derive.disturbance_text(r)})"
+    return f"{r.name} **DISTURBED**: {derive.disturbance_text(r)}"
+
+
 def metric_text(r):
     """The workload's headline figure, with its name."""
     if r.workload == "pingpong" and r.rtt_p50_us is not None:
+        if r.disturbed and r.rtt_max_us is not None:
+            return f"RTT p50 {fmt(r.rtt_p50_us, 0)} µs, max {fmt(r.rtt_max_us, 0)} µs"
         return f"RTT p50 {fmt(r.rtt_p50_us, 0)} µs"
     if r.workload == "periodic" and r.late_p50_us is not None:
         return (f"period {fmt(r.achieved_period_us, 0)} µs, late p50 "
