@@ -25,7 +25,8 @@ UNIT_TESTS += sim
 UNIT_SRCS_sim := tools/sim/args.c tools/sim/costs.c tools/sim/engine.c tools/sim/events.c \
                  tools/sim/host_poll.c tools/sim/report.c tools/sim/workloads.c \
                  kernel/policy/haltpoll.c kernel/policy/idle_policy.c kernel/policy/knobs.c \
-                 kernel/policy/histogram.c kernel/policy/sleep_draw.c tests/unit/test_sim.c
+                 kernel/policy/histogram.c kernel/policy/sleep_draw.c kernel/policy/governors.c \
+                 kernel/policy/gov_haltpoll.c kernel/policy/gov_predict.c tests/unit/test_sim.c
 UNIT_TESTS += governors
 UNIT_SRCS_governors := kernel/policy/governors.c kernel/policy/gov_haltpoll.c \
 	kernel/policy/gov_predict.c kernel/policy/haltpoll.c kernel/policy/knobs.c \

@@ -95,7 +95,7 @@ static void trace(struct sim *s, struct vcpu *v, const char *state, const char *
 	fprintf(s->out,
 		"@idlelab trace cpu=%u t_ns=%lu state=%s outcome=%s residency_ns=%lu "
 		"window_ns=%lu\n",
-		v->id, s->now, state, outcome, residency, v->gov.poll_limit_ns);
+		v->id, s->now, state, outcome, residency, s->gov->window_ns(&v->gov));
 }
 
 /* ---- waking threads (kernel/sched.c: thread_wake, sched_resched_cpu) ------------------ */
@@ -243,14 +243,25 @@ static void start_poll(struct sim *s, struct vcpu *v, uint64_t limit)
 	set_state(s, v, V_GPOLL, work ? 0 : limit == NEVER ? NEVER : poll_expiry(s, limit));
 }
 
+static void count_adjust(struct vcpu *v, enum haltpoll_adjust a)
+{
+	if (a == HALTPOLL_ADJ_GROW)
+		v->g.grow++;
+	else if (a == HALTPOLL_ADJ_SHRINK)
+		v->g.shrink++;
+}
+
 static void start_halt(struct sim *s, struct vcpu *v)
 {
 	v->entry_state = HALTPOLL_STATE_HALT;
 	v->g.idle_entries++;
 	v->g.halts++;
-	if (v->flags & F_NEED_RESCHED) { /* abandoned: no HLT, residency 0, not reflected */
+	if (v->flags & F_NEED_RESCHED) { /* the halt's enter skips HLT; reflected, near 0 */
+		struct gov_entry e = {GOV_STATE_HALT, 1, GOV_NO_LIMIT, true};
+
 		v->g.halts_aborted++;
-		haltpoll_record_residency(&v->gov, 0);
+		if (s->policy == IDLE_HALTPOLL)
+			count_adjust(v, s->gov->reflect(&v->gov, &s->hp, &e));
 		trace(s, v, "halt", "aborted", 0);
 		go_schedule(s, v);
 		return;
@@ -274,21 +285,13 @@ static void idle_decide(struct sim *s, struct vcpu *v)
 		start_halt(s, v);
 	} else if (s->policy == IDLE_POLL) {
 		start_poll(s, v, NEVER);
-	} else if (haltpoll_select(&v->gov, s->latency_req_zero, &stop_tick) ==
-		   HALTPOLL_STATE_POLL) {
-		haltpoll_poll_begin(&v->gov);
-		start_poll(s, v, haltpoll_poll_limit(&v->gov, s->tick_nsec));
+	} else if (s->gov->select(&v->gov, &s->hp, s->latency_req_zero, &stop_tick) ==
+		   GOV_STATE_POLL) {
+		s->gov->poll_begin(&v->gov);
+		start_poll(s, v, s->gov->poll_limit(&v->gov, &s->hp, s->tick_nsec));
 	} else {
 		start_halt(s, v);
 	}
-}
-
-static void count_adjust(struct vcpu *v, enum haltpoll_adjust a)
-{
-	if (a == HALTPOLL_ADJ_GROW)
-		v->g.grow++;
-	else if (a == HALTPOLL_ADJ_SHRINK)
-		v->g.shrink++;
 }
 
 static void poll_done(struct sim *s, struct vcpu *v)
@@ -315,10 +318,10 @@ static void poll_done(struct sim *s, struct vcpu *v)
 		outcome = "expired";
 	}
 	if (s->policy == IDLE_HALTPOLL) {
-		haltpoll_poll_check(&v->gov, work, work || elapsed > limit ? elapsed : limit + 1,
-				    limit);
-		haltpoll_record_residency(&v->gov, elapsed);
-		haltpoll_reflect(&s->hp, &v->gov, HALTPOLL_STATE_POLL);
+		struct gov_entry e = {GOV_STATE_POLL, elapsed,
+				      v->poll_immediate ? GOV_NO_LIMIT : limit, work};
+
+		count_adjust(v, s->gov->reflect(&v->gov, &s->hp, &e));
 	}
 	trace(s, v, "poll", outcome, elapsed);
 	if (work)
@@ -333,8 +336,10 @@ static void halt_return(struct sim *s, struct vcpu *v)
 	uint64_t residency = s->now - v->t_hlt;
 
 	if (s->policy == IDLE_HALTPOLL) {
-		haltpoll_record_residency(&v->gov, residency);
-		count_adjust(v, haltpoll_reflect(&s->hp, &v->gov, HALTPOLL_STATE_HALT));
+		struct gov_entry e = {GOV_STATE_HALT, residency, GOV_NO_LIMIT,
+				      (v->flags & F_NEED_RESCHED) != 0};
+
+		count_adjust(v, s->gov->reflect(&v->gov, &s->hp, &e));
 	}
 	trace(s, v, "halt", "woken", residency);
 	if (v->flags & F_NEED_RESCHED)
@@ -627,12 +632,13 @@ static void setup(struct sim *s, const struct sim_config *cfg, FILE *out)
 	    .allow_shrink = cfg->knobs.v[KNOB_guest_halt_poll_allow_shrink],
 	    .legacy_shrink = cfg->knobs.v[KNOB_haltpoll_legacy_shrink],
 	};
+	s->gov = idle_governors[cfg->knobs.v[KNOB_governor]];
 	events_init(&s->ev);
 	for (unsigned i = 0; i < s->ncpus; i++) {
 		struct vcpu *v = &s->cpu[i];
 
 		v->id = i;
-		haltpoll_cpu_init(&v->gov);
+		s->gov->enable(&v->gov);
 		hp_vcpu_init(&v->host, s->msr != 0);
 		/* CPUs come up one after another: stagger the ticks so they do not coincide */
 		if (s->tick_period)

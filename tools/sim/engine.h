@@ -5,6 +5,7 @@
 #ifndef IDLELAB_SIM_ENGINE_H
 #define IDLELAB_SIM_ENGINE_H
 
+#include "kernel/policy/governor.h"
 #include "lib/prng.h"
 #include "tools/sim/events.h"
 #include "tools/sim/sim.h"
@@ -99,7 +100,7 @@ struct vcpu {
 	/* KVM's view of the halt in progress */
 	uint64_t t_halt_start, hp_window, t_poll_end;
 	bool hp_success;
-	struct haltpoll_cpu gov;
+	struct gov_cpu gov; /* the guest governor's own per-CPU state (kernel/policy) */
 	struct hp_vcpu host;
 	struct sim_gstats g;
 };
@@ -120,6 +121,7 @@ struct sim {
 	bool pollflag, latency_req_zero;
 	uint64_t tick_nsec, tick_period, check_ns;
 	struct haltpoll_params hp;
+	const struct idle_governor *gov; /* cpuidle.governor=, the kernel's own code */
 	/* the workload */
 	unsigned wl_cpu[SIM_MAX_CPUS], wl_ncpus;
 	int phase; /* 0 warm-up, 1 measuring, 2 stopped */

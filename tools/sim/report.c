@@ -53,7 +53,7 @@ static void cpu_record(const struct sim *s, unsigned i)
 		D(wakeups_remote), D(ipi_sent), D(ipi_avoided), D(ipi_received), D(timer_irqs),
 		D(ticks), D(idle_entries), D(poll_entries), D(poll_hits), D(poll_immediate),
 		D(poll_expired), D(halts), D(halts_aborted), D(hlt), D(grow), D(shrink),
-		s->policy == IDLE_HALTPOLL ? s->cpu[i].gov.poll_limit_ns : 0,
+		s->policy == IDLE_HALTPOLL ? s->gov->window_ns(&s->cpu[i].gov) : 0,
 		D(poll_ns) + D(halt_ns), D(poll_ns), D(halt_ns), D(poll_overshoot_ns),
 		g->poll_overshoot_max_ns);
 }
