@@ -65,7 +65,14 @@ def identity(rec):
         guest_halt_poll_ns=knobs.get("haltpoll.guest_halt_poll_ns"),
         hz=int(knobs["hz"]) if "hz" in knobs else None, period_us=time_us(knobs.get("period")),
         cpus=knobs.get("cpus", "0"), seconds=(rec.get("qemu") or {}).get("seconds"),
-        stall=stall_setting(rec))
+        stall=stall_setting(rec), neighbour=neighbour_setting(rec),
+        pin="+".join(map(str, rec["pin"])) if rec.get("pin") else None)
+
+
+def neighbour_setting(rec):
+    """The neighbour= the matrix asked for, as written; None for none."""
+    text = (rec.get("settings") or {}).get("neighbour")
+    return None if text in (None, "none") else text
 
 
 def stall_setting(rec):
@@ -99,7 +106,28 @@ def summarize(rec):
     row.update(load_figures(rec))
     row.update(workload_metrics(run))
     row.update(fault_figures(rec))
+    row.update(neighbour_figures(rec))
     return RunRow(**row)
+
+
+def neighbour_figures(rec):
+    """The neighbour's throughput over the window, alone, and its slowdown (1 - with/alone)."""
+    n = rec.get("neighbour") or {}
+    w, a = n.get("window") or {}, n.get("alone") or {}
+    out = {}
+    if is_number(w.get("ops_per_s")):
+        out.update(neighbour_ops_per_s=w["ops_per_s"], neighbour_cpu_pct=w.get("cpu_pct"))
+    if is_number(a.get("ops_per_s")):
+        out["neighbour_alone_ops_per_s"] = a["ops_per_s"]
+    out["neighbour_slowdown"] = slowdown(w.get("ops_per_s"), a.get("ops_per_s"))
+    return out
+
+
+def slowdown(with_ops, alone_ops):
+    """1 - with / alone, 3 decimals; None unless both are measured and alone > 0."""
+    if not is_number(with_ops) or not is_number(alone_ops) or alone_ops <= 0:
+        return None
+    return round(1 - with_ops / alone_ops, 3)
 
 
 def fault_figures(rec):
