@@ -331,7 +331,7 @@ CSV_COLUMNS = [
     "lap_p50_us", "hop_p50_us", "read_ms_max", "sample_ms_max", "late_samples", "seconds",
     "stall_ms", "stall_at_ms", "stall_thread_cpu_ms",
     "neighbour_ops_per_s", "neighbour_alone_ops_per_s", "neighbour_slowdown",
-    "neighbour_cpu_pct",
+    "neighbour_cpu_pct", "guest_steal_ms", "guest_steal_pct", "guest_polls_suspended",
 ]
 
 

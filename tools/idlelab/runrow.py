@@ -108,6 +108,10 @@ class RunRow:
     neighbour_alone_ops_per_s: Num = _measured()  # the same neighbour alone, same bench
     neighbour_slowdown: Num = _measured()         # 1 - with / alone (0: no cost to it)
     neighbour_cpu_pct: Num = _measured()          # its host CPU over the window, % of one CPU
+    # --- steal time as the guest saw it (kvm-steal-time), and what it did about it ----------
+    guest_steal_ms: Num = _measured()       # summed over the vCPUs, over the window
+    guest_steal_pct: Num = _measured()      # of the workload vCPUs' window, mean
+    guest_polls_suspended: Num = _measured()  # idle entries that halted: steal above threshold
 
     @property
     def ok(self):

@@ -1,0 +1,112 @@
+"""The neighbours matrix (tools/matrices/neighbours.txt): what each polling configuration of
+seed 002 costs a CPU-hungry task on the same host, next to what it gives the guest. Rows are
+configurations (neither, host-poll, guest-poll, both, and guest polling with a steal
+threshold), column groups the neighbour cases (the run name's part after the `.`: alone,
+shared1, shared2, apart1). The verdict (does host polling yield where guest polling does
+not?) is computed here from the rows."""
+from .tablecells import EMPTY, fmt, md_table, num, ordered
+from .tableparts import page
+
+MATRIX = "neighbours"
+TITLE = "Neighbours: what guest polling costs the rest of the host"
+CASES = {"alone": "no neighbour",
+         "shared1": "1 hog on CPU 1, vCPUs on CPUs 0 and 1 (vCPU 1 shares)",
+         "shared2": "2 hogs on CPUs 0 and 1, vCPUs likewise (both share)",
+         "apart1": "1 hog on CPU 1, both vCPUs on CPU 0 (nothing shared with the hog)"}
+POLLING = ("neither", "host-poll", "guest-poll", "both")
+
+
+def case_of(r):
+    return r.name.split(".", 1)[1].split("-", 1)[0] if "." in r.name else "alone"
+
+
+def find(rows, config, case):
+    for r in rows:
+        if r.config == config and case_of(r) == case:
+            return r
+    return None
+
+
+def per_rt(r, key):
+    v, n = num(getattr(r, key)), num(r.iters)
+    return None if v is None or not n else v / n
+
+
+def mops(v):
+    return None if num(v) is None else num(v) / 1e6
+
+
+def pct(v):
+    return None if num(v) is None else 100 * num(v)
+
+
+def cells(r):
+    if r is None:
+        return [EMPTY] * 7
+    if not r.ok:
+        return [r.status] + [EMPTY] * 6
+    return [fmt(mops(r.neighbour_ops_per_s), 0), fmt(pct(r.neighbour_slowdown)),
+            fmt(r.rtt_p50_us, 0), fmt(per_rt(r, "host_halt_exits"), 2),
+            fmt(r.host_cpu_pct), fmt(r.guest_steal_pct), fmt(r.guest_polls_suspended, 0)]
+
+
+HEAD = ["configuration", "neighbour", "neighbour M loops/s", "neighbour slowdown %",
+        "RTT p50 µs", "halt exits/RT", "host CPU %/vCPU", "guest steal %", "polls suspended"]
+
+
+def table(rows):
+    lines = []
+    for case in ordered(case_of(r) for r in rows):
+        for c in ordered(r.config for r in rows):
+            r = find(rows, c, case)
+            if r is not None:
+                lines.append([c, case] + cells(r))
+    return md_table(HEAD, lines)
+
+
+def verdict(rows):
+    """Per shared case: the neighbour's slowdown under host polling vs guest polling, each
+    against `neither`, in points of its alone throughput."""
+    out = []
+    for case in ordered(case_of(r) for r in rows):
+        base = find(rows, "neither", case)
+        if case == "alone" or base is None or not base.ok or num(base.neighbour_slowdown) \
+                is None:
+            continue
+        parts = []
+        for c in ordered(r.config for r in rows):
+            r = find(rows, c, case)
+            if c == "neither" or r is None or not r.ok or num(r.neighbour_slowdown) is None:
+                continue
+            d = 100 * (r.neighbour_slowdown - base.neighbour_slowdown)
+            rtt = "" if not num(r.rtt_p50_us) or not num(base.rtt_p50_us) else \
+                f", guest RTT {r.rtt_p50_us / base.rtt_p50_us:.2f}× neither's"
+            parts.append(f"{c} {d:+.1f} points{rtt}")
+        out.append(f"- {case} ({CASES.get(case, case)}): the neighbour lost "
+                   f"{pct(base.neighbour_slowdown):.1f} % of its alone throughput under "
+                   f"`neither`; relative to that: " + ("; ".join(parts) or "nothing else ran")
+                   + ".")
+    host, guest = find(rows, "host-poll", "shared1"), find(rows, "guest-poll", "shared1")
+    if host and guest and host.ok and guest.ok and num(host.neighbour_slowdown) is not None \
+            and num(guest.neighbour_slowdown) is not None:
+        yields = host.neighbour_slowdown < guest.neighbour_slowdown
+        out.append(f"- Host polling {'yields' if yields else 'does not yield'} to the neighbour "
+                   f"where guest polling {'does not' if yields else 'does not either'}: with "
+                   f"one shared CPU the hog lost {pct(host.neighbour_slowdown):.1f} % under "
+                   f"host-poll and {pct(guest.neighbour_slowdown):.1f} % under guest-poll "
+                   f"(attempted host polls {fmt(host.host_attempted_poll, 0)}, guest poll "
+                   f"entries {fmt(guest.guest_poll_entries, 0)}).")
+    return out
+
+
+def markdown(rows, meta):
+    body = ["pingpong on 2 vCPUs (hz=250, 1 s) under seed 002's polling configurations, "
+            "alone and beside hog threads (spin and count loops). Neighbour throughput is "
+            "over exactly the measured window (its counters read at the open and close "
+            "markers while the guest waits at its barrier); slowdown = 1 - with / alone, "
+            "alone being the same hog spec measured by itself in this bench. Guest steal "
+            "is what kvm-steal-time told the guest over the window.", "",
+            "Cases: " + "; ".join(f"`{k}`: {v}" for k, v in CASES.items()) + ".", "",
+            table(rows), "", "## Does host polling yield where guest polling does not?", ""]
+    body += verdict(rows) + [""]
+    return page(TITLE, meta, None, body, rows)
