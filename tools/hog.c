@@ -24,80 +24,82 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define SLOT_BYTES 64
+#define SLOT_BYTES  64
 #define MAX_THREADS 256
 
 struct slot {
-    uint64_t loops;
-    uint64_t tid;
-    uint8_t pad[SLOT_BYTES - 16];
-};
+	uint64_t loops;
+	uint64_t tid;
+} __attribute__((aligned(SLOT_BYTES)));
+
+_Static_assert(sizeof(struct slot) == SLOT_BYTES, "one cache line per thread");
 
 static struct slot *slots;
 static volatile int started;
 
 static void *spin(void *arg)
 {
-    struct slot *s = arg;
-    uint64_t n = 0;
+	struct slot *s = arg;
+	uint64_t n = 0;
 
-    __atomic_store_n(&s->tid, (uint64_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
-    __atomic_add_fetch(&started, 1, __ATOMIC_ACQ_REL);
-    for (;;)
-        __atomic_store_n(&s->loops, ++n, __ATOMIC_RELAXED);
-    return NULL;
+	__atomic_store_n(&s->tid, (uint64_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	__atomic_add_fetch(&started, 1, __ATOMIC_ACQ_REL);
+	for (;;)
+		__atomic_store_n(&s->loops, ++n, __ATOMIC_RELAXED);
+	return NULL;
 }
 
 static void die(const char *what)
 {
-    fprintf(stderr, "hog: %s: %s\n", what, strerror(errno));
-    exit(2);
+	fprintf(stderr, "hog: %s: %s\n", what, strerror(errno));
+	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-    char *end;
-    long n;
-    int fd;
-    sigset_t set;
-    int sig;
+	char *end;
+	long n;
+	int fd;
+	sigset_t set;
+	int sig;
 
-    if (argc != 3 || (n = strtol(argv[2], &end, 10)) < 1 || n > MAX_THREADS || *end) {
-        fprintf(stderr, "usage: hog COUNTERS N (1 <= N <= %d)\n", MAX_THREADS);
-        return 2;
-    }
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
-        die("prctl");
-    if (getppid() == 1)
-        return 1; /* the parent is already gone */
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &set, NULL); /* inherited: only main waits for them */
-    fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0600);
-    if (fd < 0)
-        die(argv[1]);
-    if (ftruncate(fd, (off_t)n * SLOT_BYTES) != 0)
-        die("ftruncate");
-    slots = mmap(NULL, (size_t)n * SLOT_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (slots == MAP_FAILED)
-        die("mmap");
-    for (long i = 0; i < n; i++) {
-        pthread_t t;
-        int err = pthread_create(&t, NULL, spin, &slots[i]);
-        if (err) {
-            errno = err;
-            die("pthread_create");
-        }
-    }
-    while (__atomic_load_n(&started, __ATOMIC_ACQUIRE) < n)
-        usleep(1000);
-    printf("ready");
-    for (long i = 0; i < n; i++)
-        printf(" %llu", (unsigned long long)__atomic_load_n(&slots[i].tid, __ATOMIC_ACQUIRE));
-    printf("\n");
-    fflush(stdout);
-    sigwait(&set, &sig);
-    return 0;
+	if (argc != 3 || (n = strtol(argv[2], &end, 10)) < 1 || n > MAX_THREADS || *end) {
+		fprintf(stderr, "usage: hog COUNTERS N (1 <= N <= %d)\n", MAX_THREADS);
+		return 2;
+	}
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
+		die("prctl");
+	if (getppid() == 1)
+		return 1; /* the parent is already gone */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL); /* inherited: only main waits for them */
+	fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+		die(argv[1]);
+	if (ftruncate(fd, (off_t)n * SLOT_BYTES) != 0)
+		die("ftruncate");
+	slots = mmap(NULL, (size_t)n * SLOT_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (slots == MAP_FAILED)
+		die("mmap");
+	for (long i = 0; i < n; i++) {
+		pthread_t t;
+		int err = pthread_create(&t, NULL, spin, &slots[i]);
+		if (err) {
+			errno = err;
+			die("pthread_create");
+		}
+	}
+	while (__atomic_load_n(&started, __ATOMIC_ACQUIRE) < n)
+		usleep(1000);
+	printf("ready");
+	for (long i = 0; i < n; i++)
+		printf(" %llu",
+		       (unsigned long long)__atomic_load_n(&slots[i].tid, __ATOMIC_ACQUIRE));
+	printf("\n");
+	fflush(stdout);
+	sigwait(&set, &sig);
+	return 0;
 }

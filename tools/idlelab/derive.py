@@ -9,7 +9,7 @@ from .kvmstats import Delta
 from .runrow import HOST_KVM, NA_TCG, RunRow, is_number
 
 GUEST_SIDE = ("hlt", "halts_aborted", "wakeups", "ipi_received", "timer_irqs", "poll_hits",
-              "ipi_avoided")
+              "ipi_avoided", "steal_ns", "polls_suspended")
 HOST_SIDE = ("halt_exits", "halt_attempted_poll", "halt_successful_poll", "halt_wakeup",
              "halt_poll_invalid", "exits")
 TIME_UNITS_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
@@ -107,7 +107,26 @@ def summarize(rec):
     row.update(workload_metrics(run))
     row.update(fault_figures(rec))
     row.update(neighbour_figures(rec))
+    row.update(steal_figures(run, vcpus))
     return RunRow(**row)
+
+
+def steal_figures(run, vcpus):
+    """Steal time as the guest read it (kvm-steal-time) over the window, and the idle
+    entries haltpoll.steal_threshold= turned into halts. No steal figures where the guest
+    had no kvm-steal-time (TCG): its steal_ns=0 there means "not available", not "none"."""
+    out = {}
+    if run.cpus and all("polls_suspended" in c for c in run.cpus):
+        out["guest_polls_suspended"] = run.total("polls_suspended")
+    if run.idle.get("steal_time") != "kvm":
+        return out
+    per = {c["id"]: c.get("steal_ns") for c in run.cpus}
+    if not all(is_number(v) for v in per.values()):
+        return out
+    out["guest_steal_ms"] = round(sum(per.values()) / 1e6, 2)
+    if run.window_ns:
+        out["guest_steal_pct"] = mean(100 * per[c] / run.window_ns for c in vcpus if c in per)
+    return out
 
 
 def neighbour_figures(rec):
