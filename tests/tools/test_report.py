@@ -330,7 +330,8 @@ CSV_COLUMNS = [
     "late_p50_us", "late_p99_us", "achieved_period_us", "wakes", "interval_mean_us",
     "lap_p50_us", "hop_p50_us", "read_ms_max", "sample_ms_max", "late_samples", "seconds",
     "stall_ms", "stall_at_ms", "stall_thread_cpu_ms",
-    "neighbour_ops_per_s", "neighbour_alone_ops_per_s", "neighbour_slowdown",
+    "neighbour_ops_per_s", "neighbour_alone_ops_per_s",
+    "neighbour_alone_other_load", "neighbour_slowdown",
     "neighbour_cpu_pct", "guest_steal_ms", "guest_steal_pct", "guest_polls_suspended",
 ]
 

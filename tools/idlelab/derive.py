@@ -138,6 +138,7 @@ def neighbour_figures(rec):
         out.update(neighbour_ops_per_s=w["ops_per_s"], neighbour_cpu_pct=w.get("cpu_pct"))
     if is_number(a.get("ops_per_s")):
         out["neighbour_alone_ops_per_s"] = a["ops_per_s"]
+        out["neighbour_alone_other_load"] = (a.get("load") or {}).get("other_pct")
     out["neighbour_slowdown"] = slowdown(w.get("ops_per_s"), a.get("ops_per_s"))
     return out
 

@@ -286,13 +286,17 @@ def throughput(a, b):
 
 
 def measure_alone(spec, duration_ns, tmpdir, accel="kvm"):
-    """The neighbour alone for `duration_ns` (the machine otherwise as it is): throughput()."""
+    """The neighbour alone for `duration_ns` (the machine otherwise as it is): throughput(),
+    with the machine's other load meanwhile (`load`: the neighbour's own CPU is not other)."""
+    from . import hostload     # not at the top: hostload -> progress -> matrix -> here
     n = start(spec, tmpdir, accel, duration_ns)
     try:
         time.sleep(0.05)
-        a = n.read()
+        a, la = n.read(), hostload.load_sample()
         time.sleep(duration_ns / 1e9)
-        return throughput(a, n.read())
+        b, lb = n.read(), hostload.load_sample()
+        return dict(throughput(a, b),
+                    load=hostload.other_load(la, lb, b["cpu_ns"] - a["cpu_ns"]))
     finally:
         n.stop()
 

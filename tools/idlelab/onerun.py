@@ -103,9 +103,8 @@ def alone(run, rec, ctx, tmpdir):
         say(f"measuring neighbour={run.neighbour.text} alone for "
             f"{run.duration_ns / 1e9:g} s (its slowdown's reference)")
         try:
-            ctx.alone[key] = dict(neighbour.measure_alone(run.neighbour, run.duration_ns,
-                                                          tmpdir, rec["accel"]),
-                                  load=None)
+            ctx.alone[key] = neighbour.measure_alone(run.neighbour, run.duration_ns, tmpdir,
+                                                     rec["accel"])
         except (OSError, RuntimeError) as e:
             ctx.alone[key] = {"error": str(e)}
     return ctx.alone[key]

@@ -106,6 +106,7 @@ class RunRow:
     # --- the neighbour (neighbour=) over the same window, and alone -------------------------
     neighbour_ops_per_s: Num = _measured()        # hog: loops/s (all threads); vm: CPU-ms/s
     neighbour_alone_ops_per_s: Num = _measured()  # the same neighbour alone, same bench
+    neighbour_alone_other_load: Num = _measured() # other load while it ran alone, % of host
     neighbour_slowdown: Num = _measured()         # 1 - with / alone (0: no cost to it)
     neighbour_cpu_pct: Num = _measured()          # its host CPU over the window, % of one CPU
     # --- steal time as the guest saw it (kvm-steal-time), and what it did about it ----------
