@@ -191,7 +191,8 @@ def test_the_neighbours_table_and_verdict():
                            ("both", 2.1e9))]
     md = tables.markdown("neighbours", rows, META)
     assert "| guest-poll | shared1 | 2000 | 50.0 |" in md
-    assert "Host polling yields to the neighbour where guest polling does not" in md
+    assert "- shared1: host polling yields where guest polling does not: the hog kept 35.0 " \
+        "points more" in md and "DISTURBED" not in md
     assert "host-poll +5.0 points" in md and "guest-poll +40.0 points" in md
 
 

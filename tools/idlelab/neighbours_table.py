@@ -14,6 +14,10 @@ CASES = {"alone": "no neighbour",
          "shared2": "2 hogs on CPUs 0 and 1, vCPUs likewise (both share)",
          "apart1": "1 hog on CPU 1, both vCPUs on CPU 0 (nothing shared with the hog)"}
 POLLING = ("neither", "host-poll", "guest-poll", "both")
+# A difference in slowdown smaller than this (points of the alone throughput) is not called
+# a difference; and a comparison made while the machine's other load (window or the alone
+# reference) was above QUIET_PCT is said to be disturbed.
+MARGIN_POINTS, QUIET_PCT = 5.0, 10.0
 
 
 def case_of(r):
@@ -88,17 +92,37 @@ def verdict(rows):
                    f"{pct(base.neighbour_slowdown):.1f} % of its alone throughput under "
                    f"`neither`; relative to that: " + ("; ".join(parts) or "nothing else ran")
                    + ".")
-    host, guest = find(rows, "host-poll", "shared1"), find(rows, "guest-poll", "shared1")
-    if host and guest and host.ok and guest.ok and num(host.neighbour_slowdown) is not None \
-            and num(guest.neighbour_slowdown) is not None:
-        yields = host.neighbour_slowdown < guest.neighbour_slowdown
-        out.append(f"- Host polling {'yields' if yields else 'does not yield'} to the neighbour "
-                   f"where guest polling {'does not' if yields else 'does not either'}: with "
-                   f"one shared CPU the hog lost {pct(host.neighbour_slowdown):.1f} % under "
-                   f"host-poll and {pct(guest.neighbour_slowdown):.1f} % under guest-poll "
-                   f"(attempted host polls {fmt(host.host_attempted_poll, 0)}, guest poll "
-                   f"entries {fmt(guest.guest_poll_entries, 0)}).")
+    for case in ("shared1", "shared2"):
+        line = yield_line(find(rows, "host-poll", case), find(rows, "guest-poll", case), case)
+        if line:
+            out.append(line)
     return out
+
+
+def yield_line(host, guest, case):
+    """host-poll against guest-poll in one shared case: the seed's claim, with its noise."""
+    if not (host and guest and host.ok and guest.ok and num(host.neighbour_slowdown)
+            is not None and num(guest.neighbour_slowdown) is not None):
+        return None
+    d = pct(guest.neighbour_slowdown) - pct(host.neighbour_slowdown)
+    if d > MARGIN_POINTS:
+        claim = (f"host polling yields where guest polling does not: the hog kept {d:.1f} "
+                 "points more of its alone throughput under host-poll")
+    elif d < -MARGIN_POINTS:
+        claim = (f"not reproduced: the hog did {-d:.1f} points better under guest-poll than "
+                 "under host-poll")
+    else:
+        claim = f"no difference beyond {MARGIN_POINTS:.0f} points ({d:+.1f})"
+    loads = [num(v) for r in (host, guest) for v in (r.other_load_window,
+                                                     r.neighbour_alone_other_load)]
+    loads = [v for v in loads if v is not None]
+    noisy = (f" DISTURBED: the machine's other load reached {max(loads):.0f} % of the host "
+             f"CPUs in these runs or their alone reference (above {QUIET_PCT:.0f} %), so "
+             "this comparison is not reliable.") if loads and max(loads) > QUIET_PCT else ""
+    return (f"- {case}: {claim} (slowdown {pct(host.neighbour_slowdown):.1f} % under "
+            f"host-poll, {pct(guest.neighbour_slowdown):.1f} % under guest-poll; attempted "
+            f"host polls {fmt(host.host_attempted_poll, 0)}, guest poll entries "
+            f"{fmt(guest.guest_poll_entries, 0)}).{noisy}")
 
 
 def markdown(rows, meta):
