@@ -275,3 +275,36 @@ def test_guest_steal_time_with_a_hog_on_the_vcpus_cpu(tmp_path):
         f"steal alone: {without:.1%} (other load {load} %)"
     if load is not None and load < 20:      # a quiet machine: alone is clearly below
         assert without < with_hog / 3, (without, with_hog)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_to_the_bench_leaves_no_neighbour_running(tmp_path, sig):
+    """The bench stopped by a signal while a hog and the guest run: it reports what it has
+    and exits 128 + the signal, and no hog outlives it."""
+    require("kvm")
+    (tmp_path / "m.txt").write_text("long: workload=pingpong duration=20s guest.warmup=10ms "
+                                    "neighbour=hog:1 pin=0+1\n")
+    before = set(hogs_running())
+    p = subprocess.Popen([sys.executable, BENCH, "--matrix", str(tmp_path / "m.txt"),
+                          "--require-kvm", "--no-cost-table", "--wait-quiet", "0",
+                          "--results-dir", str(tmp_path / "res")],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not set(hogs_running()) - before:
+        time.sleep(0.05)
+    assert set(hogs_running()) - before, "the hog never started"
+    time.sleep(1.5)            # past the alone reference: the hog beside the guest
+    p.send_signal(sig)
+    out, _ = p.communicate(timeout=60)
+    assert p.returncode == 128 + sig, out[-2000:]
+    assert not set(hogs_running()) - before
+    assert not [pid for pid in filter(str.isdigit, os.listdir("/proc"))
+                if _cmdline(pid).startswith("qemu-system") and str(tmp_path) in _cmdline(pid)]
+
+
+def _cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
