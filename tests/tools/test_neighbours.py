@@ -248,6 +248,11 @@ def test_quick_neighbours_through_the_bench(tmp_path):
     assert (out / "neighbours.md").exists()
 
 
+def steal_window_ns(rec):
+    from idlelab import results
+    return results.parse_run(rec["serial"]).window_ns
+
+
 def steal_of(rec, vcpu):
     from idlelab import results
     run = results.parse_run(rec["serial"])
@@ -269,6 +274,12 @@ def test_guest_steal_time_with_a_hog_on_the_vcpus_cpu(tmp_path):
     _, (shared, alone), _ = bench(tmp_path, tmp_path / "steal.txt")
     assert shared["status"] == alone["status"] == "ok"
     with_hog, without = steal_of(shared, 1), steal_of(alone, 1)
+    # The reader against the host's own figure: KVM's steal is the vCPU thread's run-queue
+    # wait (schedstat), read by the probe at the same markers.
+    for rec, steal in ((shared, with_hog), (alone, without)):
+        window = steal_window_ns(rec)
+        host = rec["host"]["run_delay_ns"]["1"] / window
+        assert abs(steal - host) < 0.05 + 0.1 * host, (steal, host)
     load = alone["load"].get("window", {}).get("other_pct")
     assert with_hog > 0.2, f"steal with the hog on vCPU 1's CPU: {with_hog:.1%}"
     assert without < 0.05 + (load or 0) / 100, \

@@ -332,7 +332,8 @@ CSV_COLUMNS = [
     "stall_ms", "stall_at_ms", "stall_thread_cpu_ms",
     "neighbour_ops_per_s", "neighbour_alone_ops_per_s",
     "neighbour_alone_other_load", "neighbour_slowdown",
-    "neighbour_cpu_pct", "guest_steal_ms", "guest_steal_pct", "guest_polls_suspended",
+    "neighbour_cpu_pct", "guest_steal_ms", "guest_steal_pct", "host_run_delay_pct",
+    "guest_polls_suspended",
 ]
 
 

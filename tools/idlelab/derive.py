@@ -108,6 +108,7 @@ def summarize(rec):
     row.update(fault_figures(rec))
     row.update(neighbour_figures(rec))
     row.update(steal_figures(run, vcpus))
+    row["host_run_delay_pct"] = run_delay_pct(rec, vcpus, run.window_ns)
     return RunRow(**row)
 
 
@@ -127,6 +128,15 @@ def steal_figures(run, vcpus):
     if run.window_ns:
         out["guest_steal_pct"] = mean(100 * per[c] / run.window_ns for c in vcpus if c in per)
     return out
+
+
+def run_delay_pct(rec, vcpus, window_ns):
+    """The workload vCPU threads' wait on a host run queue over the window, mean % of it."""
+    delay = {str(k): v for k, v in (rec["host"].get("run_delay_ns") or {}).items()}
+    if not window_ns:
+        return None
+    return mean(100 * delay[str(c)] / window_ns for c in vcpus if str(c) in delay) \
+        if all(str(c) in delay for c in vcpus) else None
 
 
 def neighbour_figures(rec):

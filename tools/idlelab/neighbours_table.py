@@ -51,12 +51,14 @@ def cells(r):
         return [r.status] + [EMPTY] * 7
     return [fmt(mops(r.neighbour_ops_per_s), 0), fmt(pct(r.neighbour_slowdown)),
             fmt(r.rtt_p50_us, 0), fmt(per_rt(r, "host_halt_exits"), 2),
-            fmt(r.host_cpu_pct), fmt(r.guest_steal_pct), fmt(r.guest_polls_suspended, 0),
+            fmt(r.host_cpu_pct),
+            f"{fmt(r.guest_steal_pct)} / {fmt(r.host_run_delay_pct)}",
+            fmt(r.guest_polls_suspended, 0),
             f"{fmt(r.other_load_window, 0)} / {fmt(r.neighbour_alone_other_load, 0)}"]
 
 
 HEAD = ["configuration", "neighbour", "neighbour M loops/s", "neighbour slowdown %",
-        "RTT p50 µs", "halt exits/RT", "host CPU %/vCPU", "guest steal %", "polls suspended",
+        "RTT p50 µs", "halt exits/RT", "host CPU %/vCPU", "steal %: guest / host run-queue wait", "polls suspended",
         "other load % (window / neighbour alone)"]
 
 

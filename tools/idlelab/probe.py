@@ -99,6 +99,8 @@ class WindowProbe:
             snap = kvmstats.take_snapshot(self.session, self.pid, names, self.threads)
             load = load_sample(self.pid)
             nread = self.neighbour.read() if self.neighbour is not None else None
+            delay = {i: kvmstats.thread_run_delay_ns(self.pid, tid)
+                     for i, tid in (self.threads or {}).items()}
         except Exception as e:
             self.errors.append(f"QMP at the {state} marker: {e}")
             return
@@ -106,7 +108,7 @@ class WindowProbe:
         if nread is not None:
             load["neighbour_ns"] = nread["cpu_ns"]
         self.samples[state] = {"snapshot": snap, "load": load, "synced": synced,
-                               "neighbour": nread,
+                               "neighbour": nread, "run_delay_ns": delay,
                                "sample_ms": round((done - arrived) / 1e6, 2),
                                "read_ms": round((done - read_at) / 1e6, 2),
                                "late": not synced and done - arrived > self.hold_ns}

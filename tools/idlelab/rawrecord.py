@@ -38,9 +38,15 @@ def host_part(probe):
     host = {"vcpu_threads": probe.threads, "errors": list(probe.errors),
             "pinned": probe.pinned}
     for state, s in probe.samples.items():
-        host[state] = dict(snapshot_json(s["snapshot"]), sample_ms=s["sample_ms"],
+        host[state] = dict(snapshot_json(s["snapshot"]), run_delay_ns=s.get("run_delay_ns"),
+                           sample_ms=s["sample_ms"],
                            read_ms=s["read_ms"], late=s["late"])
     if probe.has_window():
+        # Each vCPU thread's wait on a host run queue over the window (what KVM reports to
+        # the guest as steal time), to hold the guest's steal_ns against.
+        da, db = (probe.samples[s].get("run_delay_ns") or {} for s in ("open", "close"))
+        host["run_delay_ns"] = {i: db[i] - da[i] for i in da
+                                if da[i] is not None and db.get(i) is not None}
         a, b = probe.samples["open"]["snapshot"], probe.samples["close"]["snapshot"]
         try:
             host["delta"] = kvmstats.delta(a, b, probe.schemas or None).to_json()

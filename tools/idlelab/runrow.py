@@ -112,6 +112,7 @@ class RunRow:
     # --- steal time as the guest saw it (kvm-steal-time), and what it did about it ----------
     guest_steal_ms: Num = _measured()       # summed over the vCPUs, over the window
     guest_steal_pct: Num = _measured()      # of the workload vCPUs' window, mean
+    host_run_delay_pct: Num = _measured()   # the same vCPU threads' run-queue wait (host side)
     guest_polls_suspended: Num = _measured()  # idle entries that halted: steal above threshold
 
     @property
