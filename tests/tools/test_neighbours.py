@@ -210,12 +210,12 @@ def test_the_neighbours_plot(tmp_path):
 
 # --- under KVM -------------------------------------------------------------------------------
 
-def bench(tmp_path, matrix_path, timeout=180):
+def bench(tmp_path, matrix_path, timeout=180, ok=True):
     res = subprocess.run([sys.executable, BENCH, "--matrix", str(matrix_path), "--require-kvm",
                           "--no-cost-table", "--wait-quiet", "0",
                           "--results-dir", str(tmp_path / "res")],
                          capture_output=True, text=True, timeout=timeout)
-    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert res.returncode == (0 if ok else 1), res.stdout[-3000:] + res.stderr[-3000:]
     out = tmp_path / "res" / os.readlink(tmp_path / "res" / "latest")
     recs = []
     for name in sorted(os.listdir(out / "raw")):
@@ -319,3 +319,24 @@ def _cmdline(pid):
             return f.read().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
         return ""
+
+
+def test_a_second_guest_as_the_neighbour(tmp_path):
+    """neighbour=vm:...: a second idlelab guest spinning beside the measured one; its
+    throughput is its QEMU's CPU (CPU-ms per second of the window), and it is stopped."""
+    require("kvm")
+    (tmp_path / "vm.txt").write_text(
+        "vmn: workload=pingpong duration=300ms guest.warmup=50ms "
+        "neighbour=vm:workload=pingpong+pingpong.mode=spin+hz=0+smp=2\n"
+        "dies: workload=pingpong duration=300ms guest.warmup=50ms "
+        "neighbour=vm:workload=pingpong+hz=0\n")                 # 1 vCPU: pingpong refuses
+    _, (rec, dead), (row, _) = bench(tmp_path, tmp_path / "vm.txt", ok=False)
+    assert dead["status"] == "failed" and "neighbour=vm:workload=pingpong+hz=0: it exited" \
+        in dead["reason"], dead["reason"]
+    n = rec["neighbour"]
+    assert rec["status"] == "ok" and n["kind"] == "vm", rec["reason"]
+    assert 0 < n["window"]["ops_per_s"] <= 1000 * os.cpu_count() * 1.1
+    assert n["alone"]["ops_per_s"] > 100          # a spinning vCPU: most of a CPU alone
+    assert row["neighbour_slowdown"] != ""
+    assert not [pid for pid in filter(str.isdigit, os.listdir("/proc"))
+                if "idlelab-neighbour" in _cmdline(pid)]

@@ -176,7 +176,8 @@ class Hog:
         t = time.monotonic_ns()
         loops = [struct.unpack_from("<Q", self.map, i * SLOT_BYTES)[0]
                  for i in range(self.spec.threads)]
-        return {"t_ns": t, "ops": loops, "cpu_ns": process_cpu_ns(self.proc.pid)}
+        return {"t_ns": t, "ops": loops, "cpu_ns": process_cpu_ns(self.proc.pid),
+                "alive": self.proc.poll() is None}
 
     def stop(self):
         _stop(self.proc)
@@ -211,7 +212,8 @@ class Vm:
     def read(self):
         t = time.monotonic_ns()
         cpu = process_cpu_ns(self.proc.pid)
-        return {"t_ns": t, "ops": [cpu / 1e6], "cpu_ns": cpu}   # ops in CPU-ms
+        return {"t_ns": t, "ops": [cpu / 1e6], "cpu_ns": cpu,   # ops in CPU-ms
+                "alive": self.proc.poll() is None}
 
     def stop(self):
         _stop(self.proc)
@@ -282,7 +284,8 @@ def throughput(a, b):
     ops = [y - x for x, y in zip(a["ops"], b["ops"])]
     return {"seconds": round(dt / 1e9, 4), "ops_per_s": round(sum(ops) * 1e9 / dt, 1),
             "per_thread_ops": ops,
-            "cpu_pct": round(100 * (b["cpu_ns"] - a["cpu_ns"]) / dt, 2)}
+            "cpu_pct": round(100 * (b["cpu_ns"] - a["cpu_ns"]) / dt, 2),
+            "alive": bool(a.get("alive", True) and b.get("alive", True))}
 
 
 def measure_alone(spec, duration_ns, tmpdir, accel="kvm"):

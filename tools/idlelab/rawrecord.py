@@ -87,6 +87,11 @@ def verdict(rec, outcome):
         return "failed", f"neighbour={n['spec']}: {n['error']}"
     if n is not None and n.get("window") is None:
         return "failed", f"neighbour={n['spec']}: its throughput was not read at both markers"
+    if n is not None and not n["window"].get("alive", True):
+        return "failed", (f"neighbour={n['spec']}: it exited before the window closed (a "
+                          "vm: guest whose workload failed or ended?)")
+    if n is not None and not (n.get("alone") or {}).get("alive", True):
+        return "failed", f"neighbour={n['spec']}: it exited while measured alone"
     if rec["host"]["errors"]:
         return "failed", "; ".join(rec["host"]["errors"])
     if "delta" not in rec["host"]:
