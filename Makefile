@@ -142,6 +142,12 @@ bench: deps all harness-lib
 	$(PYTHON) tools/bench $(if $(filter 1 y yes true,$(QUICK)),--quick) \
 	  --wait-quiet $(BENCH_WAIT_QUIET) $(BENCH_ARGS)
 
+# What polling costs a neighbour on the host (tools/matrices/neighbours.txt; README "Neighbours").
+.PHONY: bench-neighbours
+bench-neighbours: deps all harness-lib
+	$(PYTHON) tools/bench --matrix tools/matrices/neighbours.txt --wait-quiet $(BENCH_WAIT_QUIET) \
+	  $(BENCH_ARGS)
+
 # The idle governors side by side (tools/matrices/governors.txt; README "Idle governors").
 .PHONY: bench-governors
 bench-governors: deps all harness-lib

@@ -33,6 +33,7 @@
 #include "kernel/idle.h"
 #include "kernel/policy/idle_policy.h"
 #include "kernel/policy/knobs.h"
+#include "kernel/policy/steal_gate.h"
 #include "kernel/percpu.h"
 #include "kernel/printk.h"
 #include "kernel/sched.h"
@@ -54,6 +55,8 @@ static uint64_t tick_nsec;
 static uint64_t poll_iter_cycles; /* one poll-loop iteration without a clock read */
 static struct haltpoll_params hp;
 static const struct idle_governor *gov; /* idle=haltpoll's governor: cpuidle.governor= */
+static bool steal_time;			/* kvm-steal-time offered and registered on every CPU */
+static uint32_t steal_threshold;	/* haltpoll.steal_threshold=, % (0: off) */
 
 static uint32_t flags_load(const struct cpu *c)
 {
@@ -262,6 +265,19 @@ static void governed_enter(struct cpu *c)
 
 	if (c->poll_done_pending)
 		finish_poll(c);
+	/* haltpoll.steal_threshold=: while this CPU's recent steal is above the threshold it
+	 * halts without asking the governor (whose state stays as it was), so the host CPU goes
+	 * to whoever else wants it. */
+	if (steal_threshold && !steal_gate_allows(&c->steal_gate, steal_threshold,
+						  tsc_to_ns(rdtsc()), kvm_steal_ns(c->id))) {
+		c->stats.polls_suspended++;
+		if (flags_load(c) & CPU_NEED_RESCHED) {
+			c->stats.idle_aborted++;
+			return;
+		}
+		halt_state(c);
+		return;
+	}
 	if (gov->select(&c->gov, &hp, latency_req_zero, &stop_tick) == GOV_STATE_POLL) {
 		if (flags_load(c) & CPU_NEED_RESCHED) { /* call_cpuidle(): -EBUSY */
 			gov->aborted(&c->gov);
@@ -346,6 +362,12 @@ void idle_setup(void)
 	};
 	gov = idle_governors[knob(KNOB_governor)];
 	poll_iter_cycles = calibrate_poll_iteration();
+	steal_time = kvm_has(KVM_FEATURE_STEAL_TIME);
+	steal_threshold = (uint32_t)knob(KNOB_steal_threshold);
+	if (steal_threshold && !steal_time)
+		printk("idlelab: haltpoll.steal_threshold=%u has no effect: the host offers no "
+		       "kvm-steal-time",
+		       steal_threshold);
 	if (msr_value < 0 && idle_policy_polls(policy))
 		printk("idlelab: the host does not offer MSR_KVM_POLL_CONTROL; guest and host "
 		       "may both poll");
@@ -366,12 +388,13 @@ static const char *msr_record_value(void)
 
 void idle_print_record(void)
 {
-	printk("@idlelab idle policy=%s governor=%s reason=%s pollflag=%d hostpoll=%s msr=%s "
-	       "poll_iter_ns=%lu poll_check_every=%u tick_nsec=%lu",
-	       knob_defs[KNOB_idle].choices[policy], gov->name, policy_reason, pollflag,
-	       knob_defs[KNOB_hostpoll].choices[knob(KNOB_hostpoll)], msr_record_value(),
-	       tsc_to_ns(poll_iter_cycles), check_every(ns_to_tsc(hp.guest_halt_poll_ns)),
-	       tick_nsec);
+	printk(
+	    "@idlelab idle policy=%s governor=%s reason=%s pollflag=%d hostpoll=%s msr=%s "
+	    "poll_iter_ns=%lu poll_check_every=%u tick_nsec=%lu steal_time=%s steal_threshold=%u",
+	    knob_defs[KNOB_idle].choices[policy], gov->name, policy_reason, pollflag,
+	    knob_defs[KNOB_hostpoll].choices[knob(KNOB_hostpoll)], msr_record_value(),
+	    tsc_to_ns(poll_iter_cycles), check_every(ns_to_tsc(hp.guest_halt_poll_ns)), tick_nsec,
+	    steal_time ? "kvm" : "none", steal_threshold);
 }
 
 void idle_init_cpu(void)
@@ -379,6 +402,8 @@ void idle_init_cpu(void)
 	struct cpu *c = this_cpu();
 
 	gov->enable(&c->gov);
+	if (steal_time)
+		kvm_steal_time_enable(c->id);
 	if (msr_value < 0)
 		return;
 	msr_read_back[c->id] = kvm_poll_control_set(msr_value);

@@ -16,6 +16,7 @@
 #include "arch/x86/percpu.h"
 #include "kernel/policy/governor.h"
 #include "kernel/policy/runqueue.h"
+#include "kernel/policy/steal_gate.h"
 
 #define MAX_CPUS  64
 #define CACHELINE 64
@@ -50,6 +51,8 @@ struct cpu_stats {
 	uint64_t halt_cycles;		    /* TSC cycles in HLT */
 	uint64_t poll_overshoot_cycles;	    /* polls that expired: time past the window, summed */
 	uint64_t poll_overshoot_max_cycles; /* the largest single overshoot, ever */
+	uint64_t polls_suspended; /* governed idle entries halted: steal above the threshold */
+	uint64_t steal_ns;	  /* kvm-steal-time's total (filled in by stats_snapshot) */
 };
 
 struct thread;
@@ -63,7 +66,8 @@ struct cpu {
 	struct thread *idle;
 	struct thread *switch_prev; /* the thread just switched away from, until it is settled */
 	struct cpu_stats stats;
-	struct gov_cpu gov; /* the idle governor's state (kernel/policy/governor.h) */
+	struct gov_cpu gov;	      /* the idle governor's state (kernel/policy/governor.h) */
+	struct steal_gate steal_gate; /* haltpoll.steal_threshold= (kernel/policy/steal_gate.h) */
 	/* The idle state in progress (kernel/idle.c): TSC at its start, 0 if none. */
 	uint64_t idle_since;
 	/* TSC when this CPU last noticed work while idle (poll exit, or back from HLT): the

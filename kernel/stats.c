@@ -1,3 +1,4 @@
+#include "arch/x86/kvm.h"
 #include "arch/x86/tsc.h"
 #include "kernel/idle.h"
 #include "kernel/printk.h"
@@ -29,6 +30,7 @@ void stats_snapshot(struct stats_snapshot *s)
 {
 	for (unsigned i = 0; i < ncpus; i++) {
 		read_cpu(&cpus[i], &s->cpu[i]);
+		s->cpu[i].steal_ns = kvm_steal_ns(i);
 		s->window_ns[i] = idle_window_ns(&cpus[i]);
 	}
 }
@@ -62,7 +64,7 @@ void stats_print_delta(const struct stats_snapshot *a, const struct stats_snapsh
 		    "poll_immediate=%lu poll_expired=%lu halts=%lu halts_aborted=%lu hlt=%lu "
 		    "grow=%lu shrink=%lu "
 		    "window_ns=%lu idle_ns=%lu poll_ns=%lu halt_ns=%lu poll_overshoot_ns=%lu "
-		    "poll_overshoot_max_ns=%lu",
+		    "poll_overshoot_max_ns=%lu steal_ns=%lu polls_suspended=%lu",
 		    i, D(ctx_switches), D(wakeups_local) + D(wakeups_remote), D(wakeups_local),
 		    D(wakeups_remote), D(ipi_sent), D(ipi_avoided), D(ipi_received), D(timer_irqs),
 		    D(ticks), D(idle_entries), D(idle_aborted), D(poll_entries), D(poll_hits),
@@ -70,6 +72,6 @@ void stats_print_delta(const struct stats_snapshot *a, const struct stats_snapsh
 		    D(window_grows), D(window_shrinks), b->window_ns[i],
 		    tsc_to_ns(D(poll_cycles) + D(halt_cycles)), tsc_to_ns(D(poll_cycles)),
 		    tsc_to_ns(D(halt_cycles)), tsc_to_ns(D(poll_overshoot_cycles)),
-		    tsc_to_ns(y->poll_overshoot_max_cycles));
+		    tsc_to_ns(y->poll_overshoot_max_cycles), D(steal_ns), D(polls_suspended));
 	}
 }

@@ -15,6 +15,7 @@
 #define MSR_GS_BASE	     0xc0000101
 #define MSR_KVM_SYSTEM_TIME  0x4b564d01
 #define MSR_KVM_POLL_CONTROL 0x4b564d05
+#define MSR_KVM_STEAL_TIME   0x4b564d03 /* bit 0: enable; the rest: 64-byte aligned GPA */
 
 #define RFLAGS_IF	     (1ul << 9)
 

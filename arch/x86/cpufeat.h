@@ -7,6 +7,7 @@
 
 /* KVM paravirt CPUID leaf 0x40000001, EAX feature bits and EDX hint bits. */
 #define KVM_FEATURE_CLOCKSOURCE2   3
+#define KVM_FEATURE_STEAL_TIME	   5
 #define KVM_FEATURE_PV_EOI	   6
 #define KVM_FEATURE_PV_UNHALT	   7
 #define KVM_FEATURE_PV_SEND_IPI	   11

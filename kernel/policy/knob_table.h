@@ -129,6 +129,9 @@
 	K(haltpoll_legacy_shrink, "haltpoll.legacy_shrink", BOOL, 0, 0, 1, KNOB_NO_CHOICES, \
 	  "shrink by division only, as Linux did before 6.9 (the window decays through every " \
 	  "fraction instead of collapsing to 0 below grow_start)") \
+	K(steal_threshold, "haltpoll.steal_threshold", INT, 0, 0, 100, KNOB_NO_CHOICES, \
+	  "suspend guest polling on a CPU while its steal time over the last 10 ms interval " \
+	  "is above this % (kvm-steal-time; the CPU halts instead); 0 = off") \
 	K(latency_req_zero, "cpuidle.latency_req_zero", BOOL, 0, 0, 1, KNOB_NO_CHOICES, \
 	  "act as if a PM QoS request of 0 us were active: haltpoll always polls (select row 1, " \
 	  "including Linux's W=0 fallback that stores TICK_NSEC/16 into the window)") \

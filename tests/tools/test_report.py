@@ -317,7 +317,7 @@ CSV_COLUMNS = [
     "matrix", "config", "name", "repeat", "status", "reason", "accel", "workload", "smp",
     "halt_poll_ns", "halt_poll_scope", "host_grow", "host_grow_start", "host_shrink",
     "guest_idle", "governor", "hostpoll", "msr", "guest_halt_poll_ns", "hz", "period_us", "cpus",
-    "workload_vcpus", "window_sync", "stall",
+    "workload_vcpus", "window_sync", "stall", "neighbour", "pin",
     "guest_hlt", "guest_ipi_sent", "guest_ipi_avoided", "guest_poll_hits", "guest_poll_entries",
     "guest_wakeups",
     "host_halt_exits", "host_attempted_poll", "host_successful_poll", "host_poll_invalid",
@@ -330,6 +330,10 @@ CSV_COLUMNS = [
     "late_p50_us", "late_p99_us", "achieved_period_us", "wakes", "interval_mean_us",
     "lap_p50_us", "hop_p50_us", "read_ms_max", "sample_ms_max", "late_samples", "seconds",
     "stall_ms", "stall_at_ms", "stall_thread_cpu_ms",
+    "neighbour_ops_per_s", "neighbour_alone_ops_per_s",
+    "neighbour_alone_other_load", "neighbour_slowdown",
+    "neighbour_cpu_pct", "guest_steal_ms", "guest_steal_pct", "host_run_delay_pct",
+    "guest_polls_suspended",
 ]
 
 

@@ -31,3 +31,5 @@ UNIT_TESTS += governors
 UNIT_SRCS_governors := kernel/policy/governors.c kernel/policy/gov_haltpoll.c \
 	kernel/policy/gov_predict.c kernel/policy/haltpoll.c kernel/policy/knobs.c \
 	tests/unit/test_governors.c
+UNIT_TESTS += steal_gate
+UNIT_SRCS_steal_gate := kernel/policy/steal_gate.c tests/unit/test_steal_gate.c

@@ -111,7 +111,9 @@ def list_matrices(loaded):
             print(f"  {r.name}{rep}: {guest_cmdline(r)} halt_poll_ns={r.settings['halt_poll_ns']}"
                   + "".join(f" {k}={v}" for k, v in r.host_params.items()
                             if k != "halt_poll_ns")
-                  + (f" stall={r.settings['stall']}" if r.stall else ""))
+                  + (f" stall={r.settings['stall']}" if r.stall else "")
+                  + (f" neighbour={r.neighbour.text}" if r.neighbour else "")
+                  + (f" pin={r.settings['pin']}" if r.pin else ""))
     print(f"total ~{total:.0f}s (about {RUN_OVERHEAD_S:.0f}s per boot besides warm-up and "
           "window)")
 

@@ -15,6 +15,10 @@ def result_line(rec, row):
     late = [s for s in ("open", "close") if rec["host"].get(s, {}).get("late")]
     late_txt = f" | host read after the hold at {'/'.join(late)}" if late else ""
     fault_txt = f" | DISTURBED: {derive.disturbance_text(row)}" if row.disturbed else ""
+    if row.neighbour is not None and row.neighbour_ops_per_s is not None:
+        slow = "" if row.neighbour_slowdown is None else \
+            f", slowdown {100 * row.neighbour_slowdown:.1f}%"
+        fault_txt += f" | neighbour {row.neighbour} {row.neighbour_ops_per_s:.3g} ops/s{slow}"
     return (f"    ok {rec['qemu']['seconds']:.1f}s | {derive.accuracy_text(row)} | "
             f"host CPU/vCPU {cpu_txt} | other load {row.other_load}%{late_txt}{fault_txt}")
 

@@ -9,7 +9,7 @@ from .kvmstats import Delta
 from .runrow import HOST_KVM, NA_TCG, RunRow, is_number
 
 GUEST_SIDE = ("hlt", "halts_aborted", "wakeups", "ipi_received", "timer_irqs", "poll_hits",
-              "ipi_avoided")
+              "ipi_avoided", "steal_ns", "polls_suspended")
 HOST_SIDE = ("halt_exits", "halt_attempted_poll", "halt_successful_poll", "halt_wakeup",
              "halt_poll_invalid", "exits")
 TIME_UNITS_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
@@ -65,7 +65,14 @@ def identity(rec):
         guest_halt_poll_ns=knobs.get("haltpoll.guest_halt_poll_ns"),
         hz=int(knobs["hz"]) if "hz" in knobs else None, period_us=time_us(knobs.get("period")),
         cpus=knobs.get("cpus", "0"), seconds=(rec.get("qemu") or {}).get("seconds"),
-        stall=stall_setting(rec))
+        stall=stall_setting(rec), neighbour=neighbour_setting(rec),
+        pin="+".join(map(str, rec["pin"])) if rec.get("pin") else None)
+
+
+def neighbour_setting(rec):
+    """The neighbour= the matrix asked for, as written; None for none."""
+    text = (rec.get("settings") or {}).get("neighbour")
+    return None if text in (None, "none") else text
 
 
 def stall_setting(rec):
@@ -99,7 +106,58 @@ def summarize(rec):
     row.update(load_figures(rec))
     row.update(workload_metrics(run))
     row.update(fault_figures(rec))
+    row.update(neighbour_figures(rec))
+    row.update(steal_figures(run, vcpus))
+    row["host_run_delay_pct"] = run_delay_pct(rec, vcpus, run.window_ns)
     return RunRow(**row)
+
+
+def steal_figures(run, vcpus):
+    """Steal time as the guest read it (kvm-steal-time) over the window, and the idle
+    entries haltpoll.steal_threshold= turned into halts. No steal figures where the guest
+    had no kvm-steal-time (TCG): its steal_ns=0 there means "not available", not "none"."""
+    out = {}
+    if run.cpus and all("polls_suspended" in c for c in run.cpus):
+        out["guest_polls_suspended"] = run.total("polls_suspended")
+    if run.idle.get("steal_time") != "kvm":
+        return out
+    per = {c["id"]: c.get("steal_ns") for c in run.cpus}
+    if not all(is_number(v) for v in per.values()):
+        return out
+    out["guest_steal_ms"] = round(sum(per.values()) / 1e6, 2)
+    if run.window_ns:
+        out["guest_steal_pct"] = mean(100 * per[c] / run.window_ns for c in vcpus if c in per)
+    return out
+
+
+def run_delay_pct(rec, vcpus, window_ns):
+    """The workload vCPU threads' wait on a host run queue over the window, mean % of it."""
+    delay = {str(k): v for k, v in (rec["host"].get("run_delay_ns") or {}).items()}
+    if not window_ns:
+        return None
+    return mean(100 * delay[str(c)] / window_ns for c in vcpus if str(c) in delay) \
+        if all(str(c) in delay for c in vcpus) else None
+
+
+def neighbour_figures(rec):
+    """The neighbour's throughput over the window, alone, and its slowdown (1 - with/alone)."""
+    n = rec.get("neighbour") or {}
+    w, a = n.get("window") or {}, n.get("alone") or {}
+    out = {}
+    if is_number(w.get("ops_per_s")):
+        out.update(neighbour_ops_per_s=w["ops_per_s"], neighbour_cpu_pct=w.get("cpu_pct"))
+    if is_number(a.get("ops_per_s")):
+        out["neighbour_alone_ops_per_s"] = a["ops_per_s"]
+        out["neighbour_alone_other_load"] = (a.get("load") or {}).get("other_pct")
+    out["neighbour_slowdown"] = slowdown(w.get("ops_per_s"), a.get("ops_per_s"))
+    return out
+
+
+def slowdown(with_ops, alone_ops):
+    """1 - with / alone, 3 decimals; None unless both are measured and alone > 0."""
+    if not is_number(with_ops) or not is_number(alone_ops) or alone_ops <= 0:
+        return None
+    return round(1 - with_ops / alone_ops, 3)
 
 
 def fault_figures(rec):

@@ -222,6 +222,16 @@ def thread_cpu_ns(pid, tid, proc_root="/proc"):
     return ticks * 1_000_000_000 // os.sysconf("SC_CLK_TCK")
 
 
+def thread_run_delay_ns(pid, tid, proc_root="/proc"):
+    """How long the thread has waited runnable on a run queue (schedstat's second field, ns):
+    for a vCPU thread, what KVM reports to the guest as steal time. None without schedstat."""
+    try:
+        with open(os.path.join(proc_root, str(pid), "task", str(tid), "schedstat")) as f:
+            return int(f.read().split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def vcpu_cpu_ns(pid, threads=None, proc_root="/proc"):
     """{cpu_index: CPU ns} for every vCPU thread (`threads` from find_vcpu_threads)."""
     if threads is None:

@@ -42,6 +42,15 @@ stall               a fault injected on purpose: `VCPU@OFFSET+DURATION` stops vC
                     `stall=1@100ms+300ms`; times need a unit. `none` (default): no fault.
                     VCPU must be below smp and OFFSET+DURATION within duration. The record's
                     `fault` says what actually happened; the report marks the run disturbed.
+neighbour           another task on the host while the run is measured (neighbour.py):
+                    `none` (default); `hog:N` (N host threads that spin and count loops),
+                    `hog:N@CPU,CPU,...` (pinned: one CPU for all or one per thread; digits
+                    after a comma continue the list, they do not start a sweep value);
+                    `vm:KNOB=VALUE+...` (a second idlelab guest with those knobs, `smp=N`
+                    among them sets its vCPUs). Started before the guest, stopped after it;
+                    its throughput is read over exactly the measured window.
+pin                 the measured guest's vCPU threads on host CPUs: `none` (default) or
+                    `CPU+CPU+...`, one per vCPU (vCPU i on the i-th), e.g. `pin=0+1`.
 guest.<knob>        passed to the guest kernel command line as `<knob>=<value>`, unchanged.
 ==================  =======================================================================
 
@@ -59,6 +68,8 @@ import math
 import os
 import re
 from dataclasses import dataclass, field
+
+from . import neighbour as nb
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 KNOB_TABLE = os.path.join(TOP, "kernel", "policy", "knob_table.h")
@@ -96,6 +107,8 @@ class Run:
     sweep: dict = field(default_factory=dict)        # the swept keys' values for this run
     settings: dict = field(default_factory=dict)     # every key's text, for the record
     stall: "Stall" = None        # the fault to inject (stall=), None: none
+    neighbour: "nb.Neighbour" = None   # the task beside the guest (neighbour=), None: none
+    pin: tuple = None            # host CPU of each vCPU (pin=), None: not pinned
 
     def cmdline(self):
         """The guest kernel command line: the guest.<knob> values, in file order."""
@@ -200,6 +213,8 @@ PARSERS = {
     "host_grow_start": _u32_time,
     "host_shrink": _U32,
     "stall": _stall,
+    "neighbour": nb.parse,
+    "pin": nb.parse_pin,
 }
 KEYS = tuple(PARSERS)
 
@@ -246,6 +261,8 @@ class _Parser:
     def values(self, key, text):
         """The comma-separated values of one key, each checked (a sweep if more than one)."""
         items = text.split(",")
+        if key == "neighbour":
+            items = nb.join_cpu_lists(items)
         if any(not v for v in items):
             raise self.error(f"{key}: empty value in {text!r}")
         if len(set(items)) != len(items):
@@ -258,9 +275,15 @@ class _Parser:
         if key.startswith("guest."):
             return
         try:
-            PARSERS[key](value)
+            parsed = PARSERS[key](value)
         except ValueError as e:
             raise self.error(f"{key}={value}: expected {e}") from None
+        if key == "neighbour" and parsed is not None and self.guest_knobs is not None:
+            for k in parsed.knobs:
+                name = k.partition("=")[0]
+                if name not in self.guest_knobs:
+                    raise self.error(f"{key}={value}: unknown guest knob {name!r}"
+                                     + _did_you_mean(name, self.guest_knobs))
 
 
 def _did_you_mean(word, candidates):
@@ -322,6 +345,7 @@ def _expand(p, name, merged):
         suffix = "".join(f"-{short_key(k)}={v.replace(':', '_')}" for k, v in chosen.items())
         run = _make_run(f"{p.filename}:{p.lineno}", name + suffix, values, chosen)
         _check_stall(p, run)
+        _check_pin(p, run)
         yield run
 
 
@@ -339,6 +363,13 @@ def _check_stall(p, run):
                       f"{end / 1e6:g} ms into its window, past duration="
                       f"{run.settings['duration']} ({run.duration_ns / 1e6:g} ms); the stall "
                       "must end inside the window")
+
+
+def _check_pin(p, run):
+    """pin= names one host CPU per vCPU."""
+    if run.pin is not None and len(run.pin) != run.smp:
+        raise p.error(f"pin={run.settings['pin']}: run {run.name!r} has {run.smp} vCPUs; pin= "
+                      f"needs one host CPU per vCPU, joined by '+', not {len(run.pin)}")
 
 
 def short_key(key):
@@ -366,6 +397,8 @@ def _make_run(where, name, values, chosen):
         sweep=chosen,
         settings=dict(values),
         stall=PARSERS["stall"](values["stall"]) if "stall" in values else None,
+        neighbour=nb.parse(values["neighbour"]) if "neighbour" in values else None,
+        pin=nb.parse_pin(values["pin"]) if "pin" in values else None,
     )
 
 

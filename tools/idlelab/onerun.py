@@ -17,7 +17,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 
-from . import haltpollcap, hostparams, matrix, qemu, rawrecord, resultsfolder
+from . import haltpollcap, hostparams, matrix, neighbour, qemu, rawrecord, resultsfolder
 from .derive import side_by_side
 from .hostconfig import HostParams
 from .hostload import host_cpus, load_sample
@@ -40,6 +40,8 @@ class Context:
     timeout_s: float = 120.0
     library: str = None              # the preload library, built once if any run needs it
     ncpus: int = field(default_factory=host_cpus)
+    # neighbour= specs measured alone in this invocation: (spec text, duration) -> throughput
+    alone: dict = field(default_factory=dict)
 
     def run_accel(self, run):
         return rawrecord.run_accel(run, self.accel)
@@ -93,24 +95,59 @@ def reclaim_temp_dirs(tmpdir=None):
     return gone
 
 
+def alone(run, rec, ctx, tmpdir):
+    """The run's neighbour measured alone for the run's duration, once per distinct spec
+    (and duration) in this invocation; None if it could not be measured (said in the record)."""
+    key = (run.neighbour.text, run.duration_ns)
+    if key not in ctx.alone:
+        say(f"measuring neighbour={run.neighbour.text} alone for "
+            f"{run.duration_ns / 1e9:g} s (its slowdown's reference)")
+        try:
+            ctx.alone[key] = neighbour.measure_alone(run.neighbour, run.duration_ns, tmpdir,
+                                                     rec["accel"])
+        except (OSError, RuntimeError) as e:
+            ctx.alone[key] = {"error": str(e)}
+    return ctx.alone[key]
+
+
 def boot(run, rec, ctx):
-    """Boots the guest with the probe attached and fills in the record."""
+    """Boots the guest with the probe (and the neighbour, if any) attached and fills in the
+    record. The neighbour starts before QEMU and is stopped after it on every path."""
     hold = run.guest.get("window_hold", ctx.window_hold)
     # Everything that can refuse a value comes before the temporary folder exists.
     hold_ns = matrix.parse_time(hold)
     sockdir = tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-")
-    probe = None
+    probe = nbr = None
+    if run.neighbour is not None:
+        rec["neighbour"] = {"spec": run.neighbour.text, "kind": run.neighbour.kind,
+                            "what": run.neighbour.describe(), "window": None, "error": None}
     try:
-        probe = WindowProbe(os.path.join(sockdir, "qmp"), rec["accel"], hold_ns, run.stall)
+        if run.neighbour is not None:
+            rec["neighbour"]["alone"] = alone(run, rec, ctx, sockdir)
+        before = load_sample()
+        if run.neighbour is not None:
+            try:
+                nbr = neighbour.start(run.neighbour, sockdir, rec["accel"], run.duration_ns)
+            except (OSError, RuntimeError) as e:
+                rec["neighbour"]["error"] = f"could not start: {e}"
+                rec.update(status="failed", reason=f"neighbour={run.neighbour.text} could "
+                                                   f"not start: {e}")
+                return rec
+            rec["neighbour"]["tids"] = getattr(nbr, "tids", None)
+        probe = WindowProbe(os.path.join(sockdir, "qmp"), rec["accel"], hold_ns, run.stall,
+                            nbr, run.pin)
         cfg = qemu_config(run, rec, ctx, probe.qmp_path)
         rec["argv"], _ = qemu.build_command(cfg)
-        before = load_sample()
         res = qemu.run(cfg, timeout=ctx.timeout_s, on_line=probe.on_line,
                        on_start=probe.on_start)
     finally:
         if probe is not None:
             probe.close()
+        if nbr is not None:
+            nbr.stop()
         shutil.rmtree(sockdir, ignore_errors=True)
+    if nbr is not None:
+        rec["neighbour"]["window"] = probe.neighbour_part()
     after = load_sample()
     out = res.outcome
     rec["qemu"] = {"status": res.status, "outcome": out.name, "timed_out": res.timed_out,

@@ -139,6 +139,28 @@ def governors(rows, path, plt):
     save(fig, path, plt)
 
 
+def neighbours(rows, path, plt):
+    """The neighbour's throughput against the guest's round trip: a point per polling
+    configuration, a marker per neighbour case (run name after the '.')."""
+    fig, ax = plt.subplots(figsize=(7, 5))
+    cases = {}
+    for r in rows:
+        if r.ok and value(r, "neighbour_ops_per_s") is not None and value(r, "rtt_p50_us"):
+            cases.setdefault(r.name.split(".", 1)[-1], []).append(r)
+    for (case, rs), marker in zip(sorted(cases.items()), "osD^v<>"):
+        ax.scatter([r.rtt_p50_us for r in rs], [r.neighbour_ops_per_s / 1e6 for r in rs],
+                   marker=marker, label=case)
+        for r in rs:
+            ax.annotate(r.config, (r.rtt_p50_us, r.neighbour_ops_per_s / 1e6), fontsize=7,
+                        xytext=(3, 3), textcoords="offset points")
+    ax.set_xlabel("guest pingpong round trip p50 (µs)")
+    ax.set_ylabel("neighbour throughput (M loops/s over the window)")
+    ax.set_title("what polling costs the neighbour vs what it gives the guest")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    save(fig, path, plt)
+
+
 # matrix id -> [(file name, draw(rows, path, plt))]
 PLOTS = {
     "seed000": [("seed000_latency.png", seed000_latency), ("seed000_idle_cpu.png", idle_cpu)],
@@ -146,4 +168,5 @@ PLOTS = {
     "seed003": [("seed003_cpu_vs_period.png", seed003)],
     "seed004": [("seed004_poll_success.png", seed004)],
     "governors": [("governors_cpu_vs_period.png", governors)],
+    "neighbours": [("neighbours_throughput_vs_rtt.png", neighbours)],
 }

@@ -8,7 +8,7 @@ on. Both sides then count exactly the same HLTs. A marker with sync=0 is read wh
 holds it (window_hold=), which is only close: the other vCPUs may still halt."""
 import time
 
-from . import fault, kvmstats, qemu, qmp, records
+from . import fault, kvmstats, neighbour, qemu, qmp, records
 from .hostload import load_sample
 
 # KVM's per-vCPU statistics the issue asks for (plus insn_emulation: on a nested KVM the
@@ -30,8 +30,11 @@ MARKER = "@idlelab window "
 class WindowProbe:
     """Attached to qemu.run as on_start/on_line; samples[state] holds what it read."""
 
-    def __init__(self, qmp_path, accel, hold_ns, stall=None):
+    def __init__(self, qmp_path, accel, hold_ns, stall=None, neighbour=None, pin=None):
         self.qmp_path, self.accel, self.hold_ns = qmp_path, accel, hold_ns
+        # The running neighbour (neighbour.Hog/Vm, read at both markers) and pin= (host CPU
+        # per vCPU, applied as soon as QMP names the vCPU threads).
+        self.neighbour, self.pin, self.pinned = neighbour, pin, None
         self.stall_spec, self.stall = stall, None     # matrix.Stall; its fault.Stall
         self.session = self.pid = self.threads = self.proc = None
         self.schemas = {}
@@ -45,6 +48,8 @@ class WindowProbe:
             self.session = qmp.QMP(self.qmp_path, timeout=15, proc=proc)
             self.threads = {c["cpu-index"]: c["thread-id"]
                             for c in self.session.query_cpus_fast()}
+            if self.pin is not None:
+                self.pinned = neighbour.pin_threads(self.threads, self.pin)
             if self.accel == "kvm":
                 self.schemas = self.session.query_stats_schemas().get("vcpu", {})
         except Exception as e:  # recorded; the run is reported as failed
@@ -93,11 +98,17 @@ class WindowProbe:
             names = STATS if self.accel == "kvm" else None
             snap = kvmstats.take_snapshot(self.session, self.pid, names, self.threads)
             load = load_sample(self.pid)
+            nread = self.neighbour.read() if self.neighbour is not None else None
+            delay = {i: kvmstats.thread_run_delay_ns(self.pid, tid)
+                     for i, tid in (self.threads or {}).items()}
         except Exception as e:
             self.errors.append(f"QMP at the {state} marker: {e}")
             return
         done = time.monotonic_ns()
+        if nread is not None:
+            load["neighbour_ns"] = nread["cpu_ns"]
         self.samples[state] = {"snapshot": snap, "load": load, "synced": synced,
+                               "neighbour": nread, "run_delay_ns": delay,
                                "sample_ms": round((done - arrived) / 1e6, 2),
                                "read_ms": round((done - read_at) / 1e6, 2),
                                "late": not synced and done - arrived > self.hold_ns}
@@ -112,6 +123,13 @@ class WindowProbe:
         if self.stall is None:
             return fault.Stall(self.stall_spec, self.pid, self.threads).result()
         return self.stall.result()
+
+    def neighbour_part(self):
+        """The neighbour's throughput over the window (neighbour.throughput), or None."""
+        if self.neighbour is None or not self.has_window():
+            return None
+        a, b = (self.samples[s].get("neighbour") for s in ("open", "close"))
+        return neighbour.throughput(a, b) if a and b else None
 
     def close(self):
         """Ends a stall still pending or under way (its thread detaches first), then QMP."""

@@ -23,6 +23,7 @@ def base_record(mid, run, repeat, accel, params, window_hold):
         "host_params": {"wanted": dict(run.host_params), "values": params.values,
                         "read_only": params.read_only, "changed": {}},
         "cmdline": guest_cmdline(run, window_hold),
+        "pin": list(run.pin) if run.pin is not None else None,
         "status": None, "reason": None,
     }
 
@@ -34,11 +35,18 @@ def snapshot_json(snap):
 
 def host_part(probe):
     """What the host saw over the window: both samples and their delta."""
-    host = {"vcpu_threads": probe.threads, "errors": list(probe.errors)}
+    host = {"vcpu_threads": probe.threads, "errors": list(probe.errors),
+            "pinned": probe.pinned}
     for state, s in probe.samples.items():
-        host[state] = dict(snapshot_json(s["snapshot"]), sample_ms=s["sample_ms"],
+        host[state] = dict(snapshot_json(s["snapshot"]), run_delay_ns=s.get("run_delay_ns"),
+                           sample_ms=s["sample_ms"],
                            read_ms=s["read_ms"], late=s["late"])
     if probe.has_window():
+        # Each vCPU thread's wait on a host run queue over the window (what KVM reports to
+        # the guest as steal time), to hold the guest's steal_ns against.
+        da, db = (probe.samples[s].get("run_delay_ns") or {} for s in ("open", "close"))
+        host["run_delay_ns"] = {i: db[i] - da[i] for i in da
+                                if da[i] is not None and db.get(i) is not None}
         a, b = probe.samples["open"]["snapshot"], probe.samples["close"]["snapshot"]
         try:
             host["delta"] = kvmstats.delta(a, b, probe.schemas or None).to_json()
@@ -55,7 +63,10 @@ def load_part(probe, before, after, ncpus):
     if probe.has_window():
         a, b = probe.samples["open"]["load"], probe.samples["close"]["load"]
         if a.get("qemu_ns") is not None and b.get("qemu_ns") is not None:
-            part["window"] = other_load(a, b, b["qemu_ns"] - a["qemu_ns"], ncpus)
+            # A neighbour's CPU is the experiment's, not other load.
+            ours = b["qemu_ns"] - a["qemu_ns"] + (b.get("neighbour_ns", 0)
+                                                   - a.get("neighbour_ns", 0))
+            part["window"] = other_load(a, b, ours, ncpus)
     return part
 
 
@@ -71,6 +82,16 @@ def verdict(rec, outcome):
     if f is not None and not f.get("done"):
         return "not run", (f"stall={rec['settings'].get('stall')} was not injected, so this "
                            f"is not the run asked for: {f.get('error')}")
+    n = rec.get("neighbour")
+    if n is not None and n.get("error"):
+        return "failed", f"neighbour={n['spec']}: {n['error']}"
+    if n is not None and n.get("window") is None:
+        return "failed", f"neighbour={n['spec']}: its throughput was not read at both markers"
+    if n is not None and not n["window"].get("alive", True):
+        return "failed", (f"neighbour={n['spec']}: it exited before the window closed (a "
+                          "vm: guest whose workload failed or ended?)")
+    if n is not None and not (n.get("alone") or {}).get("alive", True):
+        return "failed", f"neighbour={n['spec']}: it exited while measured alone"
     if rec["host"]["errors"]:
         return "failed", "; ".join(rec["host"]["errors"])
     if "delta" not in rec["host"]:

@@ -48,6 +48,8 @@ class RunRow:
     workload_vcpus: str = None    # the vCPUs the per-vCPU host figures average over
     window_sync: int = None       # 1: exact window edges (guest quiesced while the host read)
     stall: str = None             # the fault asked for (stall=VCPU@OFFSET+DURATION), None: none
+    neighbour: str = None         # the task beside the guest (neighbour=), None: none
+    pin: str = None               # pin=: the host CPU of each vCPU ("0+1"), None: not pinned
     # --- measured: the guest's counters, then KVM's over the same window --------------------
     guest_hlt: Num = _measured()
     guest_ipi_sent: Num = _measured()
@@ -101,6 +103,17 @@ class RunRow:
     stall_ms: Num = _measured()             # how long the vCPU thread was stopped
     stall_at_ms: Num = _measured()          # when it stopped, after the window opened
     stall_thread_cpu_ms: Num = _measured()  # the thread's CPU time while stopped (~0)
+    # --- the neighbour (neighbour=) over the same window, and alone -------------------------
+    neighbour_ops_per_s: Num = _measured()        # hog: loops/s (all threads); vm: CPU-ms/s
+    neighbour_alone_ops_per_s: Num = _measured()  # the same neighbour alone, same bench
+    neighbour_alone_other_load: Num = _measured() # other load while it ran alone, % of host
+    neighbour_slowdown: Num = _measured()         # 1 - with / alone (0: no cost to it)
+    neighbour_cpu_pct: Num = _measured()          # its host CPU over the window, % of one CPU
+    # --- steal time as the guest saw it (kvm-steal-time), and what it did about it ----------
+    guest_steal_ms: Num = _measured()       # summed over the vCPUs, over the window
+    guest_steal_pct: Num = _measured()      # of the workload vCPUs' window, mean
+    host_run_delay_pct: Num = _measured()   # the same vCPU threads' run-queue wait (host side)
+    guest_polls_suspended: Num = _measured()  # idle entries that halted: steal above threshold
 
     @property
     def ok(self):

@@ -1,11 +1,11 @@
 """One markdown file per matrix: a seed matrix laid out like the seed's own table (one
 module per seed layout), any other matrix as the table of every run."""
-from . import governors_table, seed000_table, seed002_table, seed003_table, seed004_table
+from . import governors_table, neighbours_table, seed000_table, seed002_table, seed003_table, seed004_table
 from .tableparts import conditions, detail_table, header
 
 LAYOUTS = {m.MATRIX: m.markdown
            for m in (seed000_table, seed002_table, seed003_table, seed004_table,
-                     governors_table)}
+                     governors_table, neighbours_table)}
 
 
 def generic(mid, rows, meta):
