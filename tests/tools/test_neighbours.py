@@ -331,8 +331,10 @@ def test_a_second_guest_as_the_neighbour(tmp_path):
         "dies: workload=pingpong duration=300ms guest.warmup=50ms "
         "neighbour=vm:workload=pingpong+hz=0\n")                 # 1 vCPU: pingpong refuses
     _, (rec, dead), (row, _) = bench(tmp_path, tmp_path / "vm.txt", ok=False)
-    assert dead["status"] == "failed" and "neighbour=vm:workload=pingpong+hz=0: it exited" \
-        in dead["reason"], dead["reason"]
+    # it refuses its configuration and exits: at once, or later on a slow machine
+    assert dead["status"] == "failed" and "neighbour=vm:workload=pingpong+hz=0" in \
+        dead["reason"] and ("it exited" in dead["reason"] or "exited at once" in dead["reason"]), \
+        dead["reason"]
     n = rec["neighbour"]
     assert rec["status"] == "ok" and n["kind"] == "vm", rec["reason"]
     assert 0 < n["window"]["ops_per_s"] <= 1000 * os.cpu_count() * 1.1

@@ -202,7 +202,7 @@ class Vm:
         argv, _ = qemu.build_command(self.cfg)
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL, start_new_session=True,
-                                     preexec_fn=qemu._die_with_parent)
+                                     preexec_fn=qemu.die_with_parent)
         time.sleep(VM_SETTLE_S)
         if self.proc.poll() is not None:
             raise RuntimeError(f"the neighbour guest exited at once (status "

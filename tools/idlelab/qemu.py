@@ -158,7 +158,7 @@ class Result:
         return [r for r in parse_records(self.output) if kind is None or r[0] == kind]
 
 
-def _die_with_parent():
+def die_with_parent():
     """QEMU runs in its own session (so a timeout can kill its whole group); this makes the
     kernel kill it too if the Python process dies first, e.g. to SIGKILL or `timeout`."""
     PR_SET_PDEATHSIG = 1
@@ -174,7 +174,7 @@ def run(cfg, timeout=120, echo=False, on_line=None, on_start=None):
     start = time.monotonic()
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, start_new_session=True,
-                            preexec_fn=_die_with_parent,
+                            preexec_fn=die_with_parent,
                             env=process_env(cfg))
     if on_start:
         on_start(proc)
