@@ -11,7 +11,7 @@ HOST_LDLIBS  := -lcmocka
 FUZZ_CC      ?= clang
 FUZZ_CFLAGS  := -std=gnu11 -g -O1 -Wall -Wextra -Werror -DIDLELAB_HOST -I. \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-FUZZ_SECONDS ?= 20
+FUZZ_SECONDS ?= 10
 
 UNIT_TESTS :=
 FUZZERS :=
