@@ -42,6 +42,7 @@
 #include "kernel/printk.h"
 #include "kernel/sched.h"
 #include "kernel/spinlock.h"
+#include "kernel/timeline.h"
 #include "kernel/timer.h"
 
 /* The low byte of struct thread.state; WAKE_PENDING rides above it in the same word. */
@@ -166,9 +167,11 @@ void sched_resched_cpu(struct cpu *c)
 		 * (and would have even if no other IPI were due) */
 		if (old & CPU_POLLING)
 			me->stats.ipi_avoided++;
+		timeline_rec((old & CPU_POLLING) ? TL_IPI_AVOIDED : TL_IPI_PENDING, c->id);
 		return;
 	}
 	me->stats.ipi_sent++;
+	timeline_rec(TL_IPI_SENT, c->id);
 	apic_send_ipi(c->apic_id, VEC_RESCHED);
 }
 
@@ -188,6 +191,7 @@ void thread_wake(struct thread *t)
 	struct cpu *c = &cpus[t->cpu], *me = this_cpu();
 	uint32_t old = state_load(t);
 
+	timeline_rec(TL_WAKE, t->cpu);
 	for (;;) {
 		uint32_t st = old & T_STATE;
 
@@ -270,6 +274,7 @@ void schedule(void)
 		state_flip_running(next);
 	else
 		next = c->idle;
+	timeline_rec(TL_RUN, next == c->idle ? TL_IDLE_THREAD : (unsigned)(next - threads));
 	if (next == prev)
 		return;
 	c->current = next;
@@ -433,6 +438,7 @@ static void resched_interrupt(struct trap_frame *f)
 	__atomic_fetch_and(&c->flags, ~CPU_IPI_PENDING, __ATOMIC_SEQ_CST);
 	apic_eoi();
 	c->stats.ipi_received++;
+	timeline_rec(TL_IPI_RECEIVED, 0);
 }
 
 void sched_init_cpu(void)
