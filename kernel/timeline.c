@@ -57,7 +57,7 @@ static void append(unsigned kind, unsigned arg, uint64_t tsc)
 }
 
 /* Interrupts off across the stamp and the append: see the top of the file. */
-void timeline_record(unsigned kind, unsigned arg, uint64_t tsc)
+ARCH_COLD_CALLEE void timeline_record(unsigned kind, unsigned arg, uint64_t tsc)
 {
 	uint64_t flags = irq_save();
 

@@ -47,8 +47,8 @@ enum tl_kind {
 /* Written only at the window's edges; read by every hook: a line of its own. */
 extern bool timeline_on;
 
-/* The recorders, called only through the hooks below (see arch/x86/coldcall.h). tsc 0: now. */
-void timeline_record(unsigned kind, unsigned arg, uint64_t tsc);
+/* The recorder, called only through the hooks below (arch/x86/coldcall.h). tsc 0: now. */
+ARCH_COLD_CALLEE void timeline_record(unsigned kind, unsigned arg, uint64_t tsc);
 
 /* True while recording: one compare and branch (arch/x86/coldcall.h), which the caller's
  * `if` becomes once this is inlined. */
