@@ -15,8 +15,8 @@
  *      and POLLING is set only inside poll_state(), whose every iteration tests
  *      NEED_RESCHED (I5: it is re-tested within one loop iteration).
  *   I4 the flag word is changed only with atomic read-modify-writes, here and in sched.c.
- *   R2 POLLING is clear whenever this CPU runs anything but its idle thread: poll_state()
- *      clears it before returning, and only the idle thread calls poll_state().
+ *   R2 POLLING is clear whenever this CPU runs anything but its idle states: poll_state()
+ *      clears it before returning, and only idle_until_work() calls poll_state().
  * tests/model/pollflag.pml checks these with spin.
  *
  * The NEED_RESCHED test before HLT runs with interrupts off and safe_halt() enables them
@@ -28,6 +28,7 @@
 #include "arch/x86/kvm.h"
 #include "arch/x86/probe.h"
 #include "arch/x86/tsc.h"
+#include "kernel/policy/gov_haltpoll.h"
 #include "kernel/policy/governor.h"
 #include "kernel/policy/haltpoll.h"
 #include "kernel/idle.h"
@@ -36,7 +37,6 @@
 #include "kernel/policy/steal_gate.h"
 #include "kernel/percpu.h"
 #include "kernel/printk.h"
-#include "kernel/sched.h"
 #include "kernel/timeline.h"
 #include "kernel/timer.h"
 
@@ -56,8 +56,19 @@ static uint64_t tick_nsec;
 static uint64_t poll_iter_cycles; /* one poll-loop iteration without a clock read */
 static struct haltpoll_params hp;
 static const struct idle_governor *gov; /* idle=haltpoll's governor: cpuidle.governor= */
+static bool gov_direct;			/* gov is gov_haltpoll: call it directly */
 static bool steal_time;			/* kvm-steal-time offered and registered on every CPU */
 static uint32_t steal_threshold;	/* haltpoll.steal_threshold=, % (0: off) */
+
+/*
+ * A call into the chosen governor. The default one is called directly, so its few
+ * instructions per entry compile into this path instead of going through indirect calls
+ * (the idea of Linux's INDIRECT_CALL_1); any other goes through its table. The functions
+ * on the per-entry path take `direct` (gov_direct, decided once at setup) as a constant:
+ * they are always inlined, so each kind of caller gets its own copy with the test folded.
+ */
+#define GOV_CALL(fn, ...) (direct ? hp_##fn(__VA_ARGS__) : gov->fn(__VA_ARGS__))
+#define ENTRY_PATH	  static inline __attribute__((always_inline))
 
 static uint32_t flags_load(const struct cpu *c)
 {
@@ -101,13 +112,17 @@ static unsigned check_every(uint64_t limit_cyc)
 
 /* The poll limit in cycles and how often to read the clock for it, cached per CPU: the
  * window rarely changes, and the conversion and divisions would be paid on every entry. */
-static void poll_plan(struct cpu *c, uint64_t limit_ns, uint64_t *limit, unsigned *every)
+static __attribute__((noinline)) void poll_replan(struct cpu *c, uint64_t limit_ns)
 {
-	if (limit_ns != c->poll_plan_ns) {
-		c->poll_plan_ns = limit_ns;
-		c->poll_plan_cycles = limit_ns == NO_LIMIT ? NO_LIMIT : ns_to_tsc(limit_ns);
-		c->poll_plan_every = check_every(c->poll_plan_cycles);
-	}
+	c->poll_plan_ns = limit_ns;
+	c->poll_plan_cycles = limit_ns == NO_LIMIT ? NO_LIMIT : ns_to_tsc(limit_ns);
+	c->poll_plan_every = check_every(c->poll_plan_cycles);
+}
+
+static inline void poll_plan(struct cpu *c, uint64_t limit_ns, uint64_t *limit, unsigned *every)
+{
+	if (limit_ns != c->poll_plan_ns)
+		poll_replan(c, limit_ns);
 	*limit = c->poll_plan_cycles;
 	*every = c->poll_plan_every;
 }
@@ -120,14 +135,15 @@ static void poll_plan(struct cpu *c, uint64_t limit_ns, uint64_t *limit, unsigne
  * Returns true if work arrived (NEED_RESCHED), false if the limit passed first. *elapsed
  * gets the TSC cycles spent, *limit_ns the limit polled against (NO_LIMIT if none).
  */
-static bool poll_state(struct cpu *c, struct gov_cpu *g, uint64_t *elapsed, uint64_t *limit_ns)
+ENTRY_PATH bool poll_state(struct cpu *c, struct gov_cpu *g, bool direct, uint64_t *elapsed,
+			   uint64_t *limit_ns)
 {
 	uint64_t t0 = rdtsc(), now, limit = NO_LIMIT;
 	unsigned every = POLL_CHECK_MAX, n = 0;
 	bool work, immediate;
 
 	if (g)
-		gov->poll_begin(g);
+		GOV_CALL(poll_begin, g);
 	seq_open(c);
 	c->idle_since = c->idle_entered = t0;
 	c->idle_polling = true;
@@ -142,7 +158,7 @@ static bool poll_state(struct cpu *c, struct gov_cpu *g, uint64_t *elapsed, uint
 	immediate = work;
 	*limit_ns = NO_LIMIT;
 	if (!work && g) {
-		*limit_ns = gov->poll_limit(g, &hp, tick_nsec);
+		*limit_ns = GOV_CALL(poll_limit, g, &hp, tick_nsec);
 		poll_plan(c, *limit_ns, &limit, &every);
 	}
 	probe_mark(PROBE_IDLE_WAIT);
@@ -243,7 +259,7 @@ static void count_adjust(struct cpu *c, enum haltpoll_adjust a)
  * decisions), and the woken thread does not wait for it; an expired poll is followed by a
  * select at once, so the deferral costs nothing there.
  */
-static void finish_poll(struct cpu *c)
+ENTRY_PATH void finish_poll(struct cpu *c, bool direct)
 {
 	struct gov_entry e = {
 	    .state = GOV_STATE_POLL,
@@ -253,7 +269,7 @@ static void finish_poll(struct cpu *c)
 	};
 
 	c->poll_done_pending = false;
-	count_adjust(c, gov->reflect(&c->gov, &hp, &e));
+	count_adjust(c, GOV_CALL(reflect, &c->gov, &hp, &e));
 }
 
 /*
@@ -263,69 +279,78 @@ static void finish_poll(struct cpu *c)
  * entry (residency 0, not reflected); the halt state's own enter skips the HLT but the entry
  * counts (reflected with its near-zero residency, so from W = 0 haltpoll's window grows).
  */
-static void governed_enter(struct cpu *c)
+ENTRY_PATH bool entry_aborted(struct cpu *c, bool direct) /* call_cpuidle(): -EBUSY */
 {
-	bool stop_tick = true;
-	struct gov_entry e = {.state = GOV_STATE_HALT, .limit_ns = GOV_NO_LIMIT};
-
-	if (c->poll_done_pending)
-		finish_poll(c);
-	/* haltpoll.steal_threshold=: while this CPU's recent steal is above the threshold it
-	 * halts without asking the governor (whose state stays as it was), so the host CPU goes
-	 * to whoever else wants it. */
-	if (steal_threshold && !steal_gate_allows(&c->steal_gate, steal_threshold,
-						  tsc_to_ns(rdtsc()), kvm_steal_ns(c->id))) {
-		c->stats.polls_suspended++;
-		if (flags_load(c) & CPU_NEED_RESCHED) {
-			c->stats.idle_aborted++;
-			return;
-		}
-		halt_state(c);
-		return;
-	}
-	if (gov->select(&c->gov, &hp, latency_req_zero, &stop_tick) == GOV_STATE_POLL) {
-		if (flags_load(c) & CPU_NEED_RESCHED) { /* call_cpuidle(): -EBUSY */
-			gov->aborted(&c->gov);
-			c->stats.idle_aborted++;
-			return;
-		}
-		c->poll_done_work =
-		    poll_state(c, &c->gov, &c->poll_done_cycles, &c->poll_done_limit);
-		c->poll_done_pending = true;
-		return;
-	}
-	if (flags_load(c) & CPU_NEED_RESCHED) { /* call_cpuidle(): -EBUSY */
-		gov->aborted(&c->gov);
-		c->stats.idle_aborted++;
-		return;
-	}
-	e.residency_ns = tsc_to_ns(halt_state(c));
-	e.work = flags_load(c) & CPU_NEED_RESCHED;
-	count_adjust(c, gov->reflect(&c->gov, &hp, &e));
+	if (!(flags_load(c) & CPU_NEED_RESCHED))
+		return false;
+	GOV_CALL(aborted, &c->gov);
+	c->stats.idle_aborted++;
+	return true;
 }
 
-/*
- * Idle until there is work, then switch to it straight from here: the states return with
- * interrupts off and NEED_RESCHED is tested once, by the loop.
- */
-void idle_loop(void)
+/* The governor chose halt: the entry, measured and reflected. Out of line, so that the poll
+ * path does not pay for building its record. */
+static __attribute__((noinline)) void governed_halt(struct cpu *c, bool direct)
 {
-	struct cpu *c = this_cpu();
+	struct gov_entry e = {.state = GOV_STATE_HALT, .limit_ns = GOV_NO_LIMIT};
+
+	if (entry_aborted(c, direct))
+		return;
+	e.residency_ns = tsc_to_ns(halt_state(c));
+	e.work = flags_load(c) & CPU_NEED_RESCHED;
+	count_adjust(c, GOV_CALL(reflect, &c->gov, &hp, &e));
+}
+
+/* haltpoll.steal_threshold=: while this CPU's recent steal is above the threshold it halts
+ * without asking the governor (whose state stays as it was), so the host CPU goes to
+ * whoever else wants it. Returns true if it did. */
+static __attribute__((noinline)) bool steal_gated_halt(struct cpu *c)
+{
+	if (steal_gate_allows(&c->steal_gate, steal_threshold, tsc_to_ns(rdtsc()),
+			      kvm_steal_ns(c->id)))
+		return false;
+	c->stats.polls_suspended++;
+	if (flags_load(c) & CPU_NEED_RESCHED)
+		c->stats.idle_aborted++;
+	else
+		halt_state(c);
+	return true;
+}
+
+ENTRY_PATH void governed_enter(struct cpu *c, bool direct)
+{
+	bool stop_tick = true;
+
+	if (c->poll_done_pending)
+		finish_poll(c, direct);
+	if (steal_threshold && steal_gated_halt(c))
+		return;
+	if (GOV_CALL(select, &c->gov, &hp, latency_req_zero, &stop_tick) != GOV_STATE_POLL) {
+		governed_halt(c, direct);
+		return;
+	}
+	if (entry_aborted(c, direct))
+		return;
+	c->poll_done_work =
+	    poll_state(c, &c->gov, direct, &c->poll_done_cycles, &c->poll_done_limit);
+	c->poll_done_pending = true;
+}
+
+void idle_until_work(struct cpu *c)
+{
 	uint64_t cycles, limit;
 
-	for (;;) {
-		irq_disable();
-		while (!(flags_load(c) & CPU_NEED_RESCHED)) {
-			probe_mark(PROBE_IDLE_ENTER);
-			if (policy == IDLE_HALTPOLL)
-				governed_enter(c);
-			else if (policy == IDLE_POLL)
-				poll_state(c, 0, &cycles, &limit);
+	while (!(flags_load(c) & CPU_NEED_RESCHED)) {
+		probe_mark(PROBE_IDLE_ENTER);
+		if (policy == IDLE_HALTPOLL)
+			if (gov_direct)
+				governed_enter(c, true);
 			else
-				halt_state(c);
-		}
-		schedule();
-		irq_enable();
+				governed_enter(c, false);
+		else if (policy == IDLE_POLL)
+			poll_state(c, 0, false, &cycles, &limit);
+		else
+			halt_state(c);
 	}
 }
 
@@ -366,6 +391,7 @@ void idle_setup(void)
 	    .legacy_shrink = knob(KNOB_haltpoll_legacy_shrink),
 	};
 	gov = idle_governors[knob(KNOB_governor)];
+	gov_direct = gov == &gov_haltpoll;
 	poll_iter_cycles = calibrate_poll_iteration();
 	steal_time = kvm_has(KVM_FEATURE_STEAL_TIME);
 	steal_threshold = (uint32_t)knob(KNOB_steal_threshold);

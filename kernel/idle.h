@@ -12,8 +12,12 @@ void idle_setup(void);
 void idle_print_record(void);
 /* Each CPU for itself, before its first idle entry: governor state, poll-control MSR. */
 void idle_init_cpu(void);
-/* Each CPU's idle thread, after sched_init_cpu() and timer_init_cpu(). */
-__attribute__((noreturn)) void idle_loop(void);
+/*
+ * Interrupts off (on return too): enters idle states, each as the policy chooses, until
+ * NEED_RESCHED is set on c (this CPU). The caller then schedules; kernel/sched.c calls
+ * this from its idle thread and from a thread that blocks with nothing else to run.
+ */
+void idle_until_work(struct cpu *c);
 /* The idle policy in force: "halt", "poll" or "haltpoll" (never "auto"). */
 const char *idle_policy_name(void);
 /* The CPU's current poll window (haltpoll's W), 0 under other policies. */

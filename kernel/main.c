@@ -93,7 +93,7 @@ static __attribute__((noreturn)) void ap_main(uint64_t id)
 	cpu_bringup();
 	cpu_start_scheduling();
 	announce_online();
-	idle_loop();
+	sched_idle_loop();
 }
 
 static void find_cpus(void)
@@ -211,5 +211,5 @@ void kmain(uint32_t magic, uint64_t info)
 	print_boot_records();
 	panic_test_run((int)knob(KNOB_panic_test));
 	init_start();
-	idle_loop();
+	sched_idle_loop();
 }

@@ -38,6 +38,7 @@
 #include "arch/x86/trap.h"
 #include "arch/x86/tsc.h"
 #include "arch/x86/vectors.h"
+#include "kernel/idle.h"
 #include "kernel/percpu.h"
 #include "kernel/printk.h"
 #include "kernel/sched.h"
@@ -146,9 +147,9 @@ unsigned thread_cpu(const struct thread *t)
 	return t->cpu;
 }
 
-void sched_resched_cpu(struct cpu *c)
+/* sched_resched_cpu() from a caller that knows its own CPU: inline on the wake-up path. */
+static inline void resched(struct cpu *c, struct cpu *me)
 {
-	struct cpu *me = this_cpu();
 	uint32_t old, new;
 	bool send;
 
@@ -175,6 +176,11 @@ void sched_resched_cpu(struct cpu *c)
 	apic_send_ipi(c->apic_id, VEC_RESCHED);
 }
 
+void sched_resched_cpu(struct cpu *c)
+{
+	resched(c, this_cpu());
+}
+
 /* Hands t to its CPU: the push that the target's schedule() will find (see the top). */
 static void wake_list_push(struct cpu *c, struct thread *t)
 {
@@ -199,7 +205,7 @@ void thread_wake(struct thread *t)
 			if (!state_cas(t, &old, T_RUNNABLE))
 				continue;
 			wake_list_push(c, t);
-			sched_resched_cpu(c);
+			resched(c, me);
 			break;
 		}
 		if (st != T_RUNNING && st != T_RUNNABLE)
@@ -243,8 +249,9 @@ static void finish_switch(void)
 }
 
 /*
- * The next thread to run: the run queue's head, after anything newly woken. The common case
- * on the wake-up path, one thread woken onto an empty queue, skips the queue altogether.
+ * The next thread to run: the run queue's head, after anything newly woken. The common cases
+ * on the wake-up path, one thread woken onto an empty queue or none at all (about to idle),
+ * skip the queue altogether.
  */
 static struct thread *pick_next(struct cpu *c, struct thread *prev)
 {
@@ -252,8 +259,8 @@ static struct thread *pick_next(struct cpu *c, struct thread *prev)
 	bool prev_runs = prev != c->idle && (state_load(prev) & T_STATE) == T_RUNNING;
 	struct rq_link *l;
 
-	if (woken && !woken->wake_next && !prev_runs && rq_empty(&c->rq))
-		return woken;
+	if (!prev_runs && rq_empty(&c->rq) && (!woken || !woken->wake_next))
+		return woken; /* nothing to queue: the one woken thread, or none */
 	wake_list_append(c, woken);
 	if (prev_runs) {
 		state_flip_running(prev);
@@ -263,17 +270,35 @@ static struct thread *pick_next(struct cpu *c, struct thread *prev)
 	return l ? link_thread(l) : 0;
 }
 
+/*
+ * A thread that blocks with nothing else to run idles where it is, on its own stack, with
+ * this CPU's idle thread as `current` (so interrupts treat the CPU as idle, as they would
+ * the idle thread): if the wake that ends the idle is its own, as on a request/response
+ * path it usually is, it returns without a context switch to the idle thread and back.
+ * Only a thread that has exited switches to the idle thread, whose stack outlives it.
+ * The protocol is unchanged: NEED_RESCHED is cleared before every take of the wake list.
+ */
 void schedule(void)
 {
 	struct cpu *c = this_cpu();
 	struct thread *prev = c->current, *next;
 
-	__atomic_fetch_and(&c->flags, ~CPU_NEED_RESCHED, __ATOMIC_SEQ_CST);
-	next = pick_next(c, prev);
-	if (next)
-		state_flip_running(next);
-	else
-		next = c->idle;
+	for (;;) {
+		__atomic_fetch_and(&c->flags, ~CPU_NEED_RESCHED, __ATOMIC_SEQ_CST);
+		next = pick_next(c, prev);
+		if (next) {
+			state_flip_running(next);
+			break;
+		}
+		if (prev == c->idle || (state_load(prev) & T_STATE) == T_DEAD) {
+			next = c->idle;
+			break;
+		}
+		timeline_rec(TL_RUN, TL_IDLE_THREAD);
+		c->current = c->idle;
+		idle_until_work(c);
+		c->current = prev;
+	}
 	timeline_rec(TL_RUN, next == c->idle ? TL_IDLE_THREAD : (unsigned)(next - threads));
 	if (next == prev)
 		return;
@@ -283,6 +308,20 @@ void schedule(void)
 	c->stats.ctx_switches++;
 	arch_switch(&prev->rsp, next->rsp);
 	finish_switch();
+}
+
+/* Each CPU's idle thread: what runs when no thread is runnable and none is blocked here
+ * mid-idle, e.g. before the first thread and after the last one exits. */
+void sched_idle_loop(void)
+{
+	struct cpu *c = this_cpu();
+
+	for (;;) {
+		irq_disable();
+		idle_until_work(c);
+		schedule();
+		irq_enable();
+	}
 }
 
 void sched_thread_start(struct thread *t);

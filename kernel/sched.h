@@ -49,8 +49,11 @@ void join_wait(struct join_counter *j);
  * CPU's idle thread, and the tick starts unless hz=0.
  */
 void sched_init_cpu(void);
-/* Interrupts off. Switches to the next runnable thread (or idle) if there is one. */
+/* Interrupts off. Switches to the next runnable thread; a blocked thread with none to
+ * switch to idles in place until there is one (possibly itself). */
 void schedule(void);
+/* Each CPU's idle thread, after sched_init_cpu() and timer_init_cpu(). */
+__attribute__((noreturn)) void sched_idle_loop(void);
 /* The tail of every interrupt (the trap return hook): preempts the current thread if asked. */
 void sched_irq_exit(void);
 /* Sets NEED_RESCHED on c, and sends it an IPI unless it is this CPU or already asked. */

@@ -8,8 +8,8 @@
 
 uint64_t tsc_hz;
 const char *tsc_source = "none";
-static uint64_t ns_mult;  /* ns = cycles * ns_mult >> 32 */
-static uint64_t cyc_mult; /* cycles = ns * cyc_mult >> 32 */
+uint64_t tsc_ns_mult;  /* ns = cycles * tsc_ns_mult >> 32 */
+uint64_t tsc_cyc_mult; /* cycles = ns * tsc_cyc_mult >> 32 */
 
 #define NSEC_PER_SEC 1000000000ull
 
@@ -139,24 +139,14 @@ bool tsc_calibrate(void)
 		if (hz) {
 			tsc_hz = hz;
 			tsc_source = methods[i].name;
-			ns_mult = (NSEC_PER_SEC << 32) / hz;
+			tsc_ns_mult = (NSEC_PER_SEC << 32) / hz;
 			/* split so a TSC above 4.29 GHz cannot overflow 64 bits */
-			cyc_mult = ((hz / NSEC_PER_SEC) << 32) +
-				   ((hz % NSEC_PER_SEC) << 32) / NSEC_PER_SEC;
+			tsc_cyc_mult = ((hz / NSEC_PER_SEC) << 32) +
+				       ((hz % NSEC_PER_SEC) << 32) / NSEC_PER_SEC;
 			return true;
 		}
 	}
 	return false;
-}
-
-uint64_t tsc_to_ns(uint64_t cycles)
-{
-	return (uint64_t)(((unsigned __int128)cycles * ns_mult) >> 32);
-}
-
-uint64_t ns_to_tsc(uint64_t ns)
-{
-	return (uint64_t)(((unsigned __int128)ns * cyc_mult) >> 32);
 }
 
 void tsc_delay_ns(uint64_t ns)

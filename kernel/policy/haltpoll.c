@@ -30,34 +30,6 @@ void haltpoll_cpu_init(struct haltpoll_cpu *cpu)
 	cpu->shrink_events = 0;
 }
 
-/*
- * Spec 1.4, rows top to bottom. Purely history driven: no timer or sleep prediction. The idle
- * core pre-sets *stop_tick to true; only "poll" decisions clear it. Row 1's "driver has no
- * states" half cannot happen here: our driver always registers poll + halt.
- */
-int haltpoll_select(const struct haltpoll_cpu *cpu, bool latency_req_zero, bool *stop_tick)
-{
-	if (latency_req_zero) {
-		*stop_tick = false;
-		return HALTPOLL_STATE_POLL;
-	}
-	if (cpu->poll_limit_ns == 0)
-		return HALTPOLL_STATE_HALT;
-	if (cpu->last_state_idx == HALTPOLL_STATE_POLL && cpu->poll_time_limit)
-		return HALTPOLL_STATE_HALT;
-	*stop_tick = false;
-	return HALTPOLL_STATE_POLL;
-}
-
-/*
- * The idle core measures every state entry (spec §1.8); an entry aborted before the state ran
- * records 0 and is not reflected.
- */
-void haltpoll_record_residency(struct haltpoll_cpu *cpu, uint64_t residency_ns)
-{
-	cpu->last_residency_ns = residency_ns;
-}
-
 /* Grow branch of 1.5: u32 multiply, then the GS floor BEFORE the Gmax ceiling. */
 static uint32_t grown_window(const struct haltpoll_params *p, uint64_t w)
 {
@@ -104,16 +76,6 @@ enum haltpoll_adjust haltpoll_adjust(const struct haltpoll_params *p, struct hal
 	return HALTPOLL_ADJ_NONE;
 }
 
-/* After an entry of state index: remember it; only a halt feeds the window (spec §1.5). */
-enum haltpoll_adjust haltpoll_reflect(const struct haltpoll_params *p, struct haltpoll_cpu *cpu,
-				      int index)
-{
-	cpu->last_state_idx = index;
-	if (index == HALTPOLL_STATE_POLL)
-		return HALTPOLL_ADJ_NONE;
-	return haltpoll_adjust(p, cpu, cpu->last_residency_ns);
-}
-
 /* Linux's TICK_NSEC: nanoseconds per tick, rounded to nearest. hz == 0 yields 0. */
 uint64_t haltpoll_tick_nsec(uint32_t hz)
 {
@@ -134,41 +96,4 @@ uint64_t haltpoll_fallback_limit(uint64_t tick_nsec, uint64_t deeper_residency_n
 	if (deeper_residency_ns < HALTPOLL_POLL_MIN_NS)
 		return max;
 	return deeper_residency_ns < max ? deeper_residency_ns : max;
-}
-
-/*
- * The limit a poll entry uses (cpuidle_poll_time): W if non-zero, else the fallback, which is
- * STORED into W (the Linux quirk we reproduce, see the top comment). Call it only once the
- * poll has really started (NEED_RESCHED was clear at set-polling-and-test), as Linux does.
- */
-uint64_t haltpoll_poll_limit(struct haltpoll_cpu *cpu, uint64_t tick_nsec)
-{
-	if (cpu->poll_limit_ns == 0)
-		cpu->poll_limit_ns =
-		    haltpoll_fallback_limit(tick_nsec, HALTPOLL_HALT_TARGET_RESIDENCY_NS);
-	return cpu->poll_limit_ns;
-}
-
-/* Poll entry: the end reason starts as "not expired" even if the poll ends at once. */
-void haltpoll_poll_begin(struct haltpoll_cpu *cpu)
-{
-	cpu->poll_time_limit = false;
-}
-
-/*
- * One check of the poll loop at elapsed_ns since poll entry. Work wins (Linux tests
- * NEED_RESCHED before every clock check); expiry needs a strict elapsed > limit and is the
- * only thing that sets poll_time_limit. How often the caller checks the clock (Linux: every
- * 201 PAUSEs) is the caller's business.
- */
-enum haltpoll_poll_verdict haltpoll_poll_check(struct haltpoll_cpu *cpu, bool work_arrived,
-					       uint64_t elapsed_ns, uint64_t limit_ns)
-{
-	if (work_arrived)
-		return HALTPOLL_POLL_WORK;
-	if (elapsed_ns > limit_ns) {
-		cpu->poll_time_limit = true;
-		return HALTPOLL_POLL_EXPIRED;
-	}
-	return HALTPOLL_POLL_CONTINUE;
 }

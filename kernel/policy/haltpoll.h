@@ -72,16 +72,6 @@ enum haltpoll_poll_verdict {
 /* W = 0 and a zeroed history, as when the governor is enabled for a CPU. */
 void haltpoll_cpu_init(struct haltpoll_cpu *cpu);
 
-/*
- * Per idle entry, in this order: select -> (poll or halt; the poll body calls poll_begin,
- * poll_limit, poll_check) -> record_residency -> reflect. An entry aborted before the state
- * ran (NEED_RESCHED seen at clear-and-test) records residency 0 and is NOT reflected.
- * select returns HALTPOLL_STATE_*; it writes *stop_tick only to clear it (poll decisions).
- */
-int haltpoll_select(const struct haltpoll_cpu *cpu, bool latency_req_zero, bool *stop_tick);
-void haltpoll_record_residency(struct haltpoll_cpu *cpu, uint64_t residency_ns);
-enum haltpoll_adjust haltpoll_reflect(const struct haltpoll_params *p, struct haltpoll_cpu *cpu,
-				      int index);
 /* The window rule of spec §1.5 on its own (reflect calls it for halts). */
 enum haltpoll_adjust haltpoll_adjust(const struct haltpoll_params *p, struct haltpoll_cpu *cpu,
 				     uint64_t block_ns);
@@ -90,12 +80,89 @@ enum haltpoll_adjust haltpoll_adjust(const struct haltpoll_params *p, struct hal
 uint64_t haltpoll_tick_nsec(uint32_t hz);
 /* cpuidle fallback: deeper residency if >= 10 us (capped at tick/16), else tick/16. */
 uint64_t haltpoll_fallback_limit(uint64_t tick_nsec, uint64_t deeper_residency_ns);
-/* Poll limit: W, or (W == 0) the fallback for our 1 us halt state, which is stored into W. */
-uint64_t haltpoll_poll_limit(struct haltpoll_cpu *cpu, uint64_t tick_nsec);
 
-/* Poll loop bookkeeping: begin clears poll_time_limit; check sets it on strict expiry. */
-void haltpoll_poll_begin(struct haltpoll_cpu *cpu);
-enum haltpoll_poll_verdict haltpoll_poll_check(struct haltpoll_cpu *cpu, bool work_arrived,
-					       uint64_t elapsed_ns, uint64_t limit_ns);
+/*
+ * Per idle entry, in this order: select -> (poll or halt; the poll body calls poll_begin,
+ * poll_limit, poll_check) -> record_residency -> reflect. An entry aborted before the state
+ * ran (NEED_RESCHED seen at clear-and-test) records residency 0 and is NOT reflected.
+ * select returns HALTPOLL_STATE_*; it writes *stop_tick only to clear it (poll decisions).
+ * These per-entry functions are inline: the idle path calls them on every entry.
+ */
+/*
+ * Spec 1.4, rows top to bottom. Purely history driven: no timer or sleep prediction. The idle
+ * core pre-sets *stop_tick to true; only "poll" decisions clear it. Row 1's "driver has no
+ * states" half cannot happen here: our driver always registers poll + halt.
+ */
+static inline int haltpoll_select(const struct haltpoll_cpu *cpu, bool latency_req_zero,
+				  bool *stop_tick)
+{
+	if (latency_req_zero) {
+		*stop_tick = false;
+		return HALTPOLL_STATE_POLL;
+	}
+	if (cpu->poll_limit_ns == 0)
+		return HALTPOLL_STATE_HALT;
+	if (cpu->last_state_idx == HALTPOLL_STATE_POLL && cpu->poll_time_limit)
+		return HALTPOLL_STATE_HALT;
+	*stop_tick = false;
+	return HALTPOLL_STATE_POLL;
+}
+
+/*
+ * The idle core measures every state entry (spec §1.8); an entry aborted before the state ran
+ * records 0 and is not reflected.
+ */
+static inline void haltpoll_record_residency(struct haltpoll_cpu *cpu, uint64_t residency_ns)
+{
+	cpu->last_residency_ns = residency_ns;
+}
+
+/* After an entry of state index: remember it; only a halt feeds the window (spec §1.5). */
+static inline enum haltpoll_adjust haltpoll_reflect(const struct haltpoll_params *p,
+						    struct haltpoll_cpu *cpu, int index)
+{
+	cpu->last_state_idx = index;
+	if (index == HALTPOLL_STATE_POLL)
+		return HALTPOLL_ADJ_NONE;
+	return haltpoll_adjust(p, cpu, cpu->last_residency_ns);
+}
+
+/*
+ * The limit a poll entry uses (cpuidle_poll_time): W if non-zero, else the fallback, which is
+ * STORED into W (the Linux quirk we reproduce, see the top comment). Call it only once the
+ * poll has really started (NEED_RESCHED was clear at set-polling-and-test), as Linux does.
+ */
+static inline uint64_t haltpoll_poll_limit(struct haltpoll_cpu *cpu, uint64_t tick_nsec)
+{
+	if (cpu->poll_limit_ns == 0)
+		cpu->poll_limit_ns =
+		    haltpoll_fallback_limit(tick_nsec, HALTPOLL_HALT_TARGET_RESIDENCY_NS);
+	return cpu->poll_limit_ns;
+}
+
+/* Poll entry: the end reason starts as "not expired" even if the poll ends at once. */
+static inline void haltpoll_poll_begin(struct haltpoll_cpu *cpu)
+{
+	cpu->poll_time_limit = false;
+}
+
+/*
+ * One check of the poll loop at elapsed_ns since poll entry. Work wins (Linux tests
+ * NEED_RESCHED before every clock check); expiry needs a strict elapsed > limit and is the
+ * only thing that sets poll_time_limit. How often the caller checks the clock (Linux: every
+ * 201 PAUSEs) is the caller's business.
+ */
+static inline enum haltpoll_poll_verdict haltpoll_poll_check(struct haltpoll_cpu *cpu,
+							     bool work_arrived, uint64_t elapsed_ns,
+							     uint64_t limit_ns)
+{
+	if (work_arrived)
+		return HALTPOLL_POLL_WORK;
+	if (elapsed_ns > limit_ns) {
+		cpu->poll_time_limit = true;
+		return HALTPOLL_POLL_EXPIRED;
+	}
+	return HALTPOLL_POLL_CONTINUE;
+}
 
 #endif

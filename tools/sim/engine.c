@@ -215,7 +215,8 @@ static void go_schedule(struct sim *s, struct vcpu *v)
 		go_idle(s, v, s->c[COST_idle_reentry]);
 		return;
 	}
-	v->g.ctx_switches++;
+	/* no ctx_switches++: the kernel's blocked thread idles in place and resumes itself,
+	 * and here each vCPU has one thread (kernel/sched.c: schedule) */
 	set_state(s, v, V_WAKE_PATH, s->c[COST_wake_path]);
 }
 
@@ -477,7 +478,6 @@ static void thread_segment_done(struct sim *s, struct vcpu *v)
 		return;
 	}
 	t->state = T_BLOCKED;
-	v->g.ctx_switches++; /* to the idle thread */
 	go_idle(s, v, s->c[COST_idle_entry]);
 }
 

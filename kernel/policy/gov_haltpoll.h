@@ -1,0 +1,62 @@
+/*
+ * Linux's haltpoll governor (kernel/policy/haltpoll.c) behind the governor interface, in the
+ * order cpuidle-haltpoll calls it: select; poll_begin on entering the poll state; the limit
+ * once the poll really starts; the end check, the residency and reflect afterwards.
+ *
+ * The functions are inline so that the idle driver can call the default governor directly
+ * (kernel/idle.c: GOV_CALL) and the per-entry work compiles into its path; gov_haltpoll's
+ * table (gov_haltpoll.c) holds the same functions for every other caller.
+ */
+#ifndef IDLELAB_KERNEL_GOV_HALTPOLL_H
+#define IDLELAB_KERNEL_GOV_HALTPOLL_H
+
+#include "kernel/policy/governor.h"
+
+static inline void hp_enable(struct gov_cpu *g)
+{
+	haltpoll_cpu_init(&g->haltpoll);
+}
+
+static inline int hp_select(struct gov_cpu *g, const struct haltpoll_params *p,
+			    bool latency_req_zero, bool *stop_tick)
+{
+	(void)p;
+	return haltpoll_select(&g->haltpoll, latency_req_zero, stop_tick);
+}
+
+static inline void hp_poll_begin(struct gov_cpu *g)
+{
+	haltpoll_poll_begin(&g->haltpoll);
+}
+
+static inline uint64_t hp_poll_limit(struct gov_cpu *g, const struct haltpoll_params *p,
+				     uint64_t tick_nsec)
+{
+	(void)p;
+	return haltpoll_poll_limit(&g->haltpoll, tick_nsec);
+}
+
+static inline enum haltpoll_adjust hp_reflect(struct gov_cpu *g, const struct haltpoll_params *p,
+					      const struct gov_entry *e)
+{
+	struct haltpoll_cpu *h = &g->haltpoll;
+	uint64_t ns = e->residency_ns, limit = e->limit_ns;
+
+	if (e->state == HALTPOLL_STATE_POLL && limit != GOV_NO_LIMIT)
+		/* The loop compared cycles; ns rounding must not turn an expiry into a tie. */
+		haltpoll_poll_check(h, e->work, e->work || ns > limit ? ns : limit + 1, limit);
+	haltpoll_record_residency(h, ns);
+	return haltpoll_reflect(p, h, e->state);
+}
+
+static inline void hp_aborted(struct gov_cpu *g)
+{
+	haltpoll_record_residency(&g->haltpoll, 0);
+}
+
+static inline uint64_t hp_window_ns(const struct gov_cpu *g)
+{
+	return g->haltpoll.poll_limit_ns;
+}
+
+#endif
