@@ -39,7 +39,7 @@ enum tl_kind {
 };
 #undef TL_ENUM
 
-#define TL_IDLE_THREAD 0xffffu /* run: the CPU's idle thread (the idle loop, no work) */
+#define TL_IDLE_THREAD 0xffffu /* run: the idle loop (idle thread, or a thread idling in place) */
 #define TL_END_WORK    1u      /* idle_end: NEED_RESCHED was set (work noticed) */
 /* idle_end: the state was HLT (else the poll state); the recorder adds TL_END_WORK itself */
 #define TL_END_HALT 2u

@@ -4,7 +4,8 @@ wake and the target's noticing it, an IPI and its arrival).
 
 States, from the events that begin them:
   run        a thread runs (run with a thread's slot)
-  idle loop  the CPU's idle thread, on its way into an idle state (run with TL_IDLE_THREAD)
+  idle loop  on the way into an idle state: the idle thread, or a blocked thread idling in
+             place (run with TL_IDLE_THREAD)
   poll       the poll state (poll)
   halt       HLT (halt)
   waking     from the idle state's end until the next event: the way back into a thread
