@@ -229,6 +229,11 @@ def test_without_tsc_clock_or_offsets_nothing_is_drawn():
     assert not ov.aligned and "no TSC offsets (debugfs: not mounted)" in ov.status
 
 
+def test_a_vcpu_without_its_offset_stops_the_drawing():
+    ov = hostoverlay.build(made_up(), host_trace(0), TIDS, {0: 0})
+    assert not ov.aligned and "none read for vCPU 1" in ov.status
+
+
 def test_lost_host_events_are_said():
     ov = hostoverlay.build(made_up(), host_trace(0, lost=7), TIDS, {0: 0, 1: 0})
     assert "7 events lost" in ov.status

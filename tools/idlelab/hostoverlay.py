@@ -115,6 +115,9 @@ def build(tl, trace_text, tids, offsets=None, clock="x86-tsc", why_no_offsets=No
     if clock != "x86-tsc":
         return Overlay(f"host overlay: not drawn: trace clock {clock}, not the TSC, so it "
                        f"cannot be put on the guest's clock ({seen}{tail})", counts=counts)
+    missing = sorted(set(cpu_of.values()) - set(offsets or {}))
+    if offsets is not None and missing:
+        why_no_offsets, offsets = f"none read for vCPU {missing[0]}", None
     if offsets is None:
         return Overlay(f"host overlay: not drawn: no TSC offsets ({why_no_offsets}) ({seen}"
                        f"{tail})", counts=counts)
