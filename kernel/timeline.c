@@ -56,17 +56,23 @@ static void append(unsigned kind, unsigned arg, uint64_t tsc)
 		t->ev[t->n++] = (struct tl_event){.tsc = tsc, .arg = (uint16_t)arg, .kind = kind};
 }
 
-/* Interrupts off across the stamp and the append: see the top of the file. */
+/*
+ * Interrupts off across the stamp and the append: see the top of the file. The flag is
+ * tested again after the stamp, so an event whose hook saw it just before timeline_stop()
+ * is kept only if stamped before the stop's own t_end.
+ */
 ARCH_COLD_CALLEE void timeline_record(unsigned kind, unsigned arg, uint64_t tsc)
 {
 	uint64_t flags = irq_save();
+	uint64_t stamp = tsc ? tsc : rdtsc();
 
 	/* After HLT, whether work came is one more load of the flag word: done here, so the
 	 * hook in the halt state costs nothing when off. */
 	if (kind == TL_IDLE_END && (arg & TL_END_HALT) &&
 	    (__atomic_load_n(&this_cpu()->flags, __ATOMIC_RELAXED) & CPU_NEED_RESCHED))
 		arg |= TL_END_WORK;
-	append(kind, arg, tsc ? tsc : rdtsc());
+	if (__atomic_load_n(&timeline_on, __ATOMIC_SEQ_CST))
+		append(kind, arg, stamp);
 	irq_restore(flags);
 }
 
@@ -127,9 +133,9 @@ static void dump_cpu(unsigned cpu)
 }
 
 /*
- * Runs after the window closed and the workload reported, when the hooks have long stopped
- * appending: one that saw timeline_on just before timeline_stop() finishes within a few
- * instructions, and the result records printed since take milliseconds.
+ * Runs after the window closed and the workload reported, when the recorders have long
+ * stopped appending: one that saw timeline_on just before timeline_stop() finishes within a
+ * few instructions, and the result records printed since take milliseconds.
  */
 void timeline_dump(void)
 {
