@@ -169,19 +169,25 @@ bench-governors: deps all harness-lib
 # target fails; `make test` runs the same self test at 10^4 scale. TCG uses a 20 us window
 # to fit the time; under this nested KVM one poll iteration costs microseconds, so KVM keeps
 # the default 200 us window, or its polls would rarely be hit. Each run says how long it took.
+# QEMU runs at raised priority (STRESS_NICE; as root, otherwise nice warns and runs it as
+# is): a vCPU thread the host leaves unscheduled past the 200 ms bound makes an honest
+# `late`, and on a shared 2-CPU host, 4 TCG vCPUs plus anyone's build can do that. The
+# stress is of the guest's wake-up path, so it should not lose the CPU to the host's
+# other work, as latency tests run at real-time priority.
+STRESS_NICE ?= -10
 STRESS_TCG_ITERS ?= 10000000
 STRESS_KVM_ITERS ?= 1000000
 STRESS_FILTER = grep -E '^@idlelab (selftest|error|exit)|qemu-run'
 stress: deps all
 	@start=$$(date +%s); \
-	$(PYTHON) tools/qemu-run --accel tcg --smp 4 --timeout 7200 \
+	nice -n $(STRESS_NICE) $(PYTHON) tools/qemu-run --accel tcg --smp 4 --timeout 7200 \
 	  --cmdline "selftest=wakeup iters=$(STRESS_TCG_ITERS) idle=haltpoll haltpoll.guest_halt_poll_ns=20us watchdog=3600s" \
 	  2>&1 | $(STRESS_FILTER); rc=$${PIPESTATUS[0]}; \
 	echo "stress: TCG, $(STRESS_TCG_ITERS) wake-ups, $$(( $$(date +%s) - start )) s, exit $$rc"; \
 	[ $$rc -eq 0 ] || exit $$rc; \
 	if [ -w /dev/kvm ]; then \
 	  start=$$(date +%s); \
-	  $(PYTHON) tools/qemu-run --accel kvm --smp 4 --timeout 7200 \
+	  nice -n $(STRESS_NICE) $(PYTHON) tools/qemu-run --accel kvm --smp 4 --timeout 7200 \
 	    --cmdline "selftest=wakeup iters=$(STRESS_KVM_ITERS) idle=haltpoll watchdog=3600s" \
 	    2>&1 | $(STRESS_FILTER); rc=$${PIPESTATUS[0]}; \
 	  echo "stress: KVM, $(STRESS_KVM_ITERS) wake-ups, $$(( $$(date +%s) - start )) s, exit $$rc"; \

@@ -198,6 +198,21 @@ void thread_wake(struct thread *t)
 	uint32_t old = state_load(t);
 
 	timeline_rec(TL_WAKE, t->cpu);
+	/*
+	 * A wake already pending lets this one return without a locked instruction, so nothing
+	 * would order the caller's store to the condition (say, a token) before the thread's
+	 * consumption of that wake and its re-test of the condition: x86 lets the store wait in
+	 * the store buffer past our load, the thread re-tests the old value and blocks, and no
+	 * wake is left to end it. A full fence before looking again closes that: if the wake is
+	 * still pending afterwards, the thread's consuming CAS, and its re-test, come after our
+	 * store is visible. (The other paths end in a CAS on the state, itself a full barrier.)
+	 * The spin models assume sequential consistency and cannot see this; the hang it caused
+	 * (pingpong, TCG, about one run in five after an unrelated change of timing) could.
+	 */
+	if (old & WAKE_PENDING) {
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		old = state_load(t);
+	}
 	for (;;) {
 		uint32_t st = old & T_STATE;
 

@@ -163,6 +163,9 @@ expect_caught state-split safety -DBROKEN_SPLIT \
 	"broken (WAKE_PENDING in a word of its own), safety" "assertion violated"
 expect_caught state-nocas safety -DBROKEN_NOCAS \
 	"broken (waker tests BLOCKED, then writes RUNNABLE), safety" "assertion violated"
+expect_caught state-nofence safety -DBROKEN_NOFENCE \
+	"broken (a waker that finds a wake pending returns without a fence), safety under TSO" \
+	"assertion violated"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -11,6 +11,14 @@
  * The broken variants must be caught: BROKEN_SPLIT keeps WAKE_PENDING in a word of its own,
  * read and written separately from the state (the race the one word exists to close);
  * BROKEN_NOCAS lets a waker test for BLOCKED and then write RUNNABLE in two steps.
+ *
+ * Memory order. x86 is not sequentially consistent: a store may wait in its CPU's store
+ * buffer past that CPU's later loads (TSO), and only a locked instruction or a fence drains
+ * it. So a waker's post of its event is buffered here (sb[i]) and reaches `events` only when
+ * drained: at any moment, at latest at the waker's next CAS or fence, and before it is done.
+ * A waker that finds a wake already pending takes no locked instruction, so without the fence
+ * of thread_wake() its event could still be buffered while the thread consumes the pending
+ * wake, re-tests the condition and blocks: BROKEN_NOFENCE leaves the fence out.
  */
 #define RUNNABLE 1
 #define RUNNING	 2
@@ -23,6 +31,12 @@ byte queued;		/* entries for the thread on its CPU's wake list / run queue */
 byte events;		/* events posted (the condition the thread waits on) */
 byte seen;		/* events the thread has consumed */
 byte done;		/* wakers finished */
+bool sb[2];		/* waker i's event still in its store buffer */
+
+/* The store buffer of waker i reaches memory. */
+inline drain(i) {
+	atomic { if :: sb[i] -> sb[i] = false; events++ :: else -> skip fi }
+}
 
 inline cas(expect, new, ok) {
 	atomic {
@@ -70,7 +84,10 @@ active [2] proctype waker()
 	byte old;
 	bool ok;
 
-	events++;
+	byte me = _pid - 1;	/* cpu() is pid 0 */
+
+	sb[me] = true;		/* post the event: into the store buffer */
+	if :: drain(me) :: skip fi;	/* it may reach memory at once, or later */
 #ifdef BROKEN_SPLIT
 	if
 	:: state == BLOCKED -> state = RUNNABLE; queued++
@@ -83,15 +100,19 @@ active [2] proctype waker()
 	fi;
 #else
 	old = state;
+#ifndef BROKEN_NOFENCE
+	if :: (old & PEND) -> drain(me); old = state :: else fi	/* the fence, and look again */
+#endif
 retry:
 	if
-	:: (old & ~PEND) == BLOCKED -> cas(old, RUNNABLE, ok);
+	:: (old & ~PEND) == BLOCKED -> drain(me); cas(old, RUNNABLE, ok);	/* locked */
 		if :: ok -> queued++ :: else -> goto retry fi	/* wake_list_push */
 	:: (old & ~PEND) != BLOCKED && (old & PEND) -> skip
-	:: (old & ~PEND) != BLOCKED && !(old & PEND) -> cas(old, old | PEND, ok);
+	:: (old & ~PEND) != BLOCKED && !(old & PEND) -> drain(me); cas(old, old | PEND, ok);
 		if :: !ok -> goto retry :: else fi
 	fi;
 #endif
+	drain(me);		/* the buffer empties eventually; the checks start after */
 	done++
 }
 
