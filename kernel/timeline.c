@@ -35,7 +35,7 @@ static struct tl_cpu {
 	uint32_t n;
 } __attribute__((aligned(CACHELINE))) tl[MAX_CPUS];
 
-bool timeline_on __attribute__((aligned(CACHELINE)));
+bool timeline_on;
 static uint32_t per_cpu; /* slots each CPU has in this run */
 static uint64_t t0, t_end;
 
@@ -74,6 +74,12 @@ ARCH_COLD_CALLEE void timeline_record(unsigned kind, unsigned arg, uint64_t tsc)
 	if (__atomic_load_n(&timeline_on, __ATOMIC_SEQ_CST))
 		append(kind, arg, stamp);
 	irq_restore(flags);
+}
+
+void timeline_setup(void)
+{
+	if (knob(KNOB_timeline))
+		arch_cold_sites_enable();
 }
 
 void timeline_start(void)

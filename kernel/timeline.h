@@ -5,8 +5,8 @@
  * the wakes it issues and the IPIs it sends, skips or takes, until its N slots are full or
  * the window closes; after the workload's result the log is printed as `timeline` records.
  *
- * Off (the default) a hook is a compare and a branch not taken: the hot path is counted in
- * instructions (tests/wakepath/insns-baseline.txt), so nothing else may run there.
+ * Without the knob (the default) a hook is a NOP: the hot path is counted in instructions
+ * (tests/wakepath/insns-baseline.txt), so nothing else may run there.
  */
 #ifndef IDLELAB_KERNEL_TIMELINE_H
 #define IDLELAB_KERNEL_TIMELINE_H
@@ -44,29 +44,30 @@ enum tl_kind {
 /* idle_end: the state was HLT (else the poll state); the recorder adds TL_END_WORK itself */
 #define TL_END_HALT 2u
 
-/* Written only at the window's edges; read by every hook: a line of its own. */
+/* Recording: set at the window's opening, cleared at its end or close; read by the
+ * recorder. */
 extern bool timeline_on;
 
 /* The recorder, called only through the hooks below (arch/x86/coldcall.h). tsc 0: now. */
 ARCH_COLD_CALLEE void timeline_record(unsigned kind, unsigned arg, uint64_t tsc);
 
-/* True while recording: one compare and branch (arch/x86/coldcall.h), which the caller's
- * `if` becomes once this is inlined. */
+/* True where the run asked for a timeline (timeline=N, N > 0): the sites are patched at boot
+ * (timeline_setup); otherwise a NOP, which the caller's `if` becomes once this is inlined. */
 static inline __attribute__((always_inline)) bool timeline_active(void)
 {
-	arch_goto_if_set(timeline_on, active);
+	arch_cold_branch(active);
 	return false;
-	// cppcheck-suppress unusedLabel ; the asm goto above jumps here
+	// cppcheck-suppress unusedLabel ; the asm goto above jumps here once patched
 active:
 	return true;
 }
 
 /*
- * The hooks. Off, each is a compare and a branch not taken, and the hot path's code around
- * it stays as it would be without it (arch/x86/coldcall.h). They are macros so that the
- * arguments are evaluated only when recording. timeline_rec_at() takes a TSC value the
- * caller read with interrupts off and has not enabled them since, so nothing recorded on
- * this CPU can come between.
+ * The hooks. Without timeline=, each is a 5-byte NOP and the hot path's code around it stays
+ * as it would be without it (arch/x86/coldcall.h); with it, each calls the recorder, which
+ * records only while timeline_on. They are macros so that the arguments are evaluated only
+ * then. timeline_rec_at() takes a TSC value the caller read with interrupts off and has not
+ * enabled them since, so nothing recorded on this CPU can come between.
  */
 #define timeline_rec_at(kind, arg, tsc)                                                            \
 	do {                                                                                       \
@@ -75,6 +76,9 @@ active:
 	} while (0)
 #define timeline_rec(kind, arg) timeline_rec_at((kind), (arg), 0)
 
+/* The boot CPU, once the knobs are read and before any other CPU starts: with timeline=N,
+ * N > 0, turns the hooks on (they record only between timeline_start and timeline_stop). */
+void timeline_setup(void);
 /* The workload controller, just after the window's open marker: starts recording. */
 void timeline_start(void);
 /* The workload controller, just before the window's close marker: stops recording. */

@@ -1,22 +1,40 @@
 /*
- * A call that a hot path makes only while a flag is set, and that costs the path nothing but
- * the flag's test while it is clear: one compare with memory and one branch not taken. The
- * branch is an asm goto, because GCC turns a C test of a bool into a load, a test and a
- * branch; and the call is made from asm to a function that keeps every register it changes
+ * A call that a hot path makes only when a run asks for it, and that costs the path one NOP
+ * when it does not. Each site is a 5-byte NOP listed (with the label it would jump to) in
+ * the section coldcall_sites; arch_cold_sites_enable() turns every site into a jump, once,
+ * at boot. The call is made from asm to a function that keeps every register it changes
  * (ARCH_COLD_CALLEE), because with a plain C call anywhere in a function the compiler keeps
  * the values live across it in callee-saved registers, saved and restored at the function's
- * entry and exit on every path, call or no call (measured: +66 instructions per pingpong
- * round trip for kernel/timeline.h's hooks as C calls, tools/insncount).
+ * entry and exit on every path, call or no call. Measured on kernel/timeline.h's hooks
+ * (tools/insncount, pingpong round trip under idle=haltpoll): as plain C calls behind a C
+ * test of a bool, +66 instructions; as these calls behind a compare and branch, +30; behind
+ * the NOP, +18.
  */
 #ifndef IDLELAB_ARCH_COLDCALL_H
 #define IDLELAB_ARCH_COLDCALL_H
 
-#include <stdbool.h>
 #include <stdint.h>
 
-/* Jumps to `label` (a label of the enclosing function) if the bool `flag` is true. */
-#define arch_goto_if_set(flag, label)                                                              \
-	__asm__ goto("cmpb $0, %0\n\tjne %l[" #label "]" : : "m"(flag) : "cc" : label)
+/*
+ * Falls through (a 5-byte NOP) until arch_cold_sites_enable(), then jumps to `label`, a label
+ * of the enclosing function.
+ */
+#define arch_cold_branch(label)                                                                    \
+	__asm__ goto("1: .byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n\t"                                   \
+		     ".pushsection coldcall_sites, \"a\"\n\t"                                      \
+		     ".balign 8\n\t"                                                               \
+		     ".quad 1b, %l[" #label "]\n\t"                                                \
+		     ".popsection"                                                                 \
+		     :                                                                             \
+		     :                                                                             \
+		     :                                                                             \
+		     : label)
+
+/*
+ * Turns every arch_cold_branch() site into a jump. Code is patched while it may not run:
+ * call it once, on the boot CPU, before any other CPU starts and before any site can run.
+ */
+void arch_cold_sites_enable(void);
 
 /* The definition and declaration of a function called with arch_cold_call3(): it saves and
  * restores every register it changes, the callee-saved ones and the others alike. */
