@@ -142,6 +142,16 @@ bench: deps all harness-lib
 	$(PYTHON) tools/bench $(if $(filter 1 y yes true,$(QUICK)),--quick) \
 	  --wait-quiet $(BENCH_WAIT_QUIET) $(BENCH_ARGS)
 
+# A timeline to look at (tools/timeline; README "A timeline to look at"): a short pingpong
+# under KVM (TCG, said so, where /dev/kvm is not usable), per CPU its states, wakes and IPIs
+# over the opening of the window, KVM's halt events beneath where the host lets us trace
+# them: results/timeline-<time>/{console.txt,trace.json,timeline.png}. TIMELINE_KNOBS= sets
+# the guest's knobs (default: tools/timeline --help).
+TIMELINE_KNOBS ?=
+.PHONY: timeline
+timeline: deps all
+	$(PYTHON) tools/timeline --run $(if $(strip $(TIMELINE_KNOBS)),--knobs "$(TIMELINE_KNOBS)")
+
 # What polling costs a neighbour on the host (tools/matrices/neighbours.txt; README "Neighbours").
 .PHONY: bench-neighbours
 bench-neighbours: deps all harness-lib

@@ -37,6 +37,7 @@
 #include "kernel/policy/steal_gate.h"
 #include "kernel/percpu.h"
 #include "kernel/printk.h"
+#include "kernel/timeline.h"
 #include "kernel/timer.h"
 
 /* Linux checks the clock every 201 PAUSEs; we also cap it there (see idle_setup). */
@@ -147,6 +148,7 @@ ENTRY_PATH bool poll_state(struct cpu *c, struct gov_cpu *g, bool direct, uint64
 	c->idle_since = c->idle_entered = t0;
 	c->idle_polling = true;
 	seq_close(c);
+	timeline_rec_at(TL_POLL, 0, t0);
 	irq_enable();
 	if (pollflag) /* set POLLING and test NEED_RESCHED in one atomic step */
 		work =
@@ -178,6 +180,7 @@ ENTRY_PATH bool poll_state(struct cpu *c, struct gov_cpu *g, bool direct, uint64
 		__atomic_fetch_and(&c->flags, ~CPU_POLLING, __ATOMIC_SEQ_CST);
 	now = rdtsc();
 	probe_mark(PROBE_NOTICE);
+	timeline_rec_at(TL_IDLE_END, work ? TL_END_WORK : 0, now);
 	*elapsed = now - t0;
 	if (work)
 		c->idle_notice = now;
@@ -228,10 +231,12 @@ static uint64_t halt_state(struct cpu *c)
 	c->idle_polling = false;
 	seq_close(c);
 	probe_mark(PROBE_IDLE_WAIT);
+	timeline_rec(TL_HALT, 0);
 	safe_halt(); /* returns with interrupts on, after the waking handler ran */
 	irq_disable();
 	c->idle_notice = rdtsc();
 	probe_mark(PROBE_NOTICE);
+	timeline_rec_at(TL_IDLE_END, TL_END_HALT, c->idle_notice);
 	cycles = c->idle_notice - t0;
 	seq_open(c);
 	c->stats.halt_cycles += cycles;

@@ -23,6 +23,7 @@
 #include "kernel/printk.h"
 #include "kernel/quiesce.h"
 #include "kernel/sched.h"
+#include "kernel/timeline.h"
 #include "kernel/timer.h"
 #include "kernel/trap_report.h"
 
@@ -205,6 +206,7 @@ void kmain(uint32_t magic, uint64_t info)
 	}
 	find_cpus();
 	idle_setup();
+	timeline_setup();
 	cpu_start_scheduling();
 	announce_online();
 	start_aps();

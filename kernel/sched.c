@@ -43,6 +43,7 @@
 #include "kernel/printk.h"
 #include "kernel/sched.h"
 #include "kernel/spinlock.h"
+#include "kernel/timeline.h"
 #include "kernel/timer.h"
 
 /* The low byte of struct thread.state; WAKE_PENDING rides above it in the same word. */
@@ -167,9 +168,11 @@ static inline void resched(struct cpu *c, struct cpu *me)
 		 * (and would have even if no other IPI were due) */
 		if (old & CPU_POLLING)
 			me->stats.ipi_avoided++;
+		timeline_rec((old & CPU_POLLING) ? TL_IPI_AVOIDED : TL_IPI_PENDING, c->id);
 		return;
 	}
 	me->stats.ipi_sent++;
+	timeline_rec(TL_IPI_SENT, c->id);
 	apic_send_ipi(c->apic_id, VEC_RESCHED);
 }
 
@@ -194,6 +197,7 @@ void thread_wake(struct thread *t)
 	struct cpu *c = &cpus[t->cpu], *me = this_cpu();
 	uint32_t old = state_load(t);
 
+	timeline_rec(TL_WAKE, t->cpu);
 	/*
 	 * A wake already pending lets this one return without a locked instruction, so nothing
 	 * would order the caller's store to the condition (say, a token) before the thread's
@@ -305,10 +309,12 @@ void schedule(void)
 			next = c->idle;
 			break;
 		}
+		timeline_rec(TL_RUN, TL_IDLE_THREAD);
 		c->current = c->idle;
 		idle_until_work(c);
 		c->current = prev;
 	}
+	timeline_rec(TL_RUN, next == c->idle ? TL_IDLE_THREAD : (unsigned)(next - threads));
 	if (next == prev)
 		return;
 	c->current = next;
@@ -486,6 +492,7 @@ static void resched_interrupt(struct trap_frame *f)
 	__atomic_fetch_and(&c->flags, ~CPU_IPI_PENDING, __ATOMIC_SEQ_CST);
 	apic_eoi();
 	c->stats.ipi_received++;
+	timeline_rec(TL_IPI_RECEIVED, 0);
 }
 
 void sched_init_cpu(void)

@@ -41,6 +41,9 @@
 #define KNOB_MS(n) ((int64_t)(n)*1000000)
 #define KNOB_S(n)  ((int64_t)(n)*1000000000)
 
+/* timeline=: the most events a CPU records (kernel/timeline.c keeps a static pool). */
+#define TIMELINE_MAX 4096
+
 /* The choices column of every non-ENUM knob. */
 #define KNOB_NO_CHOICES(X)
 
@@ -182,7 +185,11 @@
 	  "barrier and for the host's acknowledgement before failing with SYNC_TIMEOUT") \
 	K(hostpoll, "hostpoll", ENUM, HOSTPOLL_AUTO, 0, 0, KNOB_CHOICES_HOSTPOLL, \
 	  "MSR_KVM_POLL_CONTROL per CPU: auto writes 0 (host must not poll) where the guest " \
-	  "polls (idle=haltpoll or poll) and 1 elsewhere; on/off force 1/0")
+	  "polls (idle=haltpoll or poll) and 1 elsewhere; on/off force 1/0") \
+	K(timeline, "timeline", INT, 0, 0, TIMELINE_MAX, KNOB_NO_CHOICES, \
+	  "events each CPU records from the opening of a workload's window (thread runs, poll, " \
+	  "halt, idle ends, wakes, IPIs) until full or the window closes, printed after the " \
+	  "result as `timeline` records (tools/timeline draws them); 0 = off")
 // clang-format on
 
 #endif

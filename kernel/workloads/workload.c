@@ -8,6 +8,7 @@
 #include "kernel/policy/knobs.h"
 #include "kernel/printk.h"
 #include "kernel/stats.h"
+#include "kernel/timeline.h"
 #include "kernel/window.h"
 #include "kernel/workloads/workload.h"
 #include "lib/format.h"
@@ -103,6 +104,7 @@ bool workload_run(void)
 	const struct workload_ops *ops = ops_by_knob[knob(KNOB_workload)];
 	uint64_t t0, window_ns;
 	int n;
+	bool ok;
 
 	wl.phase = WL_WARMUP;
 	wl.by_count = false;
@@ -117,14 +119,18 @@ bool workload_run(void)
 		return false;
 	thread_sleep_ns((uint64_t)knob(KNOB_warmup));
 	window_open(&snap_a, name);
+	timeline_start();
 	t0 = rdtsc();
 	measure();
 	window_ns = tsc_to_ns(rdtsc() - t0);
+	timeline_stop();
 	window_close(&snap_b, name);
 	join_wait(&wl.threads);
 	print_table(&snap_a, &snap_b, window_ns);
 	stats_print_delta(&snap_a, &snap_b);
-	return ops->report(window_ns);
+	ok = ops->report(window_ns);
+	timeline_dump();
+	return ok;
 }
 
 /* workload=idle: nothing runs; only the tick (hz=) and the controller's own sleep wake CPUs. */

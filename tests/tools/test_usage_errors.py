@@ -126,3 +126,54 @@ def test_mkiso_bad_input_is_one_line_and_exit_2(place, args, words):
     res = tool("mkiso", *args, cwd=place)
     assert one_line_usage_error(res, *words).startswith("mkiso: ")
     assert not (place / "out").exists() or os.listdir(place / "out") == []
+
+
+TIMELINE_CASES = {
+    "nothing": ([], ["console file or folder, or --run"]),
+    "both": (["plain", "--run"], ["console file or folder, or --run"]),
+    "missing": (["nosuch.txt"], ["nosuch.txt", "no such file"]),
+    "binary": (["binary.txt"], ["binary.txt", "not a text file"]),
+    "no-records": (["plain"], ["plain", "no `@idlelab timeline` record"]),
+    "folder-no-console": (["noraw"], ["noraw", "no console.txt"]),
+    "raw-truncated": (["trunc/raw/001-m-a.json"], ["001-m-a.json", "invalid JSON"]),
+    "raw-no-serial": (["noserial.json"], ["noserial.json", "not a bench raw record"]),
+    "cut-short": (["cut.txt"], ["cut.txt", "no timeline_cpu record for CPU 1"]),
+    "bad-event": (["badev.txt"], ["badev.txt", "bad event"]),
+    "out-under-file": (["good.txt", "--out", "plain/x"], ["--out plain/x"]),
+    "knobs-no-workload": (["--run", "--knobs", "idle=halt"], ["--knobs", "no workload="]),
+    "knobs-refused": (["--run", "--knobs", "workload=pingpong timeline=9999"],
+                      ["--knobs", "timeline"]),
+    "smp": (["--run", "--smp", "0"], ["--smp", "'0'"]),
+    "accel": (["--run", "--accel", "fast"], ["--accel", "fast"]),
+}
+
+TIMELINE_GOOD = "\n".join([
+    "@idlelab timeline cpus=2 tsc_hz=1000 t0=0 t_end=100 asked=4 events_per_cpu=4 per_line=2 "
+    "kinds=r:run,p:poll,h:halt,e:idle_end,w:wake,i:ipi_sent,a:ipi_avoided,q:ipi_pending,"
+    "x:ipi_received",
+    "@idlelab timeline_cpu cpu=0 events=1 full=0",
+    "@idlelab timeline_ev cpu=0 seq=0 ev=r5.2",
+    "@idlelab timeline_cpu cpu=1 events=1 full=0",
+    "@idlelab timeline_ev cpu=1 seq=0 ev=h5",
+]) + "\n"
+
+
+@pytest.mark.parametrize("case", sorted(TIMELINE_CASES))
+def test_timeline_bad_input_is_one_line_and_exit_2(place, case):
+    (place / "noserial.json").write_text('{"matrix": "m"}\n')
+    (place / "good.txt").write_text(TIMELINE_GOOD)
+    (place / "cut.txt").write_text("".join(TIMELINE_GOOD.splitlines(True)[:3]))
+    (place / "badev.txt").write_text(TIMELINE_GOOD.replace("ev=h5", "ev=h5,k"))
+    args, words = TIMELINE_CASES[case]
+    before = sorted(p.name for p in place.iterdir())
+    res = tool("timeline", *args, cwd=place)
+    assert one_line_usage_error(res, *words).startswith("timeline: ")
+    assert sorted(p.name for p in place.iterdir()) == before     # nothing written
+
+
+def test_timeline_draws_a_good_console(place):
+    """The cases above fail for their own reason: the same files, well formed, are drawn."""
+    (place / "good.txt").write_text(TIMELINE_GOOD)
+    res = tool("timeline", "good.txt", "--out", "drawn", cwd=place)
+    assert res.returncode == 0, res.stderr
+    assert (place / "drawn" / "trace.json").is_file()
