@@ -87,18 +87,29 @@ void apic_eoi(void)
  * Neither x2APIC ICR writes (WRMSR to 0x830) nor xAPIC MMIO stores are ordered by the CPU
  * against earlier stores to ordinary memory from the target's point of view, so a waker's
  * run-queue update could otherwise still sit in the store buffer when the IPI lands.
+ *
+ * In xAPIC mode an IPI takes two register writes, the destination and then the command
+ * that sends it, so they run with interrupts off: an interrupt between them whose handler,
+ * or the thread it preempts to, sends an IPI of its own would leave its destination in
+ * ICR_HI, and our IPI would go to that CPU instead. (The target of the lost IPI keeps
+ * IPI_PENDING set, so no later wake sends it one either: with hz=0 it hangs.) x2APIC
+ * writes both halves with one WRMSR.
  */
 static void send_icr(uint32_t dest, uint32_t low)
 {
+	uint64_t flags;
+
 	mb();
 	if (apic_x2apic_mode) {
 		wrmsr(0x800 + (REG_ICR_LO >> 4), ((uint64_t)dest << 32) | low);
 		return;
 	}
+	flags = irq_save();
 	while (apic_reg_read(REG_ICR_LO) & ICR_PENDING)
 		cpu_relax();
 	apic_reg_write(REG_ICR_HI, dest << 24);
 	apic_reg_write(REG_ICR_LO, low);
+	irq_restore(flags);
 }
 
 void apic_send_ipi(uint32_t dest_apic_id, uint8_t vector)
