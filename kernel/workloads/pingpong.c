@@ -11,6 +11,13 @@
 #include "kernel/printk.h"
 #include "kernel/workloads/workload.h"
 
+/*
+ * ping is set by the ping thread itself before its first hand-over, never by the creator:
+ * thread_create() starts a thread at once, so ping can hand the token over, and pong hand it
+ * back, before the creator's own store of ping's handle would land (a vCPU preempted there
+ * by the host made pong wake a null thread and the pair hang). The release store of the
+ * turn publishes ping to pong, whose acquire load of the turn comes before its read.
+ */
 struct pair {
 	struct thread *ping, *pong;
 	unsigned turn; /* 1: pong's move, 0: ping's */
@@ -118,6 +125,8 @@ static void ping_thread(void *arg)
 	uint64_t think = (uint64_t)knob(KNOB_think);
 	bool counted_out = false;
 
+	p->ping = thread_self();
+
 	while (wl_phase() != WL_STOP) {
 		uint64_t t0, t1;
 
@@ -167,8 +176,7 @@ static int pingpong_start(void)
 		hist_init(&wakepaths[k].to_run);
 		hist_init(&wakepaths[k].total);
 		p->pong = thread_create(pong_thread, p, wl.cpu[2 * k + 1], "pong");
-		p->ping = thread_create(ping_thread, p, wl.cpu[2 * k], "ping");
-		if (!p->ping || !p->pong)
+		if (!p->pong || !thread_create(ping_thread, p, wl.cpu[2 * k], "ping"))
 			panic("pingpong: out of threads");
 	}
 	return (int)(2 * npairs);
