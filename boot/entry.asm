@@ -160,6 +160,7 @@ boot_gdt_ptr:
 section .bss
 align 4096
 global boot_pml4
+global boot_pd
 boot_pml4:  resb 4096
 boot_pdpt:  resb 4096
 boot_pd:    resb 4096 * 4

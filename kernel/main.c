@@ -205,6 +205,7 @@ void kmain(uint32_t magic, uint64_t info)
 		kernel_exit(EXIT_BOOT_FAILED);
 	}
 	find_cpus();
+	paging_unmap_null_page();
 	idle_setup();
 	timeline_setup();
 	cpu_start_scheduling();

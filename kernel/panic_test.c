@@ -18,5 +18,8 @@ void panic_test_run(int which)
 	case PANIC_TEST_GP:
 		fault_general_protection();
 		break;
+	case PANIC_TEST_NULL:
+		fault_null_dereference();
+		break;
 	}
 }

@@ -135,6 +135,11 @@ static inline uint64_t read_cr3(void)
 	return v;
 }
 
+static inline void write_cr3(uint64_t v)
+{
+	__asm__ volatile("mov %0, %%cr3" ::"r"(v) : "memory");
+}
+
 /* A full barrier: orders earlier stores against later loads (MFENCE). */
 static inline void mb(void)
 {

@@ -25,6 +25,14 @@ void fault_page_fault(void)
 	(void)*(volatile uint64_t *)UNMAPPED_ADDR;
 }
 
+void fault_null_dereference(void)
+{
+	volatile uint64_t *null = 0;
+
+	__asm__ volatile("" : "+r"(null)); /* hide the null from the compiler, which may trap */
+	(void)null[FAULT_NULL_OFFSET / sizeof(*null)];
+}
+
 void fault_general_protection(void)
 {
 	(void)*(volatile uint64_t *)NONCANONICAL_ADDR;

@@ -9,5 +9,8 @@ void fault_invalid_opcode(void);
 void fault_divide_error(void);
 void fault_page_fault(void);
 void fault_general_protection(void);
+/* Reads FAULT_NULL_OFFSET bytes past address 0, as a member of a null struct pointer. */
+#define FAULT_NULL_OFFSET 0x18
+void fault_null_dereference(void);
 
 #endif

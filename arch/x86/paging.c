@@ -10,6 +10,7 @@
 #define SPARE_PDS 60
 
 extern uint64_t boot_pml4[512];
+extern uint64_t boot_pd[4 * 512];
 
 static uint64_t spare_pd[SPARE_PDS][512] __attribute__((aligned(4096)));
 
@@ -37,4 +38,17 @@ bool paging_map_ram(uint64_t top, bool gbpages)
 	}
 	/* Only not-present entries were filled in, and those are never cached: no flush. */
 	return true;
+}
+
+/* The first 2 MiB in 4 KiB pages, the first of them absent. */
+static uint64_t low_pt[512] __attribute__((aligned(4096)));
+
+void paging_unmap_null_page(void)
+{
+	for (unsigned i = 1; i < 512; i++)
+		low_pt[i] = ((uint64_t)i << 12) | PTE_PRESENT | PTE_WRITE;
+	low_pt[0] = 0;
+	boot_pd[0] = (uint64_t)(uintptr_t)low_pt | PTE_PRESENT | PTE_WRITE;
+	/* the old 2 MiB entry may be cached anywhere in the range: flush it all */
+	write_cr3(read_cr3());
 }

@@ -13,4 +13,12 @@
  */
 bool paging_map_ram(uint64_t top, bool gbpages);
 
+/*
+ * Makes the page at address 0 absent, so a null pointer dereference faults (and is dumped)
+ * instead of reading the BIOS data area and going on with garbage. Called once the boot
+ * code is done with real-mode memory (ACPI's EBDA pointer at 0x40e), before the other CPUs
+ * start, so only this CPU can hold the old translation.
+ */
+void paging_unmap_null_page(void);
+
 #endif

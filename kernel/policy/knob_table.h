@@ -52,7 +52,8 @@
 	X(PANIC_TEST_UD, "ud")                                                                     \
 	X(PANIC_TEST_DE, "de")                                                                     \
 	X(PANIC_TEST_PF, "pf")                                                                     \
-	X(PANIC_TEST_GP, "gp")
+	X(PANIC_TEST_GP, "gp")                                                                     \
+	X(PANIC_TEST_NULL, "null")
 
 // clang-format off
 #define KNOB_CHOICES_HZ(X) X(HZ_0, "0") X(HZ_100, "100") X(HZ_250, "250") X(HZ_1000, "1000")
@@ -82,7 +83,8 @@
 	  "print every knob with its type, default and range, then exit") \
 	K(panic_test, "panic_test", ENUM, PANIC_TEST_NONE, 0, 0, KNOB_CHOICES_PANIC_TEST, \
 	  "raise a deliberate CPU exception after boot (ud: invalid opcode, de: divide error, " \
-	  "pf: page fault at an unmapped address, gp: general protection) to test the " \
+	  "pf: page fault at an unmapped address, gp: general protection, null: a read through " \
+	  "a null struct pointer, which the absent page 0 turns into a page fault) to test the " \
 	  "exception dump") \
 	K(verbose, "verbose", BOOL, 0, 0, 1, KNOB_NO_CHOICES, \
 	  "print extra boot diagnostics") \

@@ -84,7 +84,7 @@ def test_microvm_acpi_goes_through_the_xsdt():
     ("nosuchknob=1", "nosuchknob", "unknown knob"),
     ("boot_timeout=1ms", "boot_timeout", "10ms..600s"),
     ("boot_timeout=fast", "boot_timeout", "expected a time"),
-    ("panic_test=segv", "panic_test", "none|ud|de|pf|gp"),
+    ("panic_test=segv", "panic_test", "none|ud|de|pf|gp|null"),
     ("verbose=2", "verbose", "verbose"),
 ])
 def test_bad_knob_is_refused_with_its_own_exit_code(cmdline, knob, says):
@@ -110,6 +110,7 @@ def test_help_lists_every_knob_and_exits_cleanly():
     ("de", 0, "divide error"),
     ("pf", 14, "page fault"),
     ("gp", 13, "general protection"),
+    ("null", 14, "page fault"),  # page 0 is absent: a null pointer cannot read low memory
 ])
 def test_exception_dumps_registers_and_exits(accel, which, vector, name):
     res = boot(accel, cmdline=f"panic_test={which}", expect="EXCEPTION")
@@ -119,6 +120,8 @@ def test_exception_dumps_registers_and_exits(accel, which, vector, name):
         assert field in exc
     if which == "pf":
         assert int(exc["cr2"], 16) == 0x700000000000
+    if which == "null":
+        assert int(exc["cr2"], 16) == 0x18  # FAULT_NULL_OFFSET
     for reg in ("rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "r8 ", "r15", "rflags"):
         assert f"{reg}=" in res.output, f"dump lacks {reg}"
 

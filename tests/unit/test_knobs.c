@@ -127,7 +127,7 @@ static void test_real_knobs(void **state)
 	assert_int_equal(knob_defs[KNOB_boot_timeout].max, 600000000000LL);
 	assert_int_equal(knob_defs[KNOB_panic_test].type, KNOB_T_ENUM);
 	assert_int_equal(knob_defs[KNOB_panic_test].def, PANIC_TEST_NONE);
-	assert_int_equal(knob_defs[KNOB_panic_test].max, 4);
+	assert_int_equal(knob_defs[KNOB_panic_test].max, 5);
 }
 
 /* The choice list yields constants and strings that agree, in order. */
@@ -137,13 +137,14 @@ static void test_enum_constants_match_strings(void **state)
 	const struct knob_def *c = &knob_defs[KNOB_t_color];
 
 	(void)state;
-	assert_int_equal(KNOB_NCHOICES_panic_test, 5);
-	assert_int_equal(p->nchoices, 5);
+	assert_int_equal(KNOB_NCHOICES_panic_test, 6);
+	assert_int_equal(p->nchoices, 6);
 	assert_string_equal(p->choices[PANIC_TEST_NONE], "none");
 	assert_string_equal(p->choices[PANIC_TEST_UD], "ud");
 	assert_string_equal(p->choices[PANIC_TEST_DE], "de");
 	assert_string_equal(p->choices[PANIC_TEST_PF], "pf");
 	assert_string_equal(p->choices[PANIC_TEST_GP], "gp");
+	assert_string_equal(p->choices[PANIC_TEST_NULL], "null");
 	assert_int_equal(KNOB_NCHOICES_verbose, 0);
 	assert_int_equal(c->nchoices, 3);
 	assert_string_equal(c->choices[COLOR_BLUE], "blue");
@@ -257,7 +258,7 @@ static void test_missing_value(void **state)
 		  "knob 'boot_timeout=' needs a value: expected a time like 250us, 10ms or 2s "
 		  "(ns if no unit), range 10ms..600s");
 	check_err("panic_test", KNOB_E_MISSING,
-		  "knob 'panic_test' needs a value: must be one of none|ud|de|pf|gp");
+		  "knob 'panic_test' needs a value: must be one of none|ud|de|pf|gp|null");
 	check_err("t.int", KNOB_E_MISSING,
 		  "knob 't.int' needs a value: expected an integer (decimal or 0x hex), range "
 		  "1..1000");
@@ -318,6 +319,7 @@ static void test_enum_values(void **state)
 	check_ok("panic_test=de", KNOB_panic_test, PANIC_TEST_DE);
 	check_ok("panic_test=pf", KNOB_panic_test, PANIC_TEST_PF);
 	check_ok("panic_test=gp", KNOB_panic_test, PANIC_TEST_GP);
+	check_ok("panic_test=null", KNOB_panic_test, PANIC_TEST_NULL);
 	check_ok("t.color=blue", KNOB_t_color, COLOR_BLUE);
 }
 
@@ -325,7 +327,7 @@ static void test_enum_bad_values(void **state)
 {
 	(void)state;
 	check_err("panic_test=GP", KNOB_E_VALUE,
-		  "knob 'panic_test=GP': must be one of none|ud|de|pf|gp");
+		  "knob 'panic_test=GP': must be one of none|ud|de|pf|gp|null");
 	check_err("panic_test=g", KNOB_E_VALUE, NULL);
 	check_err("panic_test=gpx", KNOB_E_VALUE, NULL);
 	check_err("panic_test=4", KNOB_E_VALUE, NULL);
@@ -706,7 +708,7 @@ static void test_help_lists_every_knob(void **state)
 	    squeeze(out.text[KNOB_boot_timeout], want),
 	    "boot_timeout time default 5s 10ms..600s how long the BSP waits for each "
 	    "application processor to come online before failing the boot");
-	assert_non_null(strstr(out.text[KNOB_panic_test], "none|ud|de|pf|gp"));
+	assert_non_null(strstr(out.text[KNOB_panic_test], "none|ud|de|pf|gp|null"));
 }
 
 /*
@@ -755,7 +757,7 @@ static void test_markdown_lists_every_knob(void **state)
 			    "waits for each application processor to come online before failing "
 			    "the boot |");
 	assert_non_null(strstr(out.text[2 + KNOB_panic_test],
-			       "| `none` | `none`, `ud`, `de`, `pf`, `gp` | raise"));
+			       "| `none` | `none`, `ud`, `de`, `pf`, `gp`, `null` | raise"));
 	assert_non_null(strstr(out.text[2 + KNOB_t_color], "| red \\| green \\| blue |"));
 	assert_string_equal(out.text[2 + KNOB__COUNT], "");
 	assert_non_null(strstr(out.text[3 + KNOB__COUNT], "`ns`, `us`, `ms`, `s`"));
