@@ -37,6 +37,9 @@ def place(tmp_path):
     trunc = tmp_path / "trunc"
     (trunc / "raw").mkdir(parents=True)
     (trunc / "raw" / "001-m-a.json").write_text('{"matrix": "m", "name": "a", "stat')
+    (tmp_path / "fieldless" / "raw").mkdir(parents=True)
+    (tmp_path / "fieldless" / "raw" / "001-m-a.json").write_text(
+        '{"matrix": "m", "name": "a", "status": "ok"}')
     return tmp_path
 
 
@@ -48,6 +51,7 @@ BENCH_CASES = {
     "report-no-raw": (["--report", "noraw"], ["--report noraw", "no raw/"]),
     "report-file": (["--report", "plain"], ["--report plain", "not a folder"]),
     "report-truncated": (["--report", "trunc"], ["001-m-a.json", "invalid JSON"]),
+    "report-fields-missing": (["--report", "fieldless"], ["001-m-a.json", "no 'halt_poll'"]),
     "results-dir-under-file": (["--results-dir", "plain/x", "--accel", "tcg", "--quick"],
                                ["--results-dir plain/x", "plain is a file"]),
     "timeout-nan": (["--timeout", "nan", "--list"], ["--timeout", "'nan'"]),
@@ -93,6 +97,7 @@ QEMU_RUN_CASES = {
     "mem": (["--mem", "12Q"], ["--mem", "'12Q'"]),
     "iso-missing": (["--iso", "nosuch.iso", "--machine", "pc"], ["--iso", "nosuch.iso"]),
     "qmp-folder": (["--qmp", "/nonexistent/q"], ["--qmp", "/nonexistent"]),
+    "qmp-under-file": (["--qmp", "plain/q"], ["--qmp", "plain", "is a file"]),
     "machine": (["--machine", "vax"], ["--machine", "vax"]),
     "iso-on-microvm": (["--iso", "plain"], ["ISO", "pc or q35"]),
 }

@@ -249,6 +249,8 @@ def _file(text):
 
 def _socket_path(text):
     folder = os.path.dirname(os.path.abspath(text))
+    if os.path.exists(folder) and not os.path.isdir(folder):
+        raise argparse.ArgumentTypeError(f"{text!r}: {folder} is a file, not a folder")
     if not os.path.isdir(folder):
         raise argparse.ArgumentTypeError(f"{text!r}: its folder {folder} does not exist")
     return text

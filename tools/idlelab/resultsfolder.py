@@ -165,8 +165,26 @@ def read_raw(outdir):
         if not isinstance(rec, dict) or not {"matrix", "name", "status"} <= set(rec):
             raise FolderError(f"{path}: not a raw record (no matrix, name and status); "
                               "move it away to report the others")
+        why = _unreadable_by_the_report(rec)
+        if why:
+            raise FolderError(f"{path}: a raw record the report cannot read ({why}); move it "
+                              "away to report the others")
         out.append(rec)
     return out
+
+
+def _unreadable_by_the_report(rec):
+    """Why the report could not summarize this record (a field missing or of the wrong
+    kind, as in a hand-edited or foreign file), or None: found here, with the file's name,
+    rather than as a traceback halfway through the tables."""
+    from .derive import summarize  # derive reads records; this module only finds them
+    try:
+        summarize(rec)
+    except KeyError as e:
+        return f"no {e.args[0]!r} field"
+    except (TypeError, ValueError, AttributeError, IndexError) as e:
+        return f"{type(e).__name__}: {e}"
+    return None
 
 
 def _json_error(e):
