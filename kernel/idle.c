@@ -288,15 +288,44 @@ ENTRY_PATH bool entry_aborted(struct cpu *c, bool direct) /* call_cpuidle(): -EB
 	return true;
 }
 
+/* Each CPU's timer for a halt the governor limited; only that CPU touches its own. */
+static struct timer idle_timers[MAX_CPUS];
+
+/* The idle timer's interrupt is all it does: it ends the HLT, the idle loop goes on. */
+static void idle_timer_fired(struct timer *t)
+{
+	(void)t;
+}
+
+/*
+ * A halt the governor limited (halt_limit): a timer on this CPU ends it, the entry is
+ * reflected as a halt that ended without work, and select is asked again. Only a plain
+ * interrupt: the POLL-flag protocol is the same as for any halt ended by a tick.
+ */
+static __attribute__((noinline)) uint64_t timed_halt(struct cpu *c, uint64_t limit_ns)
+{
+	uint64_t cycles;
+
+	struct timer *t = &idle_timers[c->id];
+
+	t->fn = idle_timer_fired;
+	timer_arm(t, rdtsc() + ns_to_tsc(limit_ns));
+	cycles = halt_state(c);
+	timer_cancel(t);
+	return cycles;
+}
+
 /* The governor chose halt: the entry, measured and reflected. Out of line, so that the poll
  * path does not pay for building its record. */
 static __attribute__((noinline)) void governed_halt(struct cpu *c, bool direct)
 {
 	struct gov_entry e = {.state = GOV_STATE_HALT, .limit_ns = GOV_NO_LIMIT};
+	uint64_t limit;
 
 	if (entry_aborted(c, direct))
 		return;
-	e.residency_ns = tsc_to_ns(halt_state(c));
+	limit = GOV_CALL(halt_limit, &c->gov, &hp);
+	e.residency_ns = tsc_to_ns(limit ? timed_halt(c, limit) : halt_state(c));
 	e.work = flags_load(c) & CPU_NEED_RESCHED;
 	count_adjust(c, GOV_CALL(reflect, &c->gov, &hp, &e));
 }

@@ -24,6 +24,13 @@ static inline int hp_select(struct gov_cpu *g, const struct haltpoll_params *p,
 	return haltpoll_select(&g->haltpoll, latency_req_zero, stop_tick);
 }
 
+static inline uint64_t hp_halt_limit(struct gov_cpu *g, const struct haltpoll_params *p)
+{
+	(void)g;
+	(void)p;
+	return 0; /* Linux's halt lasts until an interrupt */
+}
+
 static inline void hp_poll_begin(struct gov_cpu *g)
 {
 	haltpoll_poll_begin(&g->haltpoll);

@@ -44,6 +44,10 @@ struct idle_governor {
 	/* GOV_STATE_POLL or GOV_STATE_HALT; clears *stop_tick (pre-set true) to keep the tick. */
 	int (*select)(struct gov_cpu *g, const struct haltpoll_params *p, bool latency_req_zero,
 		      bool *stop_tick);
+	/* After select chose halt: how long the halt may last, ns, before the governor wants the
+	 * CPU back to poll (the idle driver arms a timer; the halt then ends without work and
+	 * select is asked again); 0: until work or an interrupt, as a plain halt. */
+	uint64_t (*halt_limit)(struct gov_cpu *g, const struct haltpoll_params *p);
 	/* The poll state is entered (before it sets POLLING and tests for work). */
 	void (*poll_begin)(struct gov_cpu *g);
 	/* The limit of a poll, asked only once setting POLLING found no work (it may store). */
@@ -60,9 +64,10 @@ struct idle_governor {
 
 extern const struct idle_governor gov_haltpoll, gov_predict;
 
-/* predict's prediction: the second largest of the last PREDICT_HISTORY periods (the largest
- * while fewer are known), 0 with none. */
-uint64_t predict_next_period(const struct predict_cpu *p);
+/* predict's margin around the period it predicts (kernel/policy/gov_predict.c), and its
+ * current window: on the plateau the poll it plans per period, elsewhere haltpoll's. */
+uint64_t predict_margin(const struct predict_cpu *p, const struct haltpoll_params *hp);
+uint64_t predict_window(const struct gov_cpu *g);
 
 /* The registry, indexed by the cpuidle.governor= choice. */
 extern const struct idle_governor *const idle_governors[];

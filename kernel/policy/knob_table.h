@@ -117,8 +117,8 @@
 	  "let idle=auto choose haltpoll without the host's REALTIME hint (Linux's knob)") \
 	K(governor, "cpuidle.governor", ENUM, GOVERNOR_HALTPOLL, 0, 0, KNOB_CHOICES_GOVERNOR, \
 	  "idle=haltpoll's governor (Linux's boot parameter): haltpoll (Linux's, exact) or " \
-	  "predict (polls for the whole idle period it predicts from the last 4, or halts at " \
-	  "once; fixes haltpoll's plateau)") \
+	  "predict (haltpoll, except on haltpoll's plateau: there a halt timed to end just " \
+	  "before the predicted wake-up, then a short poll)") \
 	K(guest_halt_poll_ns, "haltpoll.guest_halt_poll_ns", TIME, \
 	  KNOB_NS(HALTPOLL_DEFAULT_POLL_NS), 0, KNOB_NS(4294967295), KNOB_NO_CHOICES, \
 	  "largest guest poll window, and the line between short and long sleeps") \
@@ -173,8 +173,9 @@
 	K(seed, "seed", INT, 1, 0, 0x7fffffffffffffff, KNOB_NO_CHOICES, \
 	  "random: PRNG seed; the same seed gives the same sleep sequence per CPU") \
 	K(wakeup_bound, "selftest.wakeup_bound", TIME, KNOB_MS(200), KNOB_MS(1), KNOB_S(60), \
-	  KNOB_NO_CHOICES, "selftest=wakeup: a wake-up not seen by its target within this " \
-	  "long counts as lost") \
+	  KNOB_NO_CHOICES, "selftest=wakeup: a wake-up whose measured latency exceeds this " \
+	  "counts as late (one not seen within 50 times this long, as lost); either fails " \
+	  "the run") \
 	K(window_hold, "window_hold", TIME, 0, 0, KNOB_S(10), KNOB_NO_CHOICES, \
 	  "after each measurement-window marker, CPU 0 busy-waits this long without halting " \
 	  "so the host can read KVM's counters at the marker") \

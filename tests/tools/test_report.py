@@ -381,8 +381,10 @@ def test_seed003_prose_is_computed_from_the_rows(written):
 
 
 def test_governors_table_and_verdict():
-    """The governors layout on made-up rows: the plateau found from haltpoll's hit ratio,
-    the goal met where the other governor hits >= 90 % at no more CPU per wake-up."""
+    """The governors layout on made-up rows: the plateau found from haltpoll's polls (on every
+    other wake-up or more, under 10 % hit), periodic or not; the goal met where the other
+    governor hits >= 90 % at no more CPU per wake-up; a row where haltpoll rarely polls is
+    off the plateau however few of its polls hit."""
     rows = []
     for gov, hits in (("haltpoll", 0), ("predict", 990)):
         for period in (800, 1500):
@@ -390,10 +392,20 @@ def test_governors_table_and_verdict():
                 matrix="governors", name=f"plateau-{period}-{gov}", config="plateau",
                 status="ok", workload="periodic", governor=gov, period_us=float(period),
                 guest_poll_entries=1000, guest_poll_hits=hits if period == 1500 else 500,
+                guest_wakeups=1000,
                 host_cpu_us_per_wakeup=1400.0 if gov == "haltpoll" else 1390.0,
                 halt_exits_per_s=600.0, late_p50_us=400.0))
+        rows.append(runrow.RunRow(
+            matrix="governors", name=f"ipi-{gov}", config="plateau-ipi", status="ok",
+            workload="pingpong", governor=gov, guest_poll_entries=900, guest_wakeups=1000,
+            guest_poll_hits=hits * 9 // 10, host_cpu_us_per_wakeup=500.0, rtt_p50_us=300.0))
+        rows.append(runrow.RunRow(
+            matrix="governors", name=f"rare-{gov}", config="random-exp", status="ok",
+            workload="random", governor=gov, guest_poll_entries=40, guest_wakeups=1000,
+            guest_poll_hits=1, host_cpu_us_per_wakeup=900.0, late_p50_us=400.0))
     text = governors_table.markdown(rows, {"accel": "kvm"})
     assert "| 1500 | 0.0 | 1400 |" in text and "| 99.0 | 1390 |" in text
     v = governors_table.verdict(rows)
-    assert "covers 1 periods" in v[0] and "on 1 of them (1500 µs)" in v[0]
+    assert "covers 2 rows (1500, plateau-ipi)" in v[0]
+    assert "on 2 of them (1500, plateau-ipi)" in v[0]
     assert "on: none" in v[0]

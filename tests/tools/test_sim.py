@@ -106,3 +106,36 @@ def test_predict_maps_a_run_onto_the_simulator():
     assert predict.within(100, 109, "host_halt_exits") and not predict.within(100, 120,
                                                                                "host_halt_exits")
     assert predict.within(50.0, 59.0, "host_cpu_pct")
+
+
+def governors_sweep(*args):
+    res = subprocess.run([os.path.join(ROOT, "tools", "sim", "governors"), *args],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    rows = [ln.strip("|").split("|") for ln in res.stdout.splitlines()
+            if ln.startswith("| ") and not ln.startswith("| period")]
+    return {int(r[0]): [float(x) for x in r[1:]] for r in rows}
+
+
+def test_predict_covers_haltpolls_plateau_for_less_cpu_with_hardware_costs():
+    """The governors' purpose, simulated with published hardware costs: where haltpoll's
+    every poll misses (periods above its settled window, up to its 2 ms cap), predict's
+    timed halt and short poll hit >= 90 % of wake-ups for less host CPU per wake-up and a
+    shorter wake-up; where haltpoll already hits (100 us) or never polls (2500 us), predict
+    is haltpoll."""
+    rows = governors_sweep("hardware", "100,300,1000,1500,2000,2500")
+    for period in (300, 1000, 1500, 2000):
+        hp_hits, hp_cpu, _, hp_late, pr_hits, pr_cpu, _, pr_late = rows[period]
+        assert hp_hits < 10 and pr_hits >= 90, (period, rows[period])
+        assert pr_cpu <= hp_cpu and pr_late <= hp_late, (period, rows[period])
+    for period in (100, 2500):
+        assert rows[period][:4] == rows[period][4:], (period, rows[period])
+
+
+def test_the_governors_sweep_refuses_bad_input():
+    for args, words in ((["nosuch"], "nosuch"), (["hardware", "1x"], "'1x'")):
+        res = subprocess.run([os.path.join(ROOT, "tools", "sim", "governors"), *args],
+                             capture_output=True, text=True, timeout=60)
+        assert res.returncode == 2 and res.stdout == "", res
+        lines = res.stderr.strip().splitlines()
+        assert len(lines) == 1 and words in lines[0] and lines[0].startswith("governors: ")

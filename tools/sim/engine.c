@@ -73,6 +73,8 @@ static void arm_timer(struct sim *s, struct vcpu *v)
 		t = v->sleep_deadline;
 	if (v->tick_deadline && v->tick_deadline < t)
 		t = v->tick_deadline;
+	if (v->idle_deadline && v->idle_deadline < t)
+		t = v->idle_deadline;
 	v->timer_gen++;
 	if (t != NEVER && !v->timer_fired)
 		events_push(&s->ev, t < s->now ? s->now : t, v->id, EV_TIMER, v->timer_gen);
@@ -176,6 +178,8 @@ static uint64_t run_handlers(struct sim *s, struct vcpu *v)
 			cost += s->c[COST_timer_arm];
 			v->tick_deadline = next <= s->now ? s->now + s->tick_period : next;
 		}
+		if (v->idle_deadline && v->idle_deadline <= s->now)
+			v->idle_deadline = 0; /* kernel/idle.c: idle_timer_fired does nothing */
 		v->timer_fired = false;
 		arm_timer(s, v);
 	}
@@ -252,7 +256,8 @@ static void count_adjust(struct vcpu *v, enum haltpoll_adjust a)
 		v->g.shrink++;
 }
 
-static void start_halt(struct sim *s, struct vcpu *v)
+/* limit_ns: the governor's halt_limit (0: none); the idle driver arms a timer for it. */
+static void start_halt(struct sim *s, struct vcpu *v, uint64_t limit_ns)
 {
 	v->entry_state = HALTPOLL_STATE_HALT;
 	v->g.idle_entries++;
@@ -269,8 +274,13 @@ static void start_halt(struct sim *s, struct vcpu *v)
 	}
 	v->g.hlt++;
 	v->t_hlt = s->now;
+	if (limit_ns) {
+		v->idle_deadline = s->now + limit_ns;
+		v->timer_fired = false;
+		arm_timer(s, v);
+	}
 	hp_halt_exit(&v->host);
-	set_state(s, v, V_HEXIT, s->c[COST_halt_exit]);
+	set_state(s, v, V_HEXIT, s->c[COST_halt_exit] + (limit_ns ? s->c[COST_timer_arm] : 0));
 }
 
 /* The idle loop with interrupts off: schedule, or one idle entry of the policy. */
@@ -283,7 +293,7 @@ static void idle_decide(struct sim *s, struct vcpu *v)
 		return;
 	}
 	if (s->policy == IDLE_HALT) {
-		start_halt(s, v);
+		start_halt(s, v, 0);
 	} else if (s->policy == IDLE_POLL) {
 		start_poll(s, v, NEVER);
 	} else if (s->gov->select(&v->gov, &s->hp, s->latency_req_zero, &stop_tick) ==
@@ -291,7 +301,7 @@ static void idle_decide(struct sim *s, struct vcpu *v)
 		s->gov->poll_begin(&v->gov);
 		start_poll(s, v, s->gov->poll_limit(&v->gov, &s->hp, s->tick_nsec));
 	} else {
-		start_halt(s, v);
+		start_halt(s, v, s->gov->halt_limit(&v->gov, &s->hp));
 	}
 }
 
@@ -334,8 +344,13 @@ static void poll_done(struct sim *s, struct vcpu *v)
 /* halt_state() returns: the governor adapts on the residency, then the idle loop goes on. */
 static void halt_return(struct sim *s, struct vcpu *v)
 {
-	uint64_t residency = s->now - v->t_hlt;
+	uint64_t residency = s->now - v->t_hlt, cancel = 0;
 
+	if (v->idle_deadline) { /* timer_cancel: the next deadline is programmed instead */
+		v->idle_deadline = 0;
+		arm_timer(s, v);
+		cancel = s->c[COST_timer_arm];
+	}
 	if (s->policy == IDLE_HALTPOLL) {
 		struct gov_entry e = {GOV_STATE_HALT, residency, GOV_NO_LIMIT,
 				      (v->flags & F_NEED_RESCHED) != 0};
@@ -344,9 +359,9 @@ static void halt_return(struct sim *s, struct vcpu *v)
 	}
 	trace(s, v, "halt", "woken", residency);
 	if (v->flags & F_NEED_RESCHED)
-		go_schedule(s, v);
+		go_schedule(s, v); /* (the cancel's cost is in the wake path's own timer work) */
 	else
-		go_idle(s, v, s->c[COST_idle_reentry]);
+		go_idle(s, v, s->c[COST_idle_reentry] + cancel);
 }
 
 /* ---- KVM's halt handling (spec §2.3) ----------------------------------------------------- */

@@ -92,6 +92,7 @@ struct vcpu {
 	/* timers */
 	uint64_t sleep_deadline; /* 0: none */
 	uint64_t tick_deadline;	 /* 0: no tick */
+	uint64_t idle_deadline;	 /* the governor's timed halt (halt_limit); 0: none */
 	/* the idle entry in progress */
 	int entry_state; /* HALTPOLL_STATE_* of the current idle entry */
 	uint64_t t_entry, poll_limit, t_hlt;
