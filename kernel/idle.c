@@ -231,7 +231,7 @@ static uint64_t halt_state(struct cpu *c)
 	c->idle_polling = false;
 	seq_close(c);
 	probe_mark(PROBE_IDLE_WAIT);
-	timeline_rec(TL_HALT, 0);
+	timeline_rec_at(TL_HALT, 0, t0); /* t0: where the residency counts from */
 	safe_halt(); /* returns with interrupts on, after the waking handler ran */
 	irq_disable();
 	c->idle_notice = rdtsc();
@@ -245,12 +245,14 @@ static uint64_t halt_state(struct cpu *c)
 	return cycles;
 }
 
+/* After every reflect: the adjustment counted, and the window it left in the timeline. */
 static void count_adjust(struct cpu *c, enum haltpoll_adjust a)
 {
 	if (a == HALTPOLL_ADJ_GROW)
 		c->stats.window_grows++;
 	else if (a == HALTPOLL_ADJ_SHRINK)
 		c->stats.window_shrinks++;
+	timeline_rec(TL_REFLECT, 0); /* the recorder reads the window: nothing here when off */
 }
 
 /*
@@ -406,6 +408,7 @@ void idle_setup(void)
 	};
 
 	policy = idle_policy_choose((int)knob(KNOB_idle), &env, &policy_reason);
+	timeline_reflect_source(idle_window_ns);
 	msr_value = hostpoll_msr_value((int)knob(KNOB_hostpoll), policy, &env);
 	pollflag = knob(KNOB_pollflag);
 	latency_req_zero = knob(KNOB_latency_req_zero);

@@ -23,7 +23,7 @@
 
 struct tl_event {
 	uint64_t tsc;
-	uint16_t arg;
+	uint32_t arg; /* 32 bits: reflect's window in ns (the struct is 16 bytes either way) */
 	uint8_t kind;
 };
 
@@ -36,6 +36,12 @@ static struct tl_cpu {
 } __attribute__((aligned(CACHELINE))) tl[MAX_CPUS];
 
 bool timeline_on;
+static uint64_t (*reflect_window)(const struct cpu *c); /* timeline_reflect_source() */
+
+void timeline_reflect_source(uint64_t (*window_ns)(const struct cpu *c))
+{
+	reflect_window = window_ns;
+}
 static uint32_t per_cpu; /* slots each CPU has in this run */
 static uint64_t t0, t_end;
 
@@ -53,7 +59,7 @@ static void append(unsigned kind, unsigned arg, uint64_t tsc)
 	struct tl_cpu *t = &tl[this_cpu()->id];
 
 	if (t->n < per_cpu) /* full: this CPU's stretch is over */
-		t->ev[t->n++] = (struct tl_event){.tsc = tsc, .arg = (uint16_t)arg, .kind = kind};
+		t->ev[t->n++] = (struct tl_event){.tsc = tsc, .arg = (uint32_t)arg, .kind = kind};
 }
 
 /*
@@ -71,6 +77,9 @@ ARCH_COLD_CALLEE void timeline_record(unsigned kind, unsigned arg, uint64_t tsc)
 	if (kind == TL_IDLE_END && (arg & TL_END_HALT) &&
 	    (__atomic_load_n(&this_cpu()->flags, __ATOMIC_RELAXED) & CPU_NEED_RESCHED))
 		arg |= TL_END_WORK;
+	/* Likewise the window a reflect left: read here, not at the hook on the entry path. */
+	if (kind == TL_REFLECT)
+		arg = reflect_window ? (unsigned)reflect_window(this_cpu()) : 0;
 	if (__atomic_load_n(&timeline_on, __ATOMIC_SEQ_CST))
 		append(kind, arg, stamp);
 	irq_restore(flags);

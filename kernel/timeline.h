@@ -20,7 +20,9 @@
  * The event kinds, defined once: the enum, and the letter and name each is printed with (the
  * `timeline` record carries the letter:name legend, so the host reads them from the record).
  * arg: run: the thread's slot, TL_IDLE_THREAD for the CPU's idle thread; idle_end: TL_END_*
- * bits; wake and the three IPI kinds of the sender: the target CPU; the others: 0.
+ * bits; wake and the three IPI kinds of the sender: the target CPU; reflect: the governor's
+ * window after it, ns (what tests/boot/test_sim_trace.py holds the simulator to); the
+ * others: 0.
  */
 #define TL_KINDS(X)                                                                                \
 	X(TL_RUN, 'r', "run")			/* a thread starts running on this CPU */          \
@@ -31,7 +33,8 @@
 	X(TL_IPI_SENT, 'i', "ipi_sent")		/* reschedule IPI sent to arg */                   \
 	X(TL_IPI_AVOIDED, 'a', "ipi_avoided")	/* arg was polling: no IPI needed */               \
 	X(TL_IPI_PENDING, 'q', "ipi_pending")	/* arg had an IPI in flight already: none sent */  \
-	X(TL_IPI_RECEIVED, 'x', "ipi_received") /* this CPU took a reschedule IPI */
+	X(TL_IPI_RECEIVED, 'x', "ipi_received") /* this CPU took a reschedule IPI */               \
+	X(TL_REFLECT, 'g', "reflect")		/* the governor reflected an entry */
 
 #define TL_ENUM(id, letter, name) id,
 enum tl_kind {
@@ -50,6 +53,11 @@ extern bool timeline_on;
 
 /* The recorder, called only through the hooks below (arch/x86/coldcall.h). tsc 0: now. */
 ARCH_COLD_CALLEE void timeline_record(unsigned kind, unsigned arg, uint64_t tsc);
+
+/* Where `reflect` events read the governor's window (kernel/idle.c gives idle_window_ns at
+ * setup; timeline does not include idle, which includes it). */
+struct cpu;
+void timeline_reflect_source(uint64_t (*window_ns)(const struct cpu *c));
 
 /* True where the run asked for a timeline (timeline=N, N > 0): the sites are patched at boot
  * (timeline_setup); otherwise a NOP, which the caller's `if` becomes once this is inlined. */

@@ -9,9 +9,23 @@
 static struct timer wd;
 static unsigned wd_cpu;
 static uint64_t wd_ns;
+static const uint64_t *wd_progress; /* watchdog_progress(): NULL, a bound on length */
+static uint64_t wd_seen;
 
+/* Runs on wd_cpu, from its timer interrupt: re-arming here is safe (timer.c re-peeks). */
 static void expired(struct timer *t)
 {
+	const uint64_t *progress = __atomic_load_n(&wd_progress, __ATOMIC_ACQUIRE);
+
+	if (progress) {
+		uint64_t now = __atomic_load_n(progress, __ATOMIC_RELAXED);
+
+		if (now != wd_seen) {
+			wd_seen = now;
+			timer_arm(t, rdtsc() + ns_to_tsc(wd_ns));
+			return;
+		}
+	}
 	printk("@idlelab watchdog cpu=%u what=\"%s\" limit_ns=%lu", this_cpu()->id,
 	       (const char *)t->arg, wd_ns);
 	kernel_exit(EXIT_WATCHDOG);
@@ -25,8 +39,15 @@ void watchdog_start(uint64_t ns, const char *what)
 	wd.arg = (void *)what;
 	wd_cpu = this_cpu()->id;
 	wd_ns = ns;
+	wd_progress = 0;
+	wd_seen = 0; /* only expired() reads and writes it after this, on wd_cpu */
 	timer_arm(&wd, rdtsc() + ns_to_tsc(ns));
 	irq_restore(flags);
+}
+
+void watchdog_progress(const uint64_t *counter)
+{
+	__atomic_store_n(&wd_progress, counter, __ATOMIC_RELEASE);
 }
 
 void watchdog_stop(void)
@@ -36,5 +57,6 @@ void watchdog_stop(void)
 	if (this_cpu()->id != wd_cpu)
 		panic("watchdog_stop on CPU %u, armed on CPU %u", this_cpu()->id, wd_cpu);
 	timer_cancel(&wd);
+	wd_progress = 0;
 	irq_restore(flags);
 }

@@ -108,7 +108,9 @@
 	  "selftest=wakeup fires") \
 	K(watchdog, "watchdog", TIME, KNOB_S(120), KNOB_S(1), KNOB_S(3600), KNOB_NO_CHOICES, \
 	  "a self test or benchmark still running after this long fails with exit code " \
-	  "WATCHDOG") \
+	  "WATCHDOG; selftest=wakeup counts its wake-ups as progress, so there the bound is " \
+	  "on a silence (no wake-up fired for this long; a hang ends within twice it), not " \
+	  "on the run's length") \
 	K(idle, "idle", ENUM, IDLE_AUTO, 0, 0, KNOB_CHOICES_IDLE, \
 	  "idle policy: halt (plain HLT), poll (never halt; an experiment that pins a host " \
 	  "CPU), haltpoll (adaptive guest polling, Linux's cpuidle-haltpoll), auto (haltpoll " \

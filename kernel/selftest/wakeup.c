@@ -21,6 +21,7 @@
 #include "kernel/sched.h"
 #include "kernel/selftest/selftest.h"
 #include "kernel/stats.h"
+#include "kernel/watchdog.h"
 #include "kernel/window.h"
 #include "lib/prng.h"
 
@@ -186,12 +187,14 @@ bool selftest_wakeup(void)
 	ntargets = ncpus / 2;
 	nwakers = ncpus - ntargets;
 	lost = late = fired = 0;
+	watchdog_progress(&fired); /* watchdog= bounds a silence, not the run: 10^7 take an hour */
 	window_open(&snap_a, "wakeup");
 	start_threads();
 	join_wait(&wakers_done);
 	if (!lost) /* a wedged target might never answer the stop request */
 		stop_targets();
 	window_close(&snap_b, "wakeup");
+	watchdog_progress(0);
 	hist_init(&all);
 	for (unsigned i = 0; i < nwakers; i++)
 		hist_merge(&all, &latency[i]);

@@ -99,6 +99,19 @@ def test_no_wakeup_is_lost(accel, knobs, iters):
         assert int(w["ipi_avoided"]) > 0
 
 
+def test_the_wakeup_watchdog_bounds_silence_not_length():
+    """selftest=wakeup reports its wake-ups as progress: a run three times as long as a 1 s
+    watchdog= ends by its own verdict, while selftest=sched (no progress reported) is
+    still ended by the same bound (test_sched.py)."""
+    t0 = time.monotonic()
+    res = boot("tcg", smp=2, cmdline="selftest=wakeup iters=80000 watchdog=1s")
+    took = time.monotonic() - t0
+    w = [f for _, f in res.records("selftest") if f.get("name") == "wakeup"][0]
+    assert w["ok"] == "1", res.output
+    # the premise: the self test outlasted the bound by far (else raise iters)
+    assert took > 3, f"the run took {took:.1f} s: too short to show the watchdog waits"
+
+
 def test_wakeup_selftest_needs_two_cpus():
     boot("tcg", smp=1, cmdline="selftest=wakeup iters=10", expect="TEST_FAILED")
 

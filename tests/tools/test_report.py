@@ -4,12 +4,13 @@ import csv
 import json
 import os
 import re
+import subprocess
 
 import pytest
 
 from conftest import TOP
-from idlelab import (cli, console, derive, governors_table, report, resultsfolder, runrow,
-                     tolerance)
+from idlelab import (cli, console, derive, governors_table, predict, report, resultsfolder,
+                     runrow, tolerance)
 from idlelab.runrow import NA_TCG
 
 CPU = ("@idlelab cpu id={id} ctx_switches=5 wakeups=3 wakeups_local=1 wakeups_remote=2 "
@@ -283,6 +284,37 @@ def test_seed004_base_is_not_run_and_shrink_2_measured(written):
     assert row == ["not run: halt_poll_ns_shrink is read-only (fixed at 2)", "30.0", "n/a"]
 
 
+def test_predict_fills_runs_csv_and_the_cells_that_could_not_run(tmp_path):
+    """tools/bench --predict: every boot gets the simulator's figures beside its own, with
+    the error; seed 004's shrink=0 column, which cannot run here, shows the simulated
+    figures labelled so, and its Delta compares two simulated figures."""
+    subprocess.run(["make", "-s", "build/idlelab-sim"], cwd=TOP, check=True)
+    recs = seed_records()
+    for i, rec in enumerate(recs, 1):
+        rec["cmdline"] = " ".join([f"workload={rec['workload']}", "duration=300ms"] +
+                                  [f"{k}={v}" for k, v in rec["guest_knobs"].items()])
+        resultsfolder.write_json(resultsfolder.raw_path(str(tmp_path), i, rec), rec)
+    resultsfolder.write_json(str(tmp_path / "meta.json"), META)
+    assert predict.write_report(str(tmp_path), costs="hardware") == 0
+    with open(tmp_path / "runs.csv") as f:
+        rows = {(r["matrix"], r["name"]): r for r in csv.DictReader(f)}
+    base = rows[("seed004", "random-host_shrink=0")]
+    assert base["status"] == "not run" and base["predicted_costs"] == "hardware"
+    assert float(base["predicted_host_halt_exits"]) > 0 and base["predicted_within"] == ""
+    assert base["predicted_err_host_halt_exits_pct"] == ""       # nothing measured
+    measured = rows[("seed002", "neither")]
+    exits, pred = float(measured["host_halt_exits"]), float(measured["predicted_host_halt_exits"])
+    assert float(measured["predicted_err_host_halt_exits_pct"]) == \
+        pytest.approx(100 * (pred - exits) / exits, abs=0.1)
+    assert measured["predicted_within"] in ("True", "False")
+    md = (tmp_path / "seed004.md").read_text()
+    exits_row = _table(md, "random: halt exits/s/vCPU")
+    assert exits_row[0].endswith(" (simulated)") and float(exits_row[0].split()[0]) > 0
+    assert exits_row[2].endswith("% (simulated)")
+    assert "not run" not in _table(md, "random: host CPU %/vCPU")[0]
+    assert (tmp_path / "predicted.md").exists()
+
+
 def test_plots_are_written(written):
     out, _, paths = written
     for name in ("seed000_latency.png", "seed000_idle_cpu.png", "seed002_latency.png",
@@ -334,6 +366,13 @@ CSV_COLUMNS = [
     "neighbour_alone_other_load", "neighbour_slowdown",
     "neighbour_cpu_pct", "guest_steal_ms", "guest_steal_pct", "host_run_delay_pct",
     "guest_polls_suspended",
+    "predicted_costs", "predicted_guest_hlt", "predicted_host_halt_exits",
+    "predicted_host_attempted_poll", "predicted_host_successful_poll",
+    "predicted_poll_success_pct", "predicted_halt_exits_per_s", "predicted_host_cpu_pct",
+    "predicted_rtt_p50_us", "predicted_late_p50_us", "predicted_achieved_period_us",
+    "predicted_err_guest_hlt_pct", "predicted_err_host_halt_exits_pct",
+    "predicted_err_host_attempted_poll_pct", "predicted_err_host_successful_poll_pct",
+    "predicted_err_host_cpu_points", "predicted_within",
 ]
 
 
@@ -341,7 +380,9 @@ def test_csv_header_is_the_run_row_fields_in_order(written):
     assert runrow.COLUMNS == CSV_COLUMNS
     with open(written[0] / "runs.csv") as f:
         assert next(csv.reader(f)) == CSV_COLUMNS
-    assert runrow.MEASURED == CSV_COLUMNS[CSV_COLUMNS.index("guest_hlt"):]
+    first_predicted = CSV_COLUMNS.index("predicted_costs")
+    assert runrow.MEASURED == CSV_COLUMNS[CSV_COLUMNS.index("guest_hlt"):first_predicted]
+    assert runrow.PREDICTED == CSV_COLUMNS[first_predicted:]
     assert set(runrow.HOST_KVM) < set(runrow.MEASURED) and "host_cpu_pct" not in \
         runrow.HOST_KVM   # thread CPU time exists under TCG too
 

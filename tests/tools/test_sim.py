@@ -1,5 +1,6 @@
 """idlelab-sim's command line: determinism, refusals naming the field, speed, 64 vCPUs, the
 hardware table's seed checks, and predict.py's mapping of a bench run onto the simulator."""
+import json
 import os
 import subprocess
 import time
@@ -64,6 +65,60 @@ def test_bad_cost_file_refused_naming_the_field(tmp_path):
     assert r.returncode == 2 and "missing field 'wake_path'" in r.stderr
 
 
+def test_a_replayed_idle_sequence_and_its_refusals(tmp_path):
+    """script=: periods replayed on vCPU 0, a halt lasting what the file says;
+    script_window= starts haltpoll there. Bad files and a window without haltpoll refused."""
+    f = tmp_path / "s"
+    f.write_text("# L H\n30000\n300000 120000\n")
+    r = sim("costs=hardware", "idle=haltpoll", "hz=0", "smp=1", "trace=1", f"script={f}",
+            "script_window=100us")
+    assert r.returncode == 0, r.stderr
+    trace = [t for k, t in records.parse_records(r.stdout) if k == "trace"]
+    assert [(t["state"], t["outcome"]) for t in trace] == [
+        ("poll", "hit"), ("poll", "expired"), ("halt", "woken")]
+    # the halt lasted the file's 120 us plus the hardware table's exit, wake and entry
+    assert 120000 <= int(trace[2]["residency_ns"]) < 140000
+    for text, why in (("", "no period"), ("x\n", "line 1"), ("10 -1\n", "line 1"),
+                      ("0\n", "line 1")):
+        f.write_text(text)
+        r = sim("costs=hardware", f"script={f}")
+        assert r.returncode == 2 and why in r.stderr and str(f) in r.stderr, (text, r.stderr)
+    r = sim("costs=hardware", f"script={tmp_path / 'none'}")
+    assert r.returncode == 2 and "cannot read" in r.stderr
+    r = sim("costs=hardware", "workload=idle", "script_window=1us")
+    assert r.returncode == 2 and "script_window" in r.stderr
+
+
+def wakepath_folder(tmp_path, runs):
+    """A results folder with a cost table and one pingpong raw record per run_p50_ns."""
+    prims = {p: {"ns_p50": 500.0} for p in ("alu", "pause", "rdtsc", "locked_rmw", "cli_sti",
+                                            "cpuid", "wrmsr_pollctl", "ipi_send",
+                                            "ipi_halt_rtt", "poll_wake_rtt", "timer")}
+    prims["ipi_halt_rtt"]["ns_p50"] = 100000.0
+    (tmp_path / "raw").mkdir(parents=True)
+    (tmp_path / "meta.json").write_text(json.dumps({"cost_table": {"prims": prims}}))
+    for i, run in enumerate(runs):
+        serial = (f"@idlelab wakepath mode=block idle=halt sampled=9 every=8 busy=0 "
+                  f"total_p50_ns=1 run_p50_ns={run} run_p90_ns=1\n@idlelab exit code=0x10\n")
+        (tmp_path / "raw" / f"{i:03}-x.json").write_text(json.dumps({"serial": serial}))
+    # the spin floor has no idle, so no run phase: never counted
+    (tmp_path / "raw" / "999-spin.json").write_text(json.dumps(
+        {"serial": "@idlelab wakepath mode=spin idle=poll run_p50_ns=1\n"}))
+    return tmp_path
+
+
+def test_here_reads_the_wake_path_stamps(tmp_path):
+    """costs=here: wake_path is the median run phase of the folder's pingpong runs, and the
+    fitted alu*150 where it has none."""
+    def wake_path(folder):
+        r = sim("workload=idle", "duration=10ms", "smp=1", f"costs=here:{folder}")
+        assert r.returncode == 0, r.stderr
+        return int(next(f for k, f in records.parse_records(r.stdout)
+                        if k == "sim")["cost.wake_path"])
+    assert wake_path(wakepath_folder(tmp_path / "a", [90000, 150000, 120000])) == 120000
+    assert wake_path(wakepath_folder(tmp_path / "b", [])) == 500 * 150
+
+
 def test_a_million_wakeups_in_under_a_second():
     t0 = time.monotonic()
     r = sim("costs=hardware", "workload=pingpong", "idle=halt", "duration=12s", "hz=0")
@@ -115,6 +170,13 @@ def governors_sweep(*args):
     rows = [ln.strip("|").split("|") for ln in res.stdout.splitlines()
             if ln.startswith("| ") and not ln.startswith("| period")]
     return {int(r[0]): [float(x) for x in r[1:]] for r in rows}
+
+
+def test_compare_refuses_what_is_not_a_results_folder(tmp_path):
+    for folder, why in ((tmp_path / "none", "no such folder"), (tmp_path, "no raw/")):
+        r = subprocess.run([os.path.join(ROOT, "tools", "sim", "compare"), str(folder)],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2 and why in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 
 def test_predict_covers_haltpolls_plateau_for_less_cpu_with_hardware_costs():

@@ -122,22 +122,59 @@ static void test_costs_unknown_and_bad_fields(void **state)
 	assert_non_null(strstr(err, "vm_entry"));
 }
 
+/* A cost file with every field but `omit` at 1 ns (the *_ppm and wake_cold_max at 0), then
+ * `line`. */
+static void cost_text(char *buf, size_t size, const char *omit, const char *line)
+{
+	size_t len = 0;
+
+	for (unsigned i = 0; i < COST__COUNT; i++) {
+		const char *name = sim_cost_names[i];
+		bool zero = strstr(name, "_ppm") || !strcmp(name, "wake_cold_max");
+
+		if (strcmp(name, omit))
+			len += (size_t)snprintf(buf + len, size - len, "%s=%s\n", name,
+						zero ? "0" : "1");
+	}
+	snprintf(buf + len, size - len, "%s", line);
+}
+
 static void test_costs_expressions(void **state)
 {
-	static const char *const base = "ipi_latency=1\nhalt_exit=1\nvm_entry=1\nwake_latency=1\n"
-					"timer_slack=1\ntimer_running=1\nhost_poll_iter=1\n"
-					"guest_poll_iter=1\npoll_wake=1\nirq_entry=1\ntimer_irq=1\n"
-					"timer_arm=1\nsleep_step=1\nwake_path=1\nidle_entry=1\n"
-					"idle_reentry=1\nthread_step=1\nblock_charge_ppm=0\n"
-					"wake_cold_ppm=0\nwake_cold_max=0\n";
-	double prims[11] = {500, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+	double prims[SIM_NPRIMS] = {500, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1};
 	char text[1024], err[512];
 	struct sim_costs c;
 
 	(void)state;
-	snprintf(text, sizeof(text), "%sipi_send = alu*3 + 1.5us - 100ns # comment\n", base);
+	cost_text(text, sizeof(text), "ipi_send", "ipi_send = alu*3 + 1.5us - 100ns # comment\n");
 	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), 0);
 	assert_int_equal(c.v[COST_ipi_send], 2900);
+
+	/* `|`: the first alternative whose primitives the folder has; wakepath_run is -1 here */
+	cost_text(text, sizeof(text), "ipi_send", "ipi_send = wakepath_run | alu*2\n");
+	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.v[COST_ipi_send], 1000);
+	prims[11] = 7000;
+	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.v[COST_ipi_send], 7000);
+	/* a syntax error in the first alternative is an error, not a reason to fall back */
+	cost_text(text, sizeof(text), "ipi_send", "ipi_send = 5 parsecs | alu\n");
+	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "ipi_send"));
+}
+
+static void test_costs_ppm_range(void **state)
+{
+	char text[1024], err[512];
+	struct sim_costs c;
+
+	(void)state;
+	cost_text(text, sizeof(text), "block_charge_ppm", "block_charge_ppm = 1000000\n");
+	assert_int_equal(sim_costs_parse_text(text, "t", NULL, &c, err, sizeof(err)), 0);
+	cost_text(text, sizeof(text), "block_charge_ppm", "block_charge_ppm = 5000000\n");
+	assert_int_equal(sim_costs_parse_text(text, "t", NULL, &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "block_charge_ppm"));
+	assert_non_null(strstr(err, "out of range"));
 }
 
 int main(void)
@@ -148,6 +185,7 @@ int main(void)
 	    cmocka_unit_test(test_costs_missing_field),
 	    cmocka_unit_test(test_costs_unknown_and_bad_fields),
 	    cmocka_unit_test(test_costs_expressions),
+	    cmocka_unit_test(test_costs_ppm_range),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,16 +10,14 @@ does the same at the end of a bench. A run the bench could not run (e.g. seed 00
 shrink=0 here) is predicted all the same and labelled `simulated`.
 """
 import argparse
-import csv
-import glob
 import json
 import os
 import shlex
 import subprocess
 import sys
 
-from . import records
-from .derive import workload_vcpus
+from . import records, report, resultsfolder
+from .derive import summarize, workload_vcpus
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SIM = os.path.join(ROOT, "build", "idlelab-sim")
@@ -28,6 +26,8 @@ COUNT_TOLERANCE_PCT = 10.0
 CPU_TOLERANCE_POINTS = 10.0
 COUNTS = ("guest_hlt", "host_halt_exits", "host_attempted_poll", "host_successful_poll")
 FIGURES = COUNTS + ("host_cpu_pct", "rtt_p50_us", "late_p50_us", "achieved_period_us")
+# Figures runs.csv derives from the counts; predicted, not judged.
+DERIVED = ("poll_success_pct", "halt_exits_per_s")
 
 
 class PredictError(RuntimeError):
@@ -77,6 +77,13 @@ def figures(recs, workload, smp, cpus_mask):
         "host_successful_poll": sum(int(f["successful_poll"]) for f in host),
         "host_cpu_pct": round(sum(pct) / len(pct), 2) if pct else None,
     }
+    attempted = out["host_attempted_poll"]
+    out["poll_success_pct"] = (round(100.0 * out["host_successful_poll"] / attempted, 1)
+                               if attempted else None)
+    window_s = int(result.get("window_ns", 0)) / 1e9
+    exits = [int(host[i]["halt_exits"]) / window_s for i in used if i < len(host)] \
+        if window_s else []
+    out["halt_exits_per_s"] = round(sum(exits) / len(exits), 1) if exits else None
     for key in ("rtt_p50", "late_p50", "achieved_period"):
         if f"{key}_ns" in result:
             out[f"{key}_us"] = round(int(result[f"{key}_ns"]) / 1000, 1)
@@ -117,22 +124,18 @@ def within(measured, predicted, key):
     return None
 
 
-def measured_rows(results):
-    with open(os.path.join(results, "runs.csv"), newline="") as f:
-        return {(r["matrix"], r["name"]): r for r in csv.DictReader(f)}
-
-
-def compare(results, costs=None, sim=SIM):
-    """[{matrix, name, status, simulated, command, measured, predicted, error, ok}] for every
-    raw record of a results folder."""
+def compare(results, costs=None, sim=SIM, recs=None):
+    """[{matrix, name, repeat, status, simulated, costs, command, measured, predicted, error,
+    ok}] for every raw record of a results folder (each boot against its own measurement)."""
     costs = costs or f"here:{os.path.abspath(results)}"
-    rows = measured_rows(results)
+    if recs is None:
+        resultsfolder.check_folder(results)
+        recs = resultsfolder.read_raw(results)
     out = []
-    for path in sorted(glob.glob(os.path.join(results, "raw", "*.json"))):
-        with open(path) as f:
-            rec = json.load(f)
-        row = rows.get((rec["matrix"], rec["name"]), {})
-        entry = {"matrix": rec["matrix"], "name": rec["name"], "status": rec.get("status"),
+    for rec in recs:
+        row = summarize(rec)
+        entry = {"matrix": rec["matrix"], "name": rec["name"], "repeat": rec.get("repeat"),
+                 "status": rec.get("status"), "costs": costs,
                  "simulated": rec.get("status") != "ok",
                  "command": "build/idlelab-sim " + " ".join(map(shlex.quote,
                                                                  sim_args(rec, costs)))}
@@ -142,7 +145,7 @@ def compare(results, costs=None, sim=SIM):
             entry.update(predicted={}, measured={}, error={}, ok=None, why=str(e))
             out.append(entry)
             continue
-        meas = {k: row.get(k) or None for k in FIGURES} if rec.get("status") == "ok" else {}
+        meas = {k: getattr(row, k) for k in FIGURES} if row.ok else {}
         entry["predicted"] = pred
         entry["measured"] = meas
         entry["error"] = {k: error(meas.get(k), pred.get(k), k) for k in FIGURES}
@@ -181,13 +184,41 @@ def markdown(entries, title="Measured / predicted (error: % for counts, points f
     return lines
 
 
+ERROR_COLUMNS = {"guest_hlt": "predicted_err_guest_hlt_pct",
+                 "host_halt_exits": "predicted_err_host_halt_exits_pct",
+                 "host_attempted_poll": "predicted_err_host_attempted_poll_pct",
+                 "host_successful_poll": "predicted_err_host_successful_poll_pct",
+                 "host_cpu_pct": "predicted_err_host_cpu_points"}
+
+
+def columns(entry):
+    """runs.csv's predicted_* columns for one compare() entry ({} if the simulator refused)."""
+    if entry.get("why"):
+        return {}
+    out = {"predicted_costs": entry["costs"],
+           "predicted_within": None if entry["simulated"] else entry["ok"]}
+    out.update({f"predicted_{k}": v for k, v in entry["predicted"].items()})
+    out.update({col: entry["error"].get(k) for k, col in ERROR_COLUMNS.items()})
+    return out
+
+
 def write_report(results, costs=None, sim=SIM):
-    """predicted.md and predicted.json in a results folder (tools/bench --predict); returns
-    0, or 2 if the simulator is missing."""
+    """predicted.md and predicted.json in a results folder (tools/bench --predict), and its
+    runs.csv and tables again with the predicted columns; returns 0, or 2 if the simulator
+    is missing or the folder cannot be read."""
     if not os.path.exists(sim):
         print(f"predict: {sim} is missing: run make first", file=sys.stderr)
         return 2
-    entries = compare(results, costs, sim)
+    try:
+        resultsfolder.check_folder(results)
+        meta = resultsfolder.read_meta(results)
+        recs = resultsfolder.read_raw(results)
+    except resultsfolder.FolderError as e:
+        print(f"predict: {e}", file=sys.stderr)
+        return 2
+    entries = compare(results, costs, sim, recs)
+    report.write_all(results, recs, meta,
+                     {(e["matrix"], e["name"], e["repeat"]): columns(e) for e in entries})
     lines = markdown(entries)
     with open(os.path.join(results, "predicted.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
@@ -210,7 +241,11 @@ def main(argv=None):
     if not os.path.exists(a.sim):
         print(f"predict: {a.sim} is missing: run make first", file=sys.stderr)
         return 2
-    entries = compare(a.results, a.costs, a.sim)
+    try:
+        entries = compare(a.results, a.costs, a.sim)
+    except resultsfolder.FolderError as e:
+        print(f"predict: {e}", file=sys.stderr)
+        return 2
     lines = markdown(entries)
     print("\n".join(lines))
     if a.markdown:

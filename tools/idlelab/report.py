@@ -6,6 +6,7 @@ records and `tools/bench --report DIR` rebuilds a folder's reports without booti
 """
 import os
 import sys
+from dataclasses import replace
 
 from . import derive, plots, tables
 from .runrow import aggregate, by_matrix, write_csv
@@ -13,10 +14,20 @@ from .runrow import aggregate, by_matrix, write_csv
 CSV_NAME = "runs.csv"
 
 
-def write_all(outdir, recs, meta):
+def run_key(rec):
+    """One boot of a results folder: (matrix, run name, repeat index)."""
+    return rec["matrix"], rec["name"], rec.get("repeat")
+
+
+def write_all(outdir, recs, meta, predicted=None):
     """runs.csv, one markdown per matrix and the plots; returns the paths written (and a
-    note in their place when the plots had to be skipped)."""
+    note in their place when the plots had to be skipped). `predicted`, {run_key:
+    {predicted_* column: value}} (predict.py), fills the predicted columns, and the tables
+    show a run that could not be run here by its simulated figures, labelled so."""
     rows = [derive.summarize(r) for r in recs]
+    if predicted:
+        rows = [replace(row, **predicted.get(run_key(rec), {}))
+                for row, rec in zip(rows, recs)]
     written = [os.path.join(outdir, CSV_NAME)]
     write_csv(rows, written[0])
     matrices = by_matrix(aggregate(rows))

@@ -20,6 +20,10 @@ def _measured(kvm=False):
     return field(default=None, metadata={"measured": True, "kvm": kvm})
 
 
+def _predicted():
+    return field(default=None, metadata={"predicted": True})
+
+
 @dataclass
 class RunRow:
     # --- which run: what the matrix asked for ---------------------------------------------
@@ -114,6 +118,26 @@ class RunRow:
     guest_steal_pct: Num = _measured()      # of the workload vCPUs' window, mean
     host_run_delay_pct: Num = _measured()   # the same vCPU threads' run-queue wait (host side)
     guest_polls_suspended: Num = _measured()  # idle entries that halted: steal above threshold
+    # --- predicted by build/idlelab-sim for this boot's configuration (tools/bench --predict;
+    # predict.py), beside the measured figure of the same name, and the error against this
+    # boot's measurement: % for counts, points for host CPU. Empty without --predict. ------
+    predicted_costs: str = _predicted()     # the cost table: here:RESULTS, hardware or a file
+    predicted_guest_hlt: Num = _predicted()
+    predicted_host_halt_exits: Num = _predicted()
+    predicted_host_attempted_poll: Num = _predicted()
+    predicted_host_successful_poll: Num = _predicted()
+    predicted_poll_success_pct: Num = _predicted()
+    predicted_halt_exits_per_s: Num = _predicted()
+    predicted_host_cpu_pct: Num = _predicted()
+    predicted_rtt_p50_us: Num = _predicted()
+    predicted_late_p50_us: Num = _predicted()
+    predicted_achieved_period_us: Num = _predicted()
+    predicted_err_guest_hlt_pct: Num = _predicted()
+    predicted_err_host_halt_exits_pct: Num = _predicted()
+    predicted_err_host_attempted_poll_pct: Num = _predicted()
+    predicted_err_host_successful_poll_pct: Num = _predicted()
+    predicted_err_host_cpu_points: Num = _predicted()
+    predicted_within: Optional[bool] = _predicted()  # the bar: counts 10 % (or 10), CPU 10 points
 
     @property
     def ok(self):
@@ -126,6 +150,7 @@ class RunRow:
 
 
 COLUMNS = [f.name for f in fields(RunRow)]
+PREDICTED = [f.name for f in fields(RunRow) if f.metadata.get("predicted")]
 MEASURED = [f.name for f in fields(RunRow) if f.metadata.get("measured")]
 HOST_KVM = [f.name for f in fields(RunRow) if f.metadata.get("kvm")]
 

@@ -1,7 +1,7 @@
 """Seed 004's layout (KVM halt_poll_ns_shrink 0 vs 2): columns as the seed's, Base (shrink
 0), Shrink Enabled (value 2) and Delta; rows per workload: the successful-poll ratio, the
 latency and the host CPU."""
-from .tablecells import cell, find, fmt, md_table, num, ordered
+from .tablecells import SIMULATED, cell, find, fmt, md_table, num, ordered
 from .tableparts import page
 
 MATRIX = "seed004"
@@ -14,13 +14,21 @@ GeekBench Multi-core(CPU)     5754      5856                        2%
 
 
 def delta(a, b, key):
-    """The seed's Delta column: relative change from Base, when both were measured."""
-    if not a or not b or not a.ok or not b.ok:
+    """The seed's Delta column: relative change from Base, when both were measured; when a
+    column could not run here, between the two simulated figures (never one of each),
+    labelled so."""
+    if not a or not b:
         return "n/a"
-    x, y = num(getattr(a, key)), num(getattr(b, key))
+    if a.ok and b.ok:
+        x, y, label = num(getattr(a, key)), num(getattr(b, key)), ""
+    else:
+        pk = f"predicted_{key}"
+        x, y, label = num(getattr(a, pk, None)), num(getattr(b, pk, None)), f" {SIMULATED}"
+        if a.status not in ("ok", "not run") or b.status not in ("ok", "not run"):
+            return "n/a"
     if x is None or y is None or x == 0:
         return "n/a"
-    return f"{100 * (y - x) / x:+.0f}%"
+    return f"{100 * (y - x) / x:+.0f}%{label}"
 
 
 def markdown(rows, meta):
@@ -41,7 +49,10 @@ def markdown(rows, meta):
     body = [md_table(["workload: metric", f"Base (shrink={fmt(base_v)})",
                       f"Shrink Enabled (value {fmt(enabled_v)})", "Delta"], lines), "",
             "halt_poll_ns_shrink is a global kvm parameter with no per-VM override; where it is "
-            "read-only the column that needs another value is reported as not run. Host window: "
+            "read-only the column that needs another value cannot run: with `tools/bench "
+            "--predict` (`make bench` passes it) its cells are idlelab-sim's figures for the same "
+            f"configuration, labelled {SIMULATED}, and their Delta is between two simulated "
+            "figures; without, they say not run. Host window: "
             "per-VM halt_poll_ns (see the runs); guest idle=halt; random runs on vCPU 1 "
             "(exponential sleeps), pingpong on vCPUs 0 and 1.", ""]
     return page(TITLE, meta, SEED_TABLE, body, rows)

@@ -26,11 +26,25 @@ def ns_text(ns):
     return f"{ns} ns"
 
 
+SIMULATED = "(simulated)"
+
+
+def simulated(row, key):
+    """The simulator's figure for a run this machine could not run (tools/bench --predict
+    filled predicted_KEY), else None."""
+    if row is None or row.status != "not run":
+        return None
+    return num(getattr(row, f"predicted_{key}", None))
+
+
 def cell(row, key, digits=1):
-    """A cell for one run's field: its value, or why there is none."""
+    """A cell for one run's field: its value, the simulated value of a run that could not
+    run here (labelled so), or why there is none."""
     if row is None:
         return EMPTY
     if row.status == "not run":
+        if getattr(row, "predicted_costs", None) is not None:   # predicted: the figure or —
+            return f"{fmt(simulated(row, key), digits)} {SIMULATED}"
         return f"not run: {row.reason}"
     if not row.ok:
         return "failed"

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/policy/governor.h"
 #include "tools/sim/sim.h"
 
 #define CMDLINE_MAX 8192
@@ -62,8 +63,10 @@ static const struct sim_key keys[] = {
      "none or a time 0..4294967295ns (the VM's KVM_CAP_HALT_POLL)"},
     {"trace", false, 0, 1, "0 or 1"},
     {"halt_poll_fixed", false, 0, 1, "0 or 1 (1: pre-dynamic KVM, every halt polls the max)"},
+    {"script_window", true, 0, UINT32_MAX, "a time 0..4294967295ns"},
 };
-#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+#define KEY_SCRIPT_WINDOW 8
+#define NKEYS		  (sizeof(keys) / sizeof(keys[0]))
 
 static int set_key(unsigned k, uint64_t v, struct sim_config *cfg)
 {
@@ -90,10 +93,73 @@ static int set_key(unsigned k, uint64_t v, struct sim_config *cfg)
 	case 6:
 		cfg->trace = v;
 		break;
+	case KEY_SCRIPT_WINDOW:
+		cfg->script_window_set = true;
+		cfg->script_window = v;
+		break;
 	default:
 		cfg->host.fixed = v;
 		break;
 	}
+	return 0;
+}
+
+/*
+ * script=FILE: one idle period a line, `L [H]` in ns (`#` starts a comment): CPU 0's thread
+ * sleeps L; if H is given and not 0 and the period halts, the wake comes H after the halt
+ * begins. A recorded sequence replayed (tests/boot/test_sim_trace.py).
+ */
+static int load_script(const char *path, struct sim_config *cfg, FILE *err)
+{
+	static uint64_t len[SIM_SCRIPT_MAX], halt[SIM_SCRIPT_MAX];
+	char line[256];
+	unsigned n = 0, lineno = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f) {
+		fprintf(err, "idlelab-sim: script: cannot read %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line, *end;
+		unsigned long long l, h = 0;
+
+		lineno++;
+		p[strcspn(p, "#\n")] = 0;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!*p)
+			continue;
+		errno = 0;
+		l = strtoull(p, &end, 10);
+		if (end != p && (*end == ' ' || *end == '\t'))
+			h = strtoull(end, &end, 10);
+		while (*end == ' ' || *end == '\t' || *end == '\r')
+			end++;
+		if (end == p || *end || errno || l == 0 || strchr(p, '-')) {
+			fprintf(err,
+				"idlelab-sim: script: %s line %u: expected `L [H]` in ns, L > 0\n",
+				path, lineno);
+			fclose(f);
+			return -1;
+		}
+		if (n == SIM_SCRIPT_MAX) {
+			fprintf(err, "idlelab-sim: script: %s: more than %d periods\n", path,
+				SIM_SCRIPT_MAX);
+			fclose(f);
+			return -1;
+		}
+		len[n] = l;
+		halt[n++] = h;
+	}
+	fclose(f);
+	if (!n) {
+		fprintf(err, "idlelab-sim: script: %s has no period\n", path);
+		return -1;
+	}
+	cfg->script = len;
+	cfg->script_halt = halt;
+	cfg->script_len = n;
 	return 0;
 }
 
@@ -129,6 +195,16 @@ int sim_parse_args(int argc, char **argv, struct sim_config *cfg, FILE *err)
 			costs = eq + 1;
 			continue;
 		}
+		if (n == 6 && !strncmp(a, "script", 6)) {
+			if (cfg->script || !eq || !eq[1]) {
+				fprintf(err, "idlelab-sim: script: %s; expected a file\n",
+					cfg->script ? "given twice" : "missing value");
+				return SIM_EXIT_BAD;
+			}
+			if (load_script(eq + 1, cfg, err))
+				return SIM_EXIT_BAD;
+			continue;
+		}
 		for (k = 0; k < NKEYS; k++)
 			if (strlen(keys[k].name) == n && !strncmp(a, keys[k].name, n))
 				break;
@@ -156,6 +232,12 @@ int sim_parse_args(int argc, char **argv, struct sim_config *cfg, FILE *err)
 	}
 	if (knobs_parse(cmdline, &cfg->knobs, msg, KNOB_ERR_MAX) != KNOB_OK) {
 		fprintf(err, "idlelab-sim: %s\n", msg);
+		return SIM_EXIT_BAD;
+	}
+	if (cfg->script_window_set &&
+	    (!cfg->script || idle_governors[cfg->knobs.v[KNOB_governor]] != &gov_haltpoll)) {
+		fprintf(err, "idlelab-sim: script_window: needs script= and "
+			     "cpuidle.governor=haltpoll (it sets haltpoll's window)\n");
 		return SIM_EXIT_BAD;
 	}
 	if (sim_costs_load(costs, &cfg->costs, msg, sizeof(msg))) {

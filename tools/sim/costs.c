@@ -4,7 +4,12 @@
  * a time (`25us`, `688ns`, `1.5ms`; no unit: ns), or a primitive of the platform's measured
  * cost table (`alu`, `ipi_halt_rtt*0.5`: its median, ns), which costs=here reads from a
  * results folder's meta.json (`make bench` measures it with bench=exits) and any file can name
- * with a `results = PATH` line. block_charge_ppm is a plain number (parts per million).
+ * with a `results = PATH` line. One more primitive comes from the folder's runs rather than
+ * from bench=exits: `wakepath_run`, the median over its pingpong runs (mode=block) of the
+ * `@idlelab wakepath` record's run_p50_ns (from the wake reaching the idle CPU to the woken
+ * thread running). Alternatives joined by `|` are tried in turn, the first whose primitives
+ * the folder has wins (`wakepath_run | alu*150`: measured if a pingpong ran, else fitted).
+ * The *_ppm costs are plain numbers, parts per million, at most 1000000.
  *
  * What each cost is (all ns but the last):
  *   ipi_send        the sender's time for one reschedule IPI (the ICR write and its exit)
@@ -30,6 +35,7 @@
  *   wake_cold_max   ... counting at most this much sleep
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,11 +49,14 @@
 #define SIM__COST_NAME(n) #n,
 const char *const sim_cost_names[COST__COUNT] = {SIM_COSTS(SIM__COST_NAME)};
 
-/* The primitives of tools/idlelab/costtable.py's PRIMS, in that order. */
+/* The primitives of tools/idlelab/costtable.py's PRIMS, in that order, then the stamps. */
 static const char *const prim_names[] = {
     "alu",	     "pause",	 "rdtsc",	 "locked_rmw",	  "cli_sti", "cpuid",
-    "wrmsr_pollctl", "ipi_send", "ipi_halt_rtt", "poll_wake_rtt", "timer"};
-#define NPRIMS (sizeof(prim_names) / sizeof(prim_names[0]))
+    "wrmsr_pollctl", "ipi_send", "ipi_halt_rtt", "poll_wake_rtt", "timer",   "wakepath_run"};
+#define NPRIMS		  (sizeof(prim_names) / sizeof(prim_names[0]))
+#define PRIM_WAKEPATH_RUN 11
+_Static_assert(NPRIMS == SIM_NPRIMS, "sim.h's SIM_NPRIMS counts prim_names");
+#define PPM_MAX 1000000.0
 
 static char *read_file(const char *path, char *err, size_t errlen)
 {
@@ -74,19 +83,84 @@ static char *read_file(const char *path, char *err, size_t errlen)
 	return buf;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The median over the JSON files of a results folder's raw/ of the wakepath records' run_p50_ns (pingpong
+ * with mode=block; the spin floor has no idle and so no such phase), or -1 if none. The
+ * record sits in the JSON string of the guest's serial output, one line ending at a `\n`
+ * escape.
+ */
+static double wakepath_run_median(const char *folder)
+{
+	char dir[4104], file[4400], err[256];
+	double runs[4096];
+	size_t n = 0;
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/raw", folder);
+	d = opendir(dir);
+	if (!d)
+		return -1;
+	while ((e = readdir(d)) && n < sizeof(runs) / sizeof(runs[0])) {
+		size_t len = strlen(e->d_name);
+		char *text, *p;
+
+		if (len < 6 || strcmp(e->d_name + len - 5, ".json"))
+			continue;
+		snprintf(file, sizeof(file), "%s/%s", dir, e->d_name);
+		text = read_file(file, err, sizeof(err));
+		if (!text)
+			continue;
+		for (p = strstr(text, "@idlelab wakepath ");
+		     p && n < sizeof(runs) / sizeof(runs[0]);
+		     p = strstr(p + 1, "@idlelab wakepath ")) {
+			char *end = strstr(p, "\\n"), *mode = strstr(p, " mode=block "),
+			     *run = strstr(p, " run_p50_ns=");
+
+			if (!end)
+				end = p + strlen(p);
+			if (mode && run && mode < end && run < end)
+				runs[n++] = strtod(run + 12, NULL);
+		}
+		free(text);
+	}
+	closedir(d);
+	if (!n)
+		return -1;
+	qsort(runs, n, sizeof(runs[0]), cmp_double);
+	return n % 2 ? runs[n / 2] : (runs[n / 2 - 1] + runs[n / 2]) / 2;
+}
+
 /*
  * meta.json's cost_table.prims.NAME.ns_p50 for every primitive; -1 where the table has no
  * figure (skipped). A targeted scan, not a JSON parser: the file is the harness's own output.
  */
 static int read_prims(const char *path, double *prims, char *err, size_t errlen)
 {
-	char file[4096], *text, *p;
+	char file[4096], folder[4096], *text, *p;
 	size_t len = strlen(path);
 
-	if (len > 10 && !strcmp(path + len - 10, ".json"))
+	if (len > 10 && !strcmp(path + len - 10, ".json")) {
+		char *slash;
+
 		snprintf(file, sizeof(file), "%s", path);
-	else
+		snprintf(folder, sizeof(folder), "%s", path);
+		slash = strrchr(folder, '/');
+		if (slash)
+			*slash = 0;
+		else
+			snprintf(folder, sizeof(folder), ".");
+	} else {
 		snprintf(file, sizeof(file), "%s/meta.json", path);
+		snprintf(folder, sizeof(folder), "%s", path);
+	}
 	text = read_file(file, err, errlen);
 	if (!text)
 		return -1;
@@ -98,7 +172,7 @@ static int read_prims(const char *path, double *prims, char *err, size_t errlen)
 		free(text);
 		return -1;
 	}
-	for (size_t i = 0; i < NPRIMS; i++) {
+	for (size_t i = 0; i < PRIM_WAKEPATH_RUN; i++) {
 		char key[64], *q, *end, *v;
 
 		prims[i] = -1;
@@ -113,6 +187,7 @@ static int read_prims(const char *path, double *prims, char *err, size_t errlen)
 			prims[i] = strtod(v + 9, NULL);
 	}
 	free(text);
+	prims[PRIM_WAKEPATH_RUN] = wakepath_run_median(folder);
 	return 0;
 }
 
@@ -123,9 +198,12 @@ static const char *skip_space(const char *p)
 	return p;
 }
 
-/* One term: a time with an optional unit, or PRIM[*K]. Returns the end, NULL on error. */
+/*
+ * One term: a time with an optional unit, or PRIM[*K]. Returns the end, NULL on error;
+ * *missing is set when the error is only a primitive the folder has no figure for.
+ */
 static const char *term(const char *p, const double *prims, double *out, const char *field,
-			char *err, size_t errlen)
+			bool *missing, char *err, size_t errlen)
 {
 	char *end;
 
@@ -147,6 +225,7 @@ static const char *term(const char *p, const double *prims, double *out, const c
 				 "costs: %s: uses primitive '%s' but no measured cost table has it "
 				 "(costs=here:RESULTS or a 'results = PATH' line)",
 				 field, prim_names[i]);
+			*missing = true;
 			return NULL;
 		}
 		*out = prims[i];
@@ -185,17 +264,20 @@ static const char *term(const char *p, const double *prims, double *out, const c
 	return p;
 }
 
-static int expression(const char *p, const double *prims, const char *field, double *out, char *err,
-		      size_t errlen)
+/* One alternative: terms joined by + or -. Returns 0, -1 on an error, -2 if only a
+ * primitive was missing. */
+static int sum_of_terms(const char *p, const double *prims, const char *field, double *out,
+			char *err, size_t errlen)
 {
 	double sum = 0, v;
 	int sign = 1;
+	bool missing = false;
 
 	for (;;) {
 		p = skip_space(p);
-		p = term(p, prims, &v, field, err, errlen);
+		p = term(p, prims, &v, field, &missing, err, errlen);
 		if (!p)
-			return -1;
+			return missing ? -2 : -1;
 		sum += sign * v;
 		p = skip_space(p);
 		if (!*p)
@@ -207,11 +289,32 @@ static int expression(const char *p, const double *prims, const char *field, dou
 		sign = *p == '+' ? 1 : -1;
 		p++;
 	}
-	if (!(sum >= 0) || sum > 1e15) {
-		snprintf(err, errlen, "costs: %s: %.1f is out of range (0 .. 1e15)", field, sum);
+	*out = sum;
+	return 0;
+}
+
+/* Alternatives joined by `|`: the first whose primitives are all known. */
+static int expression(const char *p, const double *prims, const char *field, double *out, char *err,
+		      size_t errlen)
+{
+	double max = strstr(field, "_ppm") ? PPM_MAX : 1e15;
+	char alt[1024];
+	int rc = -2;
+
+	while (rc == -2 && *p) {
+		size_t n = strcspn(p, "|");
+
+		snprintf(alt, sizeof(alt), "%.*s", (int)n, p);
+		p += n + (p[n] == '|');
+		rc = sum_of_terms(alt, prims, field, out, err, errlen);
+	}
+	if (rc)
+		return -1;
+	if (!(*out >= 0) || *out > max) {
+		snprintf(err, errlen, "costs: %s: %.1f is out of range (0 .. %g)", field, *out,
+			 max);
 		return -1;
 	}
-	*out = sum;
 	return 0;
 }
 

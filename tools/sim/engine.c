@@ -274,6 +274,12 @@ static void start_halt(struct sim *s, struct vcpu *v, uint64_t limit_ns)
 	}
 	v->g.hlt++;
 	v->t_hlt = s->now;
+	if (v->id == 0 && s->cfg->script_halt && s->script_pos &&
+	    s->cfg->script_halt[s->script_pos - 1] && v->sleep_deadline) {
+		/* a replayed halt lasts what the recorded one did */
+		v->sleep_deadline = s->now + s->cfg->script_halt[s->script_pos - 1];
+		arm_timer(s, v);
+	}
 	if (limit_ns) {
 		v->idle_deadline = s->now + limit_ns;
 		v->timer_fired = false;
@@ -654,6 +660,10 @@ static void setup(struct sim *s, const struct sim_config *cfg, FILE *out)
 
 		v->id = i;
 		s->gov->enable(&v->gov);
+		if (i == 0 && cfg->script_window_set) { /* args.c: only with haltpoll */
+			v->gov.haltpoll.poll_limit_ns = cfg->script_window;
+			v->gov.haltpoll.last_state_idx = HALTPOLL_STATE_HALT;
+		}
 		hp_vcpu_init(&v->host, s->msr != 0);
 		/* CPUs come up one after another: stagger the ticks so they do not coincide */
 		if (s->tick_period)

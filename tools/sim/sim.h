@@ -16,8 +16,9 @@
 #include "kernel/policy/knobs.h"
 #include "tools/sim/host_poll.h"
 
-#define SIM_MAX_CPUS 64
-#define SIM_EXIT_BAD 2 /* a bad configuration or cost table */
+#define SIM_MAX_CPUS   64
+#define SIM_SCRIPT_MAX 65536 /* periods a script= file may hold */
+#define SIM_EXIT_BAD   2     /* a bad configuration or cost table */
 
 /*
  * What each step of the idle and wake-up paths costs. Names are the cost file's keys
@@ -65,9 +66,15 @@ struct sim_config {
 	struct hp_params host;
 	struct sim_costs costs;
 	bool trace; /* one @idlelab trace line per guest idle entry */
-	/* Tests only: CPU 0 sleeps these lengths in turn instead of running a workload. */
+	/* A replayed idle sequence (script=FILE; tests): CPU 0 sleeps these lengths in turn
+	 * instead of running a workload. Where script_halt[i] is not 0 and period i halts, the
+	 * wake comes that long after the halt begins instead (a recorded halt's residency).
+	 * script_window: haltpoll's window on CPU 0 at the start, its last state a halt. */
 	const uint64_t *script;
+	const uint64_t *script_halt;
 	unsigned script_len;
+	bool script_window_set;
+	uint64_t script_window;
 };
 
 /* Guest counters of one CPU, the `cpu` record's fields. */
@@ -84,7 +91,9 @@ struct sim_result; /* opaque to the workloads */
 /* args.c: argv -> config. Returns 0, or SIM_EXIT_BAD having printed one line to err. */
 int sim_parse_args(int argc, char **argv, struct sim_config *cfg, FILE *err);
 
-/* costs.c */
+/* costs.c. `prims` (sim_costs_parse_text) holds SIM_NPRIMS medians in ns, -1 where the
+ * results folder has none: bench=exits's primitives, then the wake-path stamps. */
+#define SIM_NPRIMS 12
 int sim_costs_load(const char *spec, struct sim_costs *c, char *err, size_t errlen);
 int sim_costs_parse_text(const char *text, const char *what, const double *prims,
 			 struct sim_costs *c, char *err, size_t errlen);
