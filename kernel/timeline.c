@@ -36,14 +36,14 @@ static struct tl_cpu {
 } __attribute__((aligned(CACHELINE))) tl[MAX_CPUS];
 
 bool timeline_on;
+static uint32_t per_cpu; /* slots each CPU has in this run */
+static uint64_t t0, t_end;
 static uint64_t (*reflect_window)(const struct cpu *c); /* timeline_reflect_source() */
 
 void timeline_reflect_source(uint64_t (*window_ns)(const struct cpu *c))
 {
 	reflect_window = window_ns;
 }
-static uint32_t per_cpu; /* slots each CPU has in this run */
-static uint64_t t0, t_end;
 
 static const struct {
 	char letter;
