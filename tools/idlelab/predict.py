@@ -26,8 +26,6 @@ COUNT_TOLERANCE_PCT = 10.0
 CPU_TOLERANCE_POINTS = 10.0
 COUNTS = ("guest_hlt", "host_halt_exits", "host_attempted_poll", "host_successful_poll")
 FIGURES = COUNTS + ("host_cpu_pct", "rtt_p50_us", "late_p50_us", "achieved_period_us")
-# Figures runs.csv derives from the counts; predicted, not judged.
-DERIVED = ("poll_success_pct", "halt_exits_per_s")
 
 
 class PredictError(RuntimeError):
@@ -218,7 +216,7 @@ def write_report(results, costs=None, sim=SIM):
         return 2
     entries = compare(results, costs, sim, recs)
     report.write_all(results, recs, meta,
-                     {(e["matrix"], e["name"], e["repeat"]): columns(e) for e in entries})
+                     {report.run_key(e): columns(e) for e in entries})
     lines = markdown(entries)
     with open(os.path.join(results, "predicted.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
