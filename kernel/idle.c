@@ -29,6 +29,7 @@
 #include "arch/x86/probe.h"
 #include "arch/x86/tsc.h"
 #include "kernel/policy/gov_haltpoll.h"
+#include "kernel/policy/gov_predict.h"
 #include "kernel/policy/governor.h"
 #include "kernel/policy/haltpoll.h"
 #include "kernel/idle.h"
@@ -56,19 +57,28 @@ static uint64_t tick_nsec;
 static uint64_t poll_iter_cycles; /* one poll-loop iteration without a clock read */
 static struct haltpoll_params hp;
 static const struct idle_governor *gov; /* idle=haltpoll's governor: cpuidle.governor= */
-static bool gov_direct;			/* gov is gov_haltpoll: call it directly */
+static enum gov_call gov_how;		/* how GOV_CALL reaches it */
 static bool steal_time;			/* kvm-steal-time offered and registered on every CPU */
 static uint32_t steal_threshold;	/* haltpoll.steal_threshold=, % (0: off) */
 
 /*
- * A call into the chosen governor. The default one is called directly, so its few
- * instructions per entry compile into this path instead of going through indirect calls
- * (the idea of Linux's INDIRECT_CALL_1); any other goes through its table. The functions
- * on the per-entry path take `direct` (gov_direct, decided once at setup) as a constant:
- * they are always inlined, so each kind of caller gets its own copy with the test folded.
+ * A call into the chosen governor. The governors in kernel/policy are called directly, so
+ * their few instructions per entry compile into this path instead of going through
+ * indirect calls (the idea of Linux's INDIRECT_CALL_2); any other goes through its table.
+ * The functions on the per-entry path take `how` (gov_how, decided once at setup) as a
+ * constant: they are always inlined, so each kind of caller gets its own copy with the
+ * test folded.
  */
-#define GOV_CALL(fn, ...) (direct ? hp_##fn(__VA_ARGS__) : gov->fn(__VA_ARGS__))
-#define ENTRY_PATH	  static inline __attribute__((always_inline))
+enum gov_call {
+	GOV_BY_TABLE,
+	GOV_HALTPOLL_INLINE,
+	GOV_PREDICT_INLINE
+};
+#define GOV_CALL(fn, ...)                                                                          \
+	(how == GOV_HALTPOLL_INLINE  ? hp_##fn(__VA_ARGS__)                                        \
+	 : how == GOV_PREDICT_INLINE ? pr_##fn(__VA_ARGS__)                                        \
+				     : gov->fn(__VA_ARGS__))
+#define ENTRY_PATH static inline __attribute__((always_inline))
 
 static uint32_t flags_load(const struct cpu *c)
 {
@@ -135,7 +145,7 @@ static inline void poll_plan(struct cpu *c, uint64_t limit_ns, uint64_t *limit, 
  * Returns true if work arrived (NEED_RESCHED), false if the limit passed first. *elapsed
  * gets the TSC cycles spent, *limit_ns the limit polled against (NO_LIMIT if none).
  */
-ENTRY_PATH bool poll_state(struct cpu *c, struct gov_cpu *g, bool direct, uint64_t *elapsed,
+ENTRY_PATH bool poll_state(struct cpu *c, struct gov_cpu *g, enum gov_call how, uint64_t *elapsed,
 			   uint64_t *limit_ns)
 {
 	uint64_t t0 = rdtsc(), now, limit = NO_LIMIT;
@@ -256,22 +266,42 @@ static void count_adjust(struct cpu *c, enum haltpoll_adjust a)
 }
 
 /*
- * The governor hears of a finished poll (reflect) only before its next select, so after a
- * poll that found work this is done when this CPU next idles (same inputs, same
- * decisions), and the woken thread does not wait for it; an expired poll is followed by a
- * select at once, so the deferral costs nothing there.
+ * The governor hears of a finished entry (reflect) only before its next select, so after
+ * one that found work this is done when this CPU next idles (same inputs, same decisions),
+ * and the woken thread does not wait for it; an entry that ended without work is followed
+ * by a select at once, so the deferral costs nothing there.
  */
-ENTRY_PATH void finish_poll(struct cpu *c, bool direct)
+ENTRY_PATH void reflect_done(struct cpu *c, enum gov_call how, int state)
 {
 	struct gov_entry e = {
-	    .state = GOV_STATE_POLL,
-	    .residency_ns = tsc_to_ns(c->poll_done_cycles),
-	    .limit_ns = c->poll_done_limit == NO_LIMIT ? GOV_NO_LIMIT : c->poll_done_limit,
-	    .work = c->poll_done_work,
+	    .state = state,
+	    .residency_ns = tsc_to_ns(c->done_cycles),
+	    .limit_ns = c->done_limit == NO_LIMIT ? GOV_NO_LIMIT : c->done_limit,
+	    .work = c->done_work,
 	};
 
-	c->poll_done_pending = false;
+	c->done_pending = false;
 	count_adjust(c, GOV_CALL(reflect, &c->gov, &hp, &e));
+}
+
+/* The state is passed as a constant, so that each case compiles with what the governor's
+ * reflect does for it alone (for haltpoll's poll, little). */
+ENTRY_PATH void finish_entry(struct cpu *c, enum gov_call how)
+{
+	if (c->done_state == GOV_STATE_POLL)
+		reflect_done(c, how, GOV_STATE_POLL);
+	else
+		reflect_done(c, how, GOV_STATE_HALT);
+}
+
+/* Keeps a finished entry for finish_entry. */
+static inline void entry_done(struct cpu *c, int state, uint64_t cycles, uint64_t limit, bool work)
+{
+	c->done_state = state;
+	c->done_cycles = cycles;
+	c->done_limit = limit;
+	c->done_work = work;
+	c->done_pending = true;
 }
 
 /*
@@ -281,7 +311,7 @@ ENTRY_PATH void finish_poll(struct cpu *c, bool direct)
  * entry (residency 0, not reflected); the halt state's own enter skips the HLT but the entry
  * counts (reflected with its near-zero residency, so from W = 0 haltpoll's window grows).
  */
-ENTRY_PATH bool entry_aborted(struct cpu *c, bool direct) /* call_cpuidle(): -EBUSY */
+ENTRY_PATH bool entry_aborted(struct cpu *c, enum gov_call how) /* call_cpuidle(): -EBUSY */
 {
 	if (!(flags_load(c) & CPU_NEED_RESCHED))
 		return false;
@@ -317,19 +347,17 @@ static __attribute__((noinline)) uint64_t timed_halt(struct cpu *c, uint64_t lim
 	return cycles;
 }
 
-/* The governor chose halt: the entry, measured and reflected. Out of line, so that the poll
- * path does not pay for building its record. */
-static __attribute__((noinline)) void governed_halt(struct cpu *c, bool direct)
+/* The governor chose halt: the entry, measured, kept for finish_entry. Out of line, so that
+ * the poll path does not pay for the halt's. */
+static __attribute__((noinline)) void governed_halt(struct cpu *c, enum gov_call how)
 {
-	struct gov_entry e = {.state = GOV_STATE_HALT, .limit_ns = GOV_NO_LIMIT};
-	uint64_t limit;
+	uint64_t limit, cycles;
 
-	if (entry_aborted(c, direct))
+	if (entry_aborted(c, how))
 		return;
 	limit = GOV_CALL(halt_limit, &c->gov, &hp);
-	e.residency_ns = tsc_to_ns(limit ? timed_halt(c, limit) : halt_state(c));
-	e.work = flags_load(c) & CPU_NEED_RESCHED;
-	count_adjust(c, GOV_CALL(reflect, &c->gov, &hp, &e));
+	cycles = limit ? timed_halt(c, limit) : halt_state(c);
+	entry_done(c, GOV_STATE_HALT, cycles, NO_LIMIT, flags_load(c) & CPU_NEED_RESCHED);
 }
 
 /* haltpoll.steal_threshold=: while this CPU's recent steal is above the threshold it halts
@@ -348,23 +376,23 @@ static __attribute__((noinline)) bool steal_gated_halt(struct cpu *c)
 	return true;
 }
 
-ENTRY_PATH void governed_enter(struct cpu *c, bool direct)
+ENTRY_PATH void governed_enter(struct cpu *c, enum gov_call how)
 {
-	bool stop_tick = true;
+	bool stop_tick = true, work;
+	uint64_t cycles, limit;
 
-	if (c->poll_done_pending)
-		finish_poll(c, direct);
+	if (c->done_pending)
+		finish_entry(c, how);
 	if (steal_threshold && steal_gated_halt(c))
 		return;
 	if (GOV_CALL(select, &c->gov, &hp, latency_req_zero, &stop_tick) != GOV_STATE_POLL) {
-		governed_halt(c, direct);
+		governed_halt(c, how);
 		return;
 	}
-	if (entry_aborted(c, direct))
+	if (entry_aborted(c, how))
 		return;
-	c->poll_done_work =
-	    poll_state(c, &c->gov, direct, &c->poll_done_cycles, &c->poll_done_limit);
-	c->poll_done_pending = true;
+	work = poll_state(c, &c->gov, how, &cycles, &limit);
+	entry_done(c, GOV_STATE_POLL, cycles, limit, work);
 }
 
 void idle_until_work(struct cpu *c)
@@ -374,12 +402,18 @@ void idle_until_work(struct cpu *c)
 	while (!(flags_load(c) & CPU_NEED_RESCHED)) {
 		probe_mark(PROBE_IDLE_ENTER);
 		if (policy == IDLE_HALTPOLL)
-			if (gov_direct)
-				governed_enter(c, true);
-			else
-				governed_enter(c, false);
+			switch (gov_how) {
+			case GOV_HALTPOLL_INLINE:
+				governed_enter(c, GOV_HALTPOLL_INLINE);
+				break;
+			case GOV_PREDICT_INLINE:
+				governed_enter(c, GOV_PREDICT_INLINE);
+				break;
+			default:
+				governed_enter(c, GOV_BY_TABLE);
+			}
 		else if (policy == IDLE_POLL)
-			poll_state(c, 0, false, &cycles, &limit);
+			poll_state(c, 0, GOV_BY_TABLE, &cycles, &limit);
 		else
 			halt_state(c);
 	}
@@ -423,7 +457,9 @@ void idle_setup(void)
 	    .legacy_shrink = knob(KNOB_haltpoll_legacy_shrink),
 	};
 	gov = idle_governors[knob(KNOB_governor)];
-	gov_direct = gov == &gov_haltpoll;
+	gov_how = gov == &gov_haltpoll	? GOV_HALTPOLL_INLINE
+		  : gov == &gov_predict ? GOV_PREDICT_INLINE
+					: GOV_BY_TABLE;
 	poll_iter_cycles = calibrate_poll_iteration();
 	steal_time = kvm_has(KVM_FEATURE_STEAL_TIME);
 	steal_threshold = (uint32_t)knob(KNOB_steal_threshold);

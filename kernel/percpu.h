@@ -79,9 +79,12 @@ struct cpu {
 	/* The poll state's limit plan for the window last used (kernel/idle.c:poll_plan). */
 	uint64_t poll_plan_ns, poll_plan_cycles;
 	unsigned poll_plan_every;
-	/* A finished poll the governor has yet to hear about (kernel/idle.c:finish_poll). */
-	bool poll_done_pending, poll_done_work;
-	uint64_t poll_done_cycles, poll_done_limit;
+	/* A finished idle entry the governor has yet to hear about (kernel/idle.c:
+	 * finish_entry): its state (GOV_STATE_*), whether work ended it, its length and, for
+	 * a poll, its limit. */
+	bool done_pending, done_work;
+	int done_state;
+	uint64_t done_cycles, done_limit;
 
 	/* Written by any CPU (atomic RMW only): wake-up requests. A waker touches this one
 	 * line: it pushes onto wake_list, then updates flags (kernel/sched.c). */

@@ -32,6 +32,8 @@ void stats_snapshot(struct stats_snapshot *s)
 		read_cpu(&cpus[i], &s->cpu[i]);
 		s->cpu[i].steal_ns = kvm_steal_ns(i);
 		s->window_ns[i] = idle_window_ns(&cpus[i]);
+		/* (one aligned word that only its CPU writes: a plain load is whole) */
+		s->takeovers[i] = __atomic_load_n(&cpus[i].gov.takeovers, __ATOMIC_RELAXED);
 	}
 }
 
@@ -64,7 +66,7 @@ void stats_print_delta(const struct stats_snapshot *a, const struct stats_snapsh
 		    "poll_immediate=%lu poll_expired=%lu halts=%lu halts_aborted=%lu hlt=%lu "
 		    "grow=%lu shrink=%lu "
 		    "window_ns=%lu idle_ns=%lu poll_ns=%lu halt_ns=%lu poll_overshoot_ns=%lu "
-		    "poll_overshoot_max_ns=%lu steal_ns=%lu polls_suspended=%lu",
+		    "poll_overshoot_max_ns=%lu steal_ns=%lu polls_suspended=%lu takeovers=%lu",
 		    i, D(ctx_switches), D(wakeups_local) + D(wakeups_remote), D(wakeups_local),
 		    D(wakeups_remote), D(ipi_sent), D(ipi_avoided), D(ipi_received), D(timer_irqs),
 		    D(ticks), D(idle_entries), D(idle_aborted), D(poll_entries), D(poll_hits),
@@ -72,6 +74,7 @@ void stats_print_delta(const struct stats_snapshot *a, const struct stats_snapsh
 		    D(window_grows), D(window_shrinks), b->window_ns[i],
 		    tsc_to_ns(D(poll_cycles) + D(halt_cycles)), tsc_to_ns(D(poll_cycles)),
 		    tsc_to_ns(D(halt_cycles)), tsc_to_ns(D(poll_overshoot_cycles)),
-		    tsc_to_ns(y->poll_overshoot_max_cycles), D(steal_ns), D(polls_suspended));
+		    tsc_to_ns(y->poll_overshoot_max_cycles), D(steal_ns), D(polls_suspended),
+		    b->takeovers[i] - a->takeovers[i]);
 	}
 }

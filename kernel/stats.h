@@ -7,6 +7,7 @@
 struct stats_snapshot {
 	struct cpu_stats cpu[MAX_CPUS];
 	uint64_t window_ns[MAX_CPUS]; /* the poll window at snapshot time */
+	uint64_t takeovers[MAX_CPUS]; /* the governor's count (struct gov_cpu) at that time */
 };
 
 /* Copies every online CPU's counters (each CPU's own view; exact once the run is quiet). */

@@ -14,7 +14,9 @@
  * guest_halt_poll_ns):
  *   period    the sum of the residencies of the idle entries up to and including the one
  *             that ended with work (entries ended by a tick, by the governor's own timer
- *             or by an expired poll add to it); filed in the history when it ends.
+ *             or by an expired poll add to it); filed in the history when it ends, if it
+ *             is a plateau period or the plateau decided it (the history feeds nothing
+ *             else: a full streak has just filed the periods the plateau test reads).
  *   haltpoll  off the plateau, select, poll_limit and reflect are haltpoll's, unchanged
  *             (and halts are untimed). On it, haltpoll's state is left as it was, and
  *             haltpoll goes on from there when the plateau ends.
@@ -44,8 +46,7 @@
  * timed halt, one wake-up by the governor's timer and a poll of about a margin that ends
  * with the work: a poll hit, at a halt's cost plus a margin instead of W plus a halt.
  */
-#include "kernel/policy/gov_haltpoll.h"
-#include "kernel/policy/governor.h"
+#include "kernel/policy/gov_predict.h"
 
 static void history_span(const struct predict_cpu *p, uint64_t *min, uint64_t *max)
 {
@@ -91,55 +92,38 @@ static void predict_enable(struct gov_cpu *g)
 {
 	hp_enable(g);
 	g->predict = (struct predict_cpu){0};
+	g->takeovers = 0;
 }
 
-static int predict_select(struct gov_cpu *g, const struct haltpoll_params *hp,
-			  bool latency_req_zero, bool *stop_tick)
+uint64_t predict_plateau_poll_limit(struct gov_cpu *g, const struct haltpoll_params *hp)
 {
 	const struct predict_cpu *p = &g->predict;
+	uint64_t margin = predict_margin(p, hp), l;
 
-	if (!p->plateau) /* (a poll that expired ended the plateau: see reflect) */
-		return hp_select(g, hp, latency_req_zero, stop_tick);
-	if (!latency_req_zero && p->period_ns < p->halt_until_ns)
-		return GOV_STATE_HALT;
-	*stop_tick = false;
-	return GOV_STATE_POLL;
-}
-
-static uint64_t predict_halt_limit(struct gov_cpu *g, const struct haltpoll_params *hp)
-{
-	struct predict_cpu *p = &g->predict;
-
-	(void)hp;
-	p->asked_halt_ns =
-	    p->plateau && p->period_ns < p->halt_until_ns ? p->halt_until_ns - p->period_ns : 0;
-	return p->asked_halt_ns;
-}
-
-static void predict_poll_begin(struct gov_cpu *g)
-{
-	hp_poll_begin(g);
-}
-
-static uint64_t predict_poll_limit(struct gov_cpu *g, const struct haltpoll_params *hp,
-				   uint64_t tick_nsec)
-{
-	const struct predict_cpu *p = &g->predict;
-	uint64_t margin, l;
-
-	if (!p->plateau)
-		return hp_poll_limit(g, hp, tick_nsec);
-	margin = predict_margin(p, hp);
 	l = p->poll_until_ns > p->period_ns + margin ? p->poll_until_ns - p->period_ns : margin;
 	return l > hp->guest_halt_poll_ns ? hp->guest_halt_poll_ns : l;
 }
 
-/* Files the period that just ended and decides whether the plateau starts here. */
-static void file_period(struct gov_cpu *g, const struct haltpoll_params *hp)
+/* The signature has been seen PREDICT_HISTORY periods in a row: the plateau starts if the
+ * periods are regular. */
+void predict_try_plateau(struct gov_cpu *g, const struct haltpoll_params *hp)
 {
 	struct predict_cpu *p = &g->predict;
-	bool signature = !p->mixed && p->expired && hp_window_ns(g) == p->window_at_start;
 	uint64_t min, max;
+
+	history_span(p, &min, &max);
+	if (max > 2 * min)
+		return;
+	p->plateau = true;
+	p->overshoot_ns = 0;
+	g->takeovers++;
+	plan(p, hp);
+}
+
+/* On the plateau, the period that work just ended is filed and the plan made from it. */
+static void file_plateau_period(struct gov_cpu *g, const struct haltpoll_params *hp)
+{
+	struct predict_cpu *p = &g->predict;
 
 	p->periods[p->next] = p->period_ns;
 	p->next = (p->next + 1) % PREDICT_HISTORY;
@@ -149,29 +133,19 @@ static void file_period(struct gov_cpu *g, const struct haltpoll_params *hp)
 	p->window_at_start = hp_window_ns(g);
 	p->expired = false;
 	p->mixed = false;
-	if (!p->plateau)
-		p->streak =
-		    signature ? (p->streak < PREDICT_HISTORY ? p->streak + 1 : p->streak) : 0;
-	history_span(p, &min, &max);
-	if (!p->plateau && p->streak == PREDICT_HISTORY && max <= 2 * min) {
-		p->plateau = true;
-		p->overshoot_ns = 0;
-		p->plateaus++;
-	}
-	if (p->plateau)
-		plan(p, hp);
+	plan(p, hp);
 }
 
-static enum haltpoll_adjust predict_reflect(struct gov_cpu *g, const struct haltpoll_params *hp,
-					    const struct gov_entry *e)
+/* An entry the plateau decided; a poll of it that expires hands the rest of the period,
+ * and what follows, back to haltpoll. */
+enum haltpoll_adjust predict_reflect_plateau(struct gov_cpu *g, const struct haltpoll_params *hp,
+					     const struct gov_entry *e)
 {
 	struct predict_cpu *p = &g->predict;
-	uint64_t before = predict_window(g);
-	bool decided = p->plateau; /* who chose this entry */
-	enum haltpoll_adjust hp_adj = decided ? HALTPOLL_ADJ_NONE : hp_reflect(g, hp, e);
+	uint64_t before = pr_window_ns(g);
 
 	p->period_ns += e->residency_ns;
-	p->mixed |= decided;
+	p->mixed = true;
 	if (e->state == GOV_STATE_HALT && p->asked_halt_ns) {
 		/* How late a timed halt comes back: measured when its timer ended it; when work
 		 * ended it past the time asked, the timer would have been later still. */
@@ -186,43 +160,22 @@ static enum haltpoll_adjust predict_reflect(struct gov_cpu *g, const struct halt
 	}
 	if (e->state == GOV_STATE_POLL && !e->work && e->limit_ns != GOV_NO_LIMIT) {
 		p->expired = true;
-		if (p->plateau) { /* the period outran the prediction: it has moved */
-			p->plateau = false;
-			p->streak = 0;
-		}
+		p->plateau = false; /* the period outran the prediction: it has moved */
+		p->streak = 0;
 	}
-	if (e->work)
-		file_period(g, hp);
-	if (!decided && !p->plateau)
-		return hp_adj; /* haltpoll's entry and haltpoll's window: its own verdict */
-	return predict_window(g) > before   ? HALTPOLL_ADJ_GROW
-	       : predict_window(g) < before ? HALTPOLL_ADJ_SHRINK
-					    : HALTPOLL_ADJ_NONE;
-}
-
-static void predict_aborted(struct gov_cpu *g)
-{
-	g->predict.asked_halt_ns = 0;
-	if (!g->predict.plateau)
-		hp_aborted(g); /* no time passed: the period is unchanged */
-}
-
-/* On the plateau: the poll a period's prediction plans, from halt_until to poll_until. */
-uint64_t predict_window(const struct gov_cpu *g)
-{
-	const struct predict_cpu *p = &g->predict;
-
-	return p->plateau ? p->poll_until_ns - p->halt_until_ns : hp_window_ns(g);
+	if (e->work) /* (an entry that ended with work was no expired poll: still on it) */
+		file_plateau_period(g, hp);
+	return pr_adjust(pr_window_ns(g), before);
 }
 
 const struct idle_governor gov_predict = {
     .name = "predict",
     .enable = predict_enable,
-    .select = predict_select,
-    .halt_limit = predict_halt_limit,
-    .poll_begin = predict_poll_begin,
-    .poll_limit = predict_poll_limit,
-    .reflect = predict_reflect,
-    .aborted = predict_aborted,
-    .window_ns = predict_window,
+    .select = pr_select,
+    .halt_limit = pr_halt_limit,
+    .poll_begin = pr_poll_begin,
+    .poll_limit = pr_poll_limit,
+    .reflect = pr_reflect,
+    .aborted = pr_aborted,
+    .window_ns = pr_window_ns,
 };

@@ -9,6 +9,9 @@
  * How to add one: a file kernel/policy/gov_NAME.c defining `const struct idle_governor
  * gov_NAME`, its per-CPU state in struct gov_cpu below, a choice in KNOB_CHOICES_GOVERNOR
  * (kernel/policy/knob_table.h) and its slot in idle_governors[]; host vectors in tests/unit.
+ * The idle driver reaches it through the table; to cost what haltpoll costs per entry, put
+ * its per-entry functions inline in a header, as gov_haltpoll.h and gov_predict.h do, and
+ * give it a direct call in kernel/idle.c (GOV_CALL).
  */
 #ifndef IDLELAB_KERNEL_GOVERNOR_H
 #define IDLELAB_KERNEL_GOVERNOR_H
@@ -27,6 +30,9 @@
 struct gov_cpu {
 	struct haltpoll_cpu haltpoll;
 	struct predict_cpu predict;
+	/* Times the governor set haltpoll's rule aside (predict: entered its plateau); 0 for
+	 * haltpoll. Written by the owning CPU only; the `cpu` record's takeovers. */
+	uint64_t takeovers;
 };
 
 /* One finished idle entry, as the idle driver measured it. */
@@ -64,10 +70,8 @@ struct idle_governor {
 
 extern const struct idle_governor gov_haltpoll, gov_predict;
 
-/* predict's margin around the period it predicts (kernel/policy/gov_predict.c), and its
- * current window: on the plateau the poll it plans per period, elsewhere haltpoll's. */
+/* predict's margin around the period it predicts (kernel/policy/gov_predict.c). */
 uint64_t predict_margin(const struct predict_cpu *p, const struct haltpoll_params *hp);
-uint64_t predict_window(const struct gov_cpu *g);
 
 /* The registry, indexed by the cpuidle.governor= choice. */
 extern const struct idle_governor *const idle_governors[];

@@ -25,7 +25,6 @@ struct predict_cpu {
 	uint64_t halt_until_ns, poll_until_ns;
 	uint64_t asked_halt_ns; /* the halt limit handed out for the entry in progress, 0: none */
 	uint64_t overshoot_ns;	/* how much later than asked the last timed halt returned */
-	uint64_t plateaus;	/* times the plateau was entered, for the tests */
 };
 
 #endif

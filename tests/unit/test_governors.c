@@ -195,7 +195,7 @@ static void test_plateau_haltpoll_expires_predict_hits(void **state)
 	assert_int_equal(pr.g.predict.halt_until_ns, 1500 * US - 1500 * US / 16);
 	assert_int_equal(pr.g.predict.poll_until_ns, 1500 * US + 1500 * US / 16);
 	assert_int_equal(gov_predict.window_ns(&pr.g), 2 * (1500 * US / 16));
-	assert_int_equal(pr.g.predict.plateaus, 1);
+	assert_int_equal(pr.g.takeovers, 1);
 	/* what the hits cost: a margin each, against haltpoll's 800 us window each */
 	assert_int_equal(pr.polled_ns, pr_before_ns + 192 * (1500 * US / 16));
 	assert_true(pr.polled_ns < hp.polled_ns / 5);
@@ -228,17 +228,17 @@ static void test_off_the_plateau_it_is_haltpoll(void **state)
 		d = (x >> 33) % (600 * US) + 1;
 		idle_period(&hp, d);
 		idle_period(&pr, d);
-		if (first < 0 && !pr.g.predict.plateaus)
+		if (first < 0 && !pr.g.takeovers)
 			assert_same_run(&pr, &hp);
 		else if (first < 0)
 			first = i;
 	}
 	print_message("random periods: plateau entered %lu times (first at period %d); hits %u "
 		      "vs %u, polled %lu vs %lu us\n",
-		      (unsigned long)pr.g.predict.plateaus, first, pr.hits, hp.hits,
+		      (unsigned long)pr.g.takeovers, first, pr.hits, hp.hits,
 		      (unsigned long)(pr.polled_ns / US), (unsigned long)(hp.polled_ns / US));
 	assert_true(first > 100);
-	assert_true(pr.g.predict.plateaus <= 10);
+	assert_true(pr.g.takeovers <= 10);
 	assert_true(pr.hits * 100 >= hp.hits * 99);
 	assert_true(pr.polled_ns * 100 <= hp.polled_ns * 105);
 	assert_true(hp.hits > 100 && hp.expiries > 100 && hp.halts > 100);
@@ -282,7 +282,7 @@ static void test_irregular_misses_are_not_a_plateau(void **state)
 	}
 	assert_same_run(&pr, &hp);
 	assert_true(hp.expiries >= 20); /* haltpoll missed: the signature was there */
-	assert_int_equal(pr.g.predict.plateaus, 0);
+	assert_int_equal(pr.g.takeovers, 0);
 }
 
 /*
@@ -313,7 +313,7 @@ static void test_an_expiry_leaves_the_plateau(void **state)
 	for (int i = 0; i < 20 && !r.g.predict.plateau; i++)
 		idle_period(&r, 1900 * US);
 	assert_true(r.g.predict.plateau); /* haltpoll's window moved, settled, missed 4 times */
-	assert_int_equal(r.g.predict.plateaus, 2);
+	assert_int_equal(r.g.takeovers, 2);
 	/* the history still holds one 1500: the spread (400 us) is the margin */
 	idle_period(&r, 1900 * US);
 	assert_int_equal(r.hits, hits + 1);
@@ -349,25 +349,35 @@ static void test_the_overshoot_is_learnt(void **state)
 	assert_true(r.g.predict.plateau);
 }
 
-/* Halts that end without work (a tick) add to the period instead of ending it. */
+/* Halts that end without work (a tick) add to the period instead of ending it. The period
+ * is a plateau period (a poll expired, the window stayed), the only kind that is filed. */
 static void test_ticks_extend_the_period(void **state)
 {
 	struct haltpoll_params p = params(2000 * US, 100 * US);
 	struct gov_cpu g;
+	struct gov_entry expired = {
+	    .state = GOV_STATE_POLL, .residency_ns = 100 * US, .limit_ns = 100 * US, .work = false};
+	/* halts shorter than the window leave it where it is */
 	struct gov_entry tick = {.state = GOV_STATE_HALT,
-				 .residency_ns = 400 * US,
+				 .residency_ns = 40 * US,
 				 .limit_ns = GOV_NO_LIMIT,
 				 .work = false};
 	struct gov_entry woke = tick;
 
 	(void)state;
 	gov_predict.enable(&g);
+	g.haltpoll.poll_limit_ns = 100 * US;
+	g.predict.window_at_start = 100 * US;
 	woke.work = true;
+	gov_predict.reflect(&g, &p, &expired);
 	gov_predict.reflect(&g, &p, &tick);
 	gov_predict.reflect(&g, &p, &tick);
+	assert_int_equal(g.predict.count, 0);
 	gov_predict.reflect(&g, &p, &woke);
+	assert_int_equal(gov_haltpoll.window_ns(&g), 100 * US);
+	assert_int_equal(g.predict.streak, 1);
 	assert_int_equal(g.predict.count, 1);
-	assert_int_equal(g.predict.periods[0], 1200 * US);
+	assert_int_equal(g.predict.periods[0], 220 * US);
 }
 
 /* The margin is the largest of a sixteenth of the longest recent period, their spread and
