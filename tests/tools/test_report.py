@@ -365,7 +365,7 @@ CSV_COLUMNS = [
     "neighbour_ops_per_s", "neighbour_alone_ops_per_s",
     "neighbour_alone_other_load", "neighbour_slowdown",
     "neighbour_cpu_pct", "guest_steal_ms", "guest_steal_pct", "host_run_delay_pct",
-    "guest_polls_suspended",
+    "guest_polls_suspended", "guest_takeovers",
     "predicted_costs", "predicted_guest_hlt", "predicted_host_halt_exits",
     "predicted_host_attempted_poll", "predicted_host_successful_poll",
     "predicted_poll_success_pct", "predicted_halt_exits_per_s", "predicted_host_cpu_pct",
@@ -443,10 +443,34 @@ def test_governors_table_and_verdict():
         rows.append(runrow.RunRow(
             matrix="governors", name=f"rare-{gov}", config="random-exp", status="ok",
             workload="random", governor=gov, guest_poll_entries=40, guest_wakeups=1000,
-            guest_poll_hits=1, host_cpu_us_per_wakeup=900.0, late_p50_us=400.0))
+            guest_poll_hits=1, host_cpu_us_per_wakeup=900.0, late_p50_us=400.0,
+            guest_takeovers=3 if gov == "predict" else 0))
     text = governors_table.markdown(rows, {"accel": "kvm"})
     assert "| 1500 | 0.0 | 1400 |" in text and "| 99.0 | 1390 |" in text
     v = governors_table.verdict(rows)
     assert "covers 2 rows (1500, plateau-ipi)" in v[0]
     assert "on 2 of them (1500, plateau-ipi)" in v[0]
-    assert "on: none" in v[0]
+    assert "beyond the spread of the repeats, on: none;" in v[0]
+    assert "aside there (the `takeovers` count) on: random-exp (3)." in v[0]
+
+
+def test_off_plateau_worse_only_beyond_the_spread_of_the_repeats():
+    """Medians 10 % apart: worse where every repeat of the second is above every repeat of
+    the first, only "within the spread" where the repeats overlap (run-to-run noise here is
+    10 % and more); aggregate() records each measurement's (lowest, highest)."""
+    def rows(gov, cpus):
+        return [runrow.RunRow(matrix="governors", name=f"r-{gov}", config="random-exp",
+                              repeat=i, status="ok", workload="random", governor=gov,
+                              host_cpu_us_per_wakeup=c, late_p50_us=400.0)
+                for i, c in enumerate(cpus, 1)]
+    a = runrow.aggregate(rows("haltpoll", [900.0, 1000.0, 1100.0]))[0]
+    assert a.host_cpu_us_per_wakeup == 1000.0 and \
+        a.spread["host_cpu_us_per_wakeup"] == (900.0, 1100.0)
+    overlapping = runrow.aggregate(rows("predict", [1050.0, 1100.0, 1300.0]))[0]
+    apart = runrow.aggregate(rows("predict", [1150.0, 1100.5, 1200.0]))[0]
+    assert governors_table.worse_than(overlapping, a) == governors_table.WITHIN_SPREAD
+    assert governors_table.worse_than(apart, a) == governors_table.WORSE
+    assert governors_table.worse_than(a, a) is None
+    v = governors_table.verdict([a, overlapping])[0]
+    assert "beyond the spread of the repeats, on: none;" in v
+    assert "(not told apart from the run-to-run noise) on: random-exp;" in v

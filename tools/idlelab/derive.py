@@ -108,6 +108,8 @@ def summarize(rec):
     row.update(fault_figures(rec))
     row.update(neighbour_figures(rec))
     row.update(steal_figures(run, vcpus))
+    if run.cpus and all("takeovers" in c for c in run.cpus):   # (older kernels lack it)
+        row["guest_takeovers"] = run.total("takeovers")
     row["host_run_delay_pct"] = run_delay_pct(rec, vcpus, run.window_ns)
     return RunRow(**row)
 

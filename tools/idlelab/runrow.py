@@ -118,6 +118,7 @@ class RunRow:
     guest_steal_pct: Num = _measured()      # of the workload vCPUs' window, mean
     host_run_delay_pct: Num = _measured()   # the same vCPU threads' run-queue wait (host side)
     guest_polls_suspended: Num = _measured()  # idle entries that halted: steal above threshold
+    guest_takeovers: Num = _measured()      # times the governor set haltpoll's rule aside
     # --- predicted by build/idlelab-sim for this boot's configuration (tools/bench --predict;
     # predict.py), beside the measured figure of the same name, and the error against this
     # boot's measurement: % for counts, points for host CPU. Empty without --predict. ------
@@ -138,6 +139,8 @@ class RunRow:
     predicted_err_host_successful_poll_pct: Num = _predicted()
     predicted_err_host_cpu_points: Num = _predicted()
     predicted_within: Optional[bool] = _predicted()  # the bar: counts 10 % (or 10), CPU 10 points
+    # --- not in runs.csv: set by aggregate() for the tables -------------------------------
+    spread: dict = field(default=None, metadata={"csv": False})  # column: (min, max) of repeats
 
     @property
     def ok(self):
@@ -149,7 +152,7 @@ class RunRow:
         return self.stall is not None
 
 
-COLUMNS = [f.name for f in fields(RunRow)]
+COLUMNS = [f.name for f in fields(RunRow) if f.metadata.get("csv", True)]
 PREDICTED = [f.name for f in fields(RunRow) if f.metadata.get("predicted")]
 MEASURED = [f.name for f in fields(RunRow) if f.metadata.get("measured")]
 HOST_KVM = [f.name for f in fields(RunRow) if f.metadata.get("kvm")]
@@ -171,7 +174,8 @@ def write_csv(rows, path):
 
 def aggregate(rows):
     """One row per (matrix, run name), in first-seen order: the median of each measurement
-    over the repeats that succeeded; `repeat` becomes how many did."""
+    over the repeats that succeeded; `repeat` becomes how many did, and `spread` holds each
+    numeric measurement's (lowest, highest) over them."""
     groups = {}
     for r in rows:
         groups.setdefault((r.matrix, r.name), []).append(r)
@@ -181,13 +185,14 @@ def aggregate(rows):
         if not ok:
             out.append(members[0])
             continue
-        merged = {"repeat": len(ok)}
+        merged = {"repeat": len(ok), "spread": {}}
         for key in MEASURED:
             values = [getattr(r, key) for r in ok]
             if all(isinstance(v, bool) for v in values):
                 merged[key] = any(values)      # flagged if any repeat was
             elif all(is_number(v) for v in values):
                 merged[key] = statistics.median(values)
+                merged["spread"][key] = (min(values), max(values))
         out.append(replace(ok[0], **merged))
     return out
 

@@ -89,9 +89,13 @@ def kernel_refuses(cmdlines):
 
 
 def plan(loaded):
-    """The work list: one (matrix id, Run, repeat index) per boot, in matrix order."""
-    return [(mid, run, i) for mid, _, runs in loaded for run in runs
-            for i in range(1, run.repeat + 1)]
+    """The work list: one (matrix id, Run, repeat index) per boot. One pass over the
+    matrices, in matrix order, per repeat: this machine's speed drifts over minutes, and
+    repeats made back to back would put one configuration's medians in a slower stretch
+    than the next one's; spread over the whole bench, the drift falls on all alike."""
+    most = max((run.repeat for _, _, runs in loaded for run in runs), default=0)
+    return [(mid, run, i) for i in range(1, most + 1) for mid, _, runs in loaded
+            for run in runs if i <= run.repeat]
 
 
 def guest_cmdline(run, window_hold=WINDOW_HOLD):
