@@ -4,11 +4,17 @@
  * a time (`25us`, `688ns`, `1.5ms`; no unit: ns), or a primitive of the platform's measured
  * cost table (`alu`, `ipi_halt_rtt*0.5`: its median, ns), which costs=here reads from a
  * results folder's meta.json (`make bench` measures it with bench=exits) and any file can name
- * with a `results = PATH` line. One more primitive comes from the folder's runs rather than
- * from bench=exits: `wakepath_run`, the median over its pingpong runs (mode=block) of the
- * `@idlelab wakepath` record's run_p50_ns (from the wake reaching the idle CPU to the woken
- * thread running). Alternatives joined by `|` are tried in turn, the first whose primitives
- * the folder has wins (`wakepath_run | alu*150`: measured if a pingpong ran, else fitted).
+ * with a `results = PATH` line. Two more primitives come from the folder's runs rather than
+ * from bench=exits, its pingpong runs' `@idlelab wakepath` records (mode=block):
+ * `wakepath_run`, the median of their run_p50_ns (from the wake reaching the idle CPU to the
+ * woken thread running), and `wakepath_notice`, the median of notice_p50_ns (from the wake to
+ * the halted CPU noticing it: the IPI, KVM waking the vCPU thread, the entry, the handler)
+ * over the runs with idle=halt and host polling off (per-VM halt_poll_ns 0), where every
+ * wake is that whole chain; and `wakepath_rest`, the median of rtt_p50_ns / 2 - total_p50_ns
+ * (the result record's round trip against the hand-overs': the threads' own code between
+ * being woken and waking the partner). Alternatives joined by `|` are tried in turn, the first whose
+ * primitives the folder has wins (`wakepath_run | alu*150`: measured if a pingpong ran, else
+ * fitted).
  * The *_ppm costs are plain numbers, parts per million, at most 1000000.
  *
  * What each cost is (all ns but the last):
@@ -51,10 +57,13 @@ const char *const sim_cost_names[COST__COUNT] = {SIM_COSTS(SIM__COST_NAME)};
 
 /* The primitives of tools/idlelab/costtable.py's PRIMS, in that order, then the stamps. */
 static const char *const prim_names[] = {
-    "alu",	     "pause",	 "rdtsc",	 "locked_rmw",	  "cli_sti", "cpuid",
-    "wrmsr_pollctl", "ipi_send", "ipi_halt_rtt", "poll_wake_rtt", "timer",   "wakepath_run"};
-#define NPRIMS		  (sizeof(prim_names) / sizeof(prim_names[0]))
-#define PRIM_WAKEPATH_RUN 11
+    "alu",   "pause",	      "rdtsc",		 "locked_rmw",	 "cli_sti",
+    "cpuid", "wrmsr_pollctl", "ipi_send",	 "ipi_halt_rtt", "poll_wake_rtt",
+    "timer", "wakepath_run",  "wakepath_notice", "wakepath_rest"};
+#define NPRIMS		     (sizeof(prim_names) / sizeof(prim_names[0]))
+#define PRIM_WAKEPATH_RUN    11
+#define PRIM_WAKEPATH_NOTICE 12
+#define PRIM_WAKEPATH_REST   13
 _Static_assert(NPRIMS == SIM_NPRIMS, "sim.h's SIM_NPRIMS counts prim_names");
 #define PPM_MAX 1000000.0
 
@@ -90,13 +99,46 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* True if a raw record says the host did not poll: per-VM halt_poll_ns of 0. */
+static bool host_polling_off(const char *text)
+{
+	const char *p = strstr(text, "\"halt_poll\""), *end, *ns;
+
+	if (!p)
+		return false;
+	end = strchr(p, '}');
+	ns = strstr(p, "\"ns\"");
+	if (!end || !ns || ns > end || !strstr(p, "\"vm\"") || strstr(p, "\"vm\"") > end)
+		return false;
+	ns = strchr(ns, ':');
+	return ns && ns < end && strtod(ns + 1, NULL) == 0;
+}
+
+/* A number after ` key=` within [p, end), or -1. */
+static double field_in(const char *p, const char *end, const char *key)
+{
+	char k[64];
+	const char *v;
+
+	snprintf(k, sizeof(k), " %s=", key);
+	v = strstr(p, k);
+	return v && v < end ? strtod(v + strlen(k), NULL) : -1;
+}
+
+/* The phase of the wake-up path a stamp primitive reads from a pingpong run. */
+enum wakepath_phase {
+	WP_RUN,	   /* run_p50_ns: the wake noticed to the woken thread running */
+	WP_NOTICE, /* notice_p50_ns, idle=halt without host polling: the wake to its notice */
+	WP_REST,   /* rtt_p50_ns / 2 - total_p50_ns: the thread's own code per hand-over */
+};
+
 /*
- * The median over the JSON files of a results folder's raw/ of the wakepath records' run_p50_ns (pingpong
- * with mode=block; the spin floor has no idle and so no such phase), or -1 if none. The
- * record sits in the JSON string of the guest's serial output, one line ending at a `\n`
- * escape.
+ * The median over the JSON files of a results folder's raw/ of one phase of the wakepath
+ * records (pingpong with mode=block; the spin floor has no idle and so no such phase), or -1
+ * if none. A record sits in the JSON string of the guest's serial output, one line ending at
+ * a `\n` escape; WP_REST takes the round trip from the same output's result record.
  */
-static double wakepath_run_median(const char *folder)
+static double wakepath_median(const char *folder, enum wakepath_phase phase)
 {
 	char dir[4104], file[4400], err[256];
 	double runs[4096];
@@ -110,7 +152,7 @@ static double wakepath_run_median(const char *folder)
 		return -1;
 	while ((e = readdir(d)) && n < sizeof(runs) / sizeof(runs[0])) {
 		size_t len = strlen(e->d_name);
-		char *text, *p;
+		char *text, *p, *res, *res_end;
 
 		if (len < 6 || strcmp(e->d_name + len - 5, ".json"))
 			continue;
@@ -118,16 +160,33 @@ static double wakepath_run_median(const char *folder)
 		text = read_file(file, err, sizeof(err));
 		if (!text)
 			continue;
+		if (phase == WP_NOTICE && !host_polling_off(text)) {
+			free(text);
+			continue;
+		}
+		res = strstr(text, "@idlelab result workload=pingpong ");
+		res_end = res ? strstr(res, "\\n") : NULL;
 		for (p = strstr(text, "@idlelab wakepath ");
 		     p && n < sizeof(runs) / sizeof(runs[0]);
 		     p = strstr(p + 1, "@idlelab wakepath ")) {
 			char *end = strstr(p, "\\n"), *mode = strstr(p, " mode=block "),
-			     *run = strstr(p, " run_p50_ns=");
+			     *idle = strstr(p, " idle=halt ");
+			double v = -1, rtt;
 
 			if (!end)
 				end = p + strlen(p);
-			if (mode && run && mode < end && run < end)
-				runs[n++] = strtod(run + 12, NULL);
+			if (!mode || mode > end)
+				continue;
+			if (phase == WP_RUN)
+				v = field_in(p, end, "run_p50_ns");
+			else if (phase == WP_NOTICE && idle && idle < end)
+				v = field_in(p, end, "notice_p50_ns");
+			else if (phase == WP_REST && res && res_end &&
+				 (rtt = field_in(res, res_end, "rtt_p50_ns")) >= 0 &&
+				 (v = field_in(p, end, "total_p50_ns")) >= 0)
+				v = rtt / 2 > v ? rtt / 2 - v : 0;
+			if (v >= 0)
+				runs[n++] = v;
 		}
 		free(text);
 	}
@@ -187,7 +246,9 @@ static int read_prims(const char *path, double *prims, char *err, size_t errlen)
 			prims[i] = strtod(v + 9, NULL);
 	}
 	free(text);
-	prims[PRIM_WAKEPATH_RUN] = wakepath_run_median(folder);
+	prims[PRIM_WAKEPATH_RUN] = wakepath_median(folder, WP_RUN);
+	prims[PRIM_WAKEPATH_NOTICE] = wakepath_median(folder, WP_NOTICE);
+	prims[PRIM_WAKEPATH_REST] = wakepath_median(folder, WP_REST);
 	return 0;
 }
 
