@@ -7,7 +7,8 @@ import time
 import pytest
 
 from idlelab import fault, kvmstats, matrix, qemu, tolerance
-from test_boot import ACCELS, boot, one, run
+from conftest import require
+from test_boot import ACCELS, TIMEOUT, assert_exit, boot, one, run
 from test_window_sync import synced_run
 
 
@@ -200,6 +201,14 @@ def test_a_stalled_vm_gives_the_honest_late_verdict(accel):
     assert any(f.get("what") == "late_wakeup_seen" for _, f in res.records("error"))
 
 
+# A stall lands on a wake in flight only if the waker was inside fire() when stopped: in 9
+# of 10 boots under KVM here, 10 of 10 under TCG (the rest of its loop is bookkeeping; one
+# make test failed on such a miss). A miss shows in what was measured (no wake-up took
+# anywhere near the stall's length), and the boot is made again, at most this many times in
+# all; a hit must give the late verdict, so a retry cannot hide that bug.
+STALL_ATTEMPTS = 5
+
+
 @pytest.mark.parametrize("accel", ACCELS)
 def test_a_stalled_waker_vcpu_gives_the_honest_late_verdict(accel):
     """Only vCPU 2's host thread (a waker: targets live on CPUs 0-1) is stopped for 0.3 s,
@@ -208,28 +217,38 @@ def test_a_stalled_waker_vcpu_gives_the_honest_late_verdict(accel):
     first look after the stall: a wait-loop verdict counted that as on time (ok=1 late=0
     with lat_max_ns over the bound); the verdict from the measured latency is late."""
     spec = matrix.Stall(vcpu=2, offset_ns=200_000_000, duration_ns=300_000_000)
-    state = {}
-
-    def on_start(proc):
-        state["pid"] = proc.pid
-
-    def on_line(line):
-        if "@idlelab window state=open" in line and "stall" not in state:
-            threads = kvmstats.find_vcpu_threads(state["pid"])
-            state["stall"] = fault.Stall(spec, state["pid"], threads)
-            state["stall"].start(time.monotonic_ns())
-
-    # guest_halt_poll_ns=0: the wakers fire back to back, so vCPU 2 is almost always
-    # between a wake and its answer when it is stopped
+    # guest_halt_poll_ns=0: the wakers fire back to back, so vCPU 2 is mostly between a
+    # wake and its answer when it is stopped
     iters = 4000 if accel == "kvm" else 15000
-    res = run(qemu.Config(smp=4, accel=accel, cmdline=f"selftest=wakeup iters={iters} "
-                                                      "haltpoll.guest_halt_poll_ns=0"),
-              "TEST_FAILED", on_line=on_line, on_start=on_start)
-    state["stall"].cancel()
-    r = state["stall"].result()
-    assert r["done"] and r["actual"]["duration_ms"] >= 300, r
-    w = [f for _, f in res.records("selftest") if f.get("name") == "wakeup"][0]
+    cfg = qemu.Config(smp=4, accel=accel,
+                      cmdline=f"selftest=wakeup iters={iters} haltpoll.guest_halt_poll_ns=0")
+    require(accel)
+    for _ in range(STALL_ATTEMPTS):
+        state = {}
+
+        def on_start(proc):
+            state["pid"] = proc.pid
+
+        def on_line(line):
+            if "@idlelab window state=open" in line and "stall" not in state:
+                threads = kvmstats.find_vcpu_threads(state["pid"])
+                state["stall"] = fault.Stall(spec, state["pid"], threads)
+                state["stall"].start(time.monotonic_ns())
+
+        res = qemu.run(cfg, timeout=TIMEOUT, on_line=on_line, on_start=on_start)
+        assert not res.timed_out, res.output
+        state["stall"].cancel()
+        r = state["stall"].result()
+        assert r["done"] and r["actual"]["duration_ms"] >= 300, r
+        w = [f for _, f in res.records("selftest") if f.get("name") == "wakeup"][0]
+        if int(w["lat_max_ns"]) > int(w["bound_ns"]):
+            break
+        # the premise missed: no wake-up was in flight across the stall, all were on time
+        assert_exit(res, "SUCCESS")
+        assert (w["ok"], w["late"]) == ("1", "0"), res.output[-2000:]
+    else:
+        pytest.fail(f"in {STALL_ATTEMPTS} boots the stall never caught a wake-up in flight")
+    assert_exit(res, "TEST_FAILED")
     assert w["ok"] == "0" and int(w["late"]) >= 1 and w["lost"] == "0", res.output[-2000:]
-    assert int(w["lat_max_ns"]) > int(w["bound_ns"])
     seen = [f for _, f in res.records("error") if f.get("what") == "late_wakeup_seen"]
     assert seen and all(int(f["target_cpu"]) in (0, 1) for f in seen)
