@@ -125,10 +125,7 @@ static void file_plateau_period(struct gov_cpu *g, const struct haltpoll_params 
 {
 	struct predict_cpu *p = &g->predict;
 
-	p->periods[p->next] = p->period_ns;
-	p->next = (p->next + 1) % PREDICT_HISTORY;
-	if (p->count < PREDICT_HISTORY)
-		p->count++;
+	pr_history_add(p);
 	p->period_ns = 0;
 	p->window_at_start = hp_window_ns(g);
 	p->expired = false;

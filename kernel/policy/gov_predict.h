@@ -64,6 +64,15 @@ static inline uint64_t pr_window_ns(const struct gov_cpu *g)
 	return p->plateau ? p->poll_until_ns - p->halt_until_ns : hp_window_ns(g);
 }
 
+/* Files the period in progress into the history ring. */
+static inline void pr_history_add(struct predict_cpu *p)
+{
+	p->periods[p->next] = p->period_ns;
+	p->next = (p->next + 1) % PREDICT_HISTORY;
+	if (p->count < PREDICT_HISTORY)
+		p->count++;
+}
+
 static inline enum haltpoll_adjust pr_adjust(uint64_t after, uint64_t before)
 {
 	return after > before	? HALTPOLL_ADJ_GROW
@@ -102,10 +111,7 @@ static inline enum haltpoll_adjust pr_reflect(struct gov_cpu *g, const struct ha
 	if (signature) {
 		/* Only the streak's periods are kept: the plateau test reads the last
 		 * PREDICT_HISTORY, which a full streak has just written. */
-		p->periods[p->next] = p->period_ns;
-		p->next = (p->next + 1) % PREDICT_HISTORY;
-		if (p->count < PREDICT_HISTORY)
-			p->count++;
+		pr_history_add(p);
 		if (p->streak < PREDICT_HISTORY)
 			p->streak++;
 	} else {
