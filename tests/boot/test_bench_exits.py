@@ -8,8 +8,8 @@ from test_boot import ACCELS, boot
 
 ITERS = 50
 NAMES = {"alu", "pause", "rdtsc", "locked_rmw", "cli_sti", "cpuid", "wrmsr_pollctl",
-         "ipi_send", "ipi_halt_rtt", "poll_wake_rtt", "timer"}
-PAIR = {"ipi_send", "ipi_halt_rtt", "poll_wake_rtt"}
+         "ipi_send", "ipi_halt_rtt", "poll_wake_rtt", "timer", "ipi_run_rtt"}
+PAIR = {"ipi_send", "ipi_halt_rtt", "poll_wake_rtt", "ipi_run_rtt"}
 # The record layout is an interface: these fields first, in this order.
 LAYOUT = re.compile(r'@idlelab bench name=exits prim=(\w+) '
                     r'(?:ns_p50=\d+\.\d{3} ns_p90=\d+\.\d{3} n=\d+|skipped=1 why="[^"]+" n=0)'

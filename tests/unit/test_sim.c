@@ -141,7 +141,7 @@ static void cost_text(char *buf, size_t size, const char *omit, const char *line
 
 static void test_costs_expressions(void **state)
 {
-	double prims[SIM_NPRIMS] = {500, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, -1, -1};
+	double prims[SIM_NPRIMS] = {500, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, -1, -1};
 	char text[1024], err[512];
 	struct sim_costs c;
 
@@ -154,7 +154,7 @@ static void test_costs_expressions(void **state)
 	cost_text(text, sizeof(text), "ipi_send", "ipi_send = wakepath_run | alu*2\n");
 	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), 0);
 	assert_int_equal(c.v[COST_ipi_send], 1000);
-	prims[11] = 7000;
+	prims[12] = 7000;
 	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), 0);
 	assert_int_equal(c.v[COST_ipi_send], 7000);
 	/* a syntax error in the first alternative is an error, not a reason to fall back */

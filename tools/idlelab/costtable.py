@@ -15,7 +15,7 @@ import re
 from . import qemu, records
 
 PRIMS = ("alu", "pause", "rdtsc", "locked_rmw", "cli_sti", "cpuid", "wrmsr_pollctl",
-         "ipi_send", "ipi_halt_rtt", "poll_wake_rtt", "timer")
+         "ipi_send", "ipi_halt_rtt", "poll_wake_rtt", "timer", "ipi_run_rtt")
 ITERS = 500              # samples per primitive: a few seconds under this nested KVM
 SMP = 2                  # the round trips need a second CPU
 _UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}

@@ -20,6 +20,7 @@
  * What each cost is (all ns but the last):
  *   ipi_send        the sender's time for one reschedule IPI (the ICR write and its exit)
  *   ipi_latency     from the send to the target's LAPIC (KVM sees the target runnable)
+ *   ipi_running     a reschedule IPI reaching a vCPU in guest code: arrival to its handler
  *   halt_exit       a HLT's VM exit, up to KVM's decision to poll or sleep
  *   vm_entry        from the vCPU thread running again to guest code running
  *   wake_latency    a sleeping vCPU thread's wake-up: event to thread on a host CPU (idle time)
@@ -57,13 +58,13 @@ const char *const sim_cost_names[COST__COUNT] = {SIM_COSTS(SIM__COST_NAME)};
 
 /* The primitives of tools/idlelab/costtable.py's PRIMS, in that order, then the stamps. */
 static const char *const prim_names[] = {
-    "alu",   "pause",	      "rdtsc",		 "locked_rmw",	 "cli_sti",
-    "cpuid", "wrmsr_pollctl", "ipi_send",	 "ipi_halt_rtt", "poll_wake_rtt",
-    "timer", "wakepath_run",  "wakepath_notice", "wakepath_rest"};
+    "alu",   "pause",	      "rdtsc",	      "locked_rmw",	 "cli_sti",
+    "cpuid", "wrmsr_pollctl", "ipi_send",     "ipi_halt_rtt",	 "poll_wake_rtt",
+    "timer", "ipi_run_rtt",   "wakepath_run", "wakepath_notice", "wakepath_rest"};
 #define NPRIMS		     (sizeof(prim_names) / sizeof(prim_names[0]))
-#define PRIM_WAKEPATH_RUN    11
-#define PRIM_WAKEPATH_NOTICE 12
-#define PRIM_WAKEPATH_REST   13
+#define PRIM_WAKEPATH_RUN    12
+#define PRIM_WAKEPATH_NOTICE 13
+#define PRIM_WAKEPATH_REST   14
 _Static_assert(NPRIMS == SIM_NPRIMS, "sim.h's SIM_NPRIMS counts prim_names");
 #define PPM_MAX 1000000.0
 

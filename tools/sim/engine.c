@@ -613,7 +613,7 @@ static void on_event(struct sim *s, const struct sim_event *e)
 			deliver_in_guest(s, v);
 		break;
 	case EV_IPI:
-		raise_irq(s, v, IRQ_RESCHED, 0, 0);
+		raise_irq(s, v, IRQ_RESCHED, s->c[COST_ipi_running], 0);
 		break;
 	case EV_HOST_WAKE:
 		host_wake(s, v);
