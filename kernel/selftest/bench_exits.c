@@ -164,19 +164,25 @@ static void responder_mode(enum mode m)
 {
 	unsigned old = ex.mode;
 
-	__atomic_store_n(&ex.mode, m, __ATOMIC_RELEASE);
 	irq_disable();
-	if (old == MODE_POLL) {
-		uint64_t r = ex.poll_req + 1;
-
-		store(&ex.poll_req, r);
-		while (load(&ex.poll_ack) != r)
-			;
-	} else if (old == MODE_HALT) {
+	if (old == MODE_HALT) {
+		/* The new mode only once the responder is in HLT: stored earlier, a responder
+		 * between its last answer and its next announcement would read it and never
+		 * announce the halt this waits for. */
 		uint64_t n = wait_responder_halted();
 
+		__atomic_store_n(&ex.mode, m, __ATOMIC_RELEASE);
 		send_bench_ipi();
 		wait_halt_ack(n);
+	} else {
+		__atomic_store_n(&ex.mode, m, __ATOMIC_RELEASE);
+		if (old == MODE_POLL) {
+			uint64_t r = ex.poll_req + 1;
+
+			store(&ex.poll_req, r);
+			while (load(&ex.poll_ack) != r)
+				;
+		} /* MODE_RUN: the responder sees the store itself */
 	}
 	irq_enable();
 }
@@ -366,9 +372,10 @@ static const struct prim prims[] = {
     {"ipi_send", sample_ipi_send, 1, need_two_cpus, setup_halt, "target=halted", true},
     {"ipi_halt_rtt", sample_ipi_halt_rtt, 1, need_two_cpus, setup_halt,
      "target=halted answer=memory", true},
+    {"timer", sample_timer, 1, 0, 0, 0, false},
+    /* last: the responder spinning would change the conditions of the timer's samples */
     {"ipi_run_rtt", sample_ipi_run_rtt, 1, need_two_cpus, setup_run,
      "target=running answer=handler", false},
-    {"timer", sample_timer, 1, 0, 0, 0, false},
 };
 #define NPRIMS (sizeof(prims) / sizeof(prims[0]))
 

@@ -137,6 +137,7 @@ def test_msr_zero_keeps_host_polling_flat_and_polls_replace_ipis():
         "workload=pingpong iters=50 think=20ms hz=0 warmup=200ms idle=haltpoll "
         "haltpoll.guest_halt_poll_ns=5ms haltpoll.guest_halt_poll_grow_start=1ms "
         "haltpoll.guest_halt_poll_allow_shrink=0")
+    assert len(host) == 2 == len(guest), (host, guest)
     for cpu, h in host.items():
         assert h["halt_exits"] > 0, (cpu, h)
         assert h["halt_attempted_poll"] == 0, (cpu, h)

@@ -141,7 +141,7 @@ static void cost_text(char *buf, size_t size, const char *omit, const char *line
 
 static void test_costs_expressions(void **state)
 {
-	double prims[SIM_NPRIMS] = {500, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, -1, -1};
+	double prims[SIM_NPRIMS] = {500, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, -1};
 	char text[1024], err[512];
 	struct sim_costs c;
 

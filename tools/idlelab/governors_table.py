@@ -101,7 +101,8 @@ def verdict(rows, base="haltpoll"):
         on, off = [], []
         for k, a, b in pairs(rows, base, g):
             (on if on_plateau(a) else off).append((k, a, b))
-        hit = [(k, a, b) for k, a, b in on if (hit_pct(b) or 0) >= GOAL_HIT_PCT]
+        hit = [(k, a, b) for k, a, b in on if (hit_pct(b) or 0) >= GOAL_HIT_PCT
+               and num(a.host_cpu_us_per_wakeup) and num(b.host_cpu_us_per_wakeup)]
         cpu = [(k, costlier(b, a, "host_cpu_us_per_wakeup")) for k, a, b in hit]
         met = [k for k, c in cpu if c is None]
         met_spread = [k for k, c in cpu if c == WITHIN_SPREAD]

@@ -10,9 +10,7 @@
  * woken thread running), and `wakepath_notice`, the median of notice_p50_ns (from the wake to
  * the halted CPU noticing it: the IPI, KVM waking the vCPU thread, the entry, the handler)
  * over the runs with idle=halt and host polling off (per-VM halt_poll_ns 0), where every
- * wake is that whole chain; and `wakepath_rest`, the median of rtt_p50_ns / 2 - total_p50_ns
- * (the result record's round trip against the hand-overs': the threads' own code between
- * being woken and waking the partner). Alternatives joined by `|` are tried in turn, the first whose
+ * wake is that whole chain. Alternatives joined by `|` are tried in turn, the first whose
  * primitives the folder has wins (`wakepath_run | alu*150`: measured if a pingpong ran, else
  * fitted).
  * The *_ppm costs are plain numbers, parts per million, at most 1000000.
@@ -58,13 +56,12 @@ const char *const sim_cost_names[COST__COUNT] = {SIM_COSTS(SIM__COST_NAME)};
 
 /* The primitives of tools/idlelab/costtable.py's PRIMS, in that order, then the stamps. */
 static const char *const prim_names[] = {
-    "alu",   "pause",	      "rdtsc",	      "locked_rmw",	 "cli_sti",
-    "cpuid", "wrmsr_pollctl", "ipi_send",     "ipi_halt_rtt",	 "poll_wake_rtt",
-    "timer", "ipi_run_rtt",   "wakepath_run", "wakepath_notice", "wakepath_rest"};
+    "alu",   "pause",	      "rdtsc",	      "locked_rmw",	"cli_sti",
+    "cpuid", "wrmsr_pollctl", "ipi_send",     "ipi_halt_rtt",	"poll_wake_rtt",
+    "timer", "ipi_run_rtt",   "wakepath_run", "wakepath_notice"};
 #define NPRIMS		     (sizeof(prim_names) / sizeof(prim_names[0]))
 #define PRIM_WAKEPATH_RUN    12
 #define PRIM_WAKEPATH_NOTICE 13
-#define PRIM_WAKEPATH_REST   14
 _Static_assert(NPRIMS == SIM_NPRIMS, "sim.h's SIM_NPRIMS counts prim_names");
 #define PPM_MAX 1000000.0
 
@@ -126,20 +123,14 @@ static double field_in(const char *p, const char *end, const char *key)
 	return v && v < end ? strtod(v + strlen(k), NULL) : -1;
 }
 
-/* The phase of the wake-up path a stamp primitive reads from a pingpong run. */
-enum wakepath_phase {
-	WP_RUN,	   /* run_p50_ns: the wake noticed to the woken thread running */
-	WP_NOTICE, /* notice_p50_ns, idle=halt without host polling: the wake to its notice */
-	WP_REST,   /* rtt_p50_ns / 2 - total_p50_ns: the thread's own code per hand-over */
-};
-
 /*
- * The median over the JSON files of a results folder's raw/ of one phase of the wakepath
- * records (pingpong with mode=block; the spin floor has no idle and so no such phase), or -1
- * if none. A record sits in the JSON string of the guest's serial output, one line ending at
- * a `\n` escape; WP_REST takes the round trip from the same output's result record.
+ * The median over the JSON files of a results folder's raw/ of the wakepath records' `field`
+ * (pingpong with mode=block; the spin floor has no idle and so no such phase), or -1 if
+ * none; with halt_only, of the records with idle=halt from runs where the host did not poll.
+ * A record sits in the JSON string of the guest's serial output, one line ending at a `\n`
+ * escape.
  */
-static double wakepath_median(const char *folder, enum wakepath_phase phase)
+static double wakepath_median(const char *folder, const char *field, bool halt_only)
 {
 	char dir[4104], file[4400], err[256];
 	double runs[4096];
@@ -153,7 +144,7 @@ static double wakepath_median(const char *folder, enum wakepath_phase phase)
 		return -1;
 	while ((e = readdir(d)) && n < sizeof(runs) / sizeof(runs[0])) {
 		size_t len = strlen(e->d_name);
-		char *text, *p, *res, *res_end;
+		char *text, *p;
 
 		if (len < 6 || strcmp(e->d_name + len - 5, ".json"))
 			continue;
@@ -161,31 +152,22 @@ static double wakepath_median(const char *folder, enum wakepath_phase phase)
 		text = read_file(file, err, sizeof(err));
 		if (!text)
 			continue;
-		if (phase == WP_NOTICE && !host_polling_off(text)) {
+		if (halt_only && !host_polling_off(text)) {
 			free(text);
 			continue;
 		}
-		res = strstr(text, "@idlelab result workload=pingpong ");
-		res_end = res ? strstr(res, "\\n") : NULL;
 		for (p = strstr(text, "@idlelab wakepath ");
 		     p && n < sizeof(runs) / sizeof(runs[0]);
 		     p = strstr(p + 1, "@idlelab wakepath ")) {
 			char *end = strstr(p, "\\n"), *mode = strstr(p, " mode=block "),
 			     *idle = strstr(p, " idle=halt ");
-			double v = -1, rtt;
+			double v;
 
 			if (!end)
 				end = p + strlen(p);
-			if (!mode || mode > end)
+			if (!mode || mode > end || (halt_only && (!idle || idle > end)))
 				continue;
-			if (phase == WP_RUN)
-				v = field_in(p, end, "run_p50_ns");
-			else if (phase == WP_NOTICE && idle && idle < end)
-				v = field_in(p, end, "notice_p50_ns");
-			else if (phase == WP_REST && res && res_end &&
-				 (rtt = field_in(res, res_end, "rtt_p50_ns")) >= 0 &&
-				 (v = field_in(p, end, "total_p50_ns")) >= 0)
-				v = rtt / 2 > v ? rtt / 2 - v : 0;
+			v = field_in(p, end, field);
 			if (v >= 0)
 				runs[n++] = v;
 		}
@@ -247,9 +229,8 @@ static int read_prims(const char *path, double *prims, char *err, size_t errlen)
 			prims[i] = strtod(v + 9, NULL);
 	}
 	free(text);
-	prims[PRIM_WAKEPATH_RUN] = wakepath_median(folder, WP_RUN);
-	prims[PRIM_WAKEPATH_NOTICE] = wakepath_median(folder, WP_NOTICE);
-	prims[PRIM_WAKEPATH_REST] = wakepath_median(folder, WP_REST);
+	prims[PRIM_WAKEPATH_RUN] = wakepath_median(folder, "run_p50_ns", false);
+	prims[PRIM_WAKEPATH_NOTICE] = wakepath_median(folder, "notice_p50_ns", true);
 	return 0;
 }
 

@@ -94,7 +94,7 @@ int sim_parse_args(int argc, char **argv, struct sim_config *cfg, FILE *err);
 
 /* costs.c. `prims` (sim_costs_parse_text) holds SIM_NPRIMS medians in ns, -1 where the
  * results folder has none: bench=exits's primitives, then the wake-path stamps. */
-#define SIM_NPRIMS 15
+#define SIM_NPRIMS 14
 int sim_costs_load(const char *spec, struct sim_costs *c, char *err, size_t errlen);
 int sim_costs_parse_text(const char *text, const char *what, const double *prims,
 			 struct sim_costs *c, char *err, size_t errlen);
