@@ -10,7 +10,7 @@ PYTHON	?= /usr/bin/python3
 
 KERNEL_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -I. \
 	-ffreestanding -fno-builtin -nostdlib -fno-pic -fno-pie -fno-stack-protector \
-	-fno-omit-frame-pointer -fno-asynchronous-unwind-tables \
+	-fomit-frame-pointer -fno-asynchronous-unwind-tables \
 	-mno-red-zone -mgeneral-regs-only -mcmodel=small -MMD -MP \
 	--param=min-pagesize=0
 LDFLAGS := -nostdlib -z max-page-size=0x1000 -z noexecstack -T linker.ld

@@ -88,9 +88,10 @@ static uint32_t flags_load(const struct cpu *c)
 /*
  * The idle state in progress and the counters that describe finished ones change together
  * under an even/odd sequence count, so a remote snapshot (kernel/stats.c) sees them
- * consistent (hlt = halts - halts_aborted, poll_entries = hits + immediate + expired, at
- * every instant) and can credit time not yet ended. x86 keeps stores in order, so compiler
- * barriers are all the count needs. Between seq_open and seq_close: plain updates only.
+ * consistent (hlt = halts - halts_aborted at every instant) and can credit time not yet
+ * ended. x86 keeps stores in order, so compiler barriers are all the count needs. Between
+ * seq_open and seq_close: plain updates only. A poll's start, which changes no counter,
+ * orders its two stores instead (poll_state).
  */
 static void seq_open(struct cpu *c)
 {
@@ -145,8 +146,8 @@ static inline void poll_plan(struct cpu *c, uint64_t limit_ns, uint64_t *limit, 
  * Returns true if work arrived (NEED_RESCHED), false if the limit passed first. *elapsed
  * gets the TSC cycles spent, *limit_ns the limit polled against (NO_LIMIT if none).
  */
-ENTRY_PATH bool poll_state(struct cpu *c, struct gov_cpu *g, enum gov_call how, uint64_t *elapsed,
-			   uint64_t *limit_ns)
+ENTRY_PATH bool poll_state(struct cpu *c, struct gov_cpu *g, enum gov_call how, bool pf,
+			   uint64_t *elapsed, uint64_t *limit_ns)
 {
 	uint64_t t0 = rdtsc(), now, limit = NO_LIMIT;
 	unsigned every = POLL_CHECK_MAX, n = 0;
@@ -154,13 +155,15 @@ ENTRY_PATH bool poll_state(struct cpu *c, struct gov_cpu *g, enum gov_call how, 
 
 	if (g)
 		GOV_CALL(poll_begin, g);
-	seq_open(c);
-	c->idle_since = c->idle_entered = t0;
+	/* No counter changes here, so no sequence count: polling is stored before since, and a
+	 * reader (kernel/stats.c), which loads since before polling, that sees this since
+	 * sees this polling too (x86 keeps stores, and loads, in order). */
 	c->idle_polling = true;
-	seq_close(c);
+	barrier();
+	c->idle_since = c->idle_entered = t0;
 	timeline_rec_at(TL_POLL, 0, t0);
 	irq_enable();
-	if (pollflag) /* set POLLING and test NEED_RESCHED in one atomic step */
+	if (pf) /* set POLLING and test NEED_RESCHED in one atomic step */
 		work =
 		    __atomic_fetch_or(&c->flags, CPU_POLLING, __ATOMIC_SEQ_CST) & CPU_NEED_RESCHED;
 	else
@@ -186,7 +189,7 @@ ENTRY_PATH bool poll_state(struct cpu *c, struct gov_cpu *g, enum gov_call how, 
 		}
 	}
 	irq_disable();
-	if (pollflag)
+	if (pf)
 		__atomic_fetch_and(&c->flags, ~CPU_POLLING, __ATOMIC_SEQ_CST);
 	now = rdtsc();
 	probe_mark(PROBE_NOTICE);
@@ -196,9 +199,7 @@ ENTRY_PATH bool poll_state(struct cpu *c, struct gov_cpu *g, enum gov_call how, 
 		c->idle_notice = now;
 	seq_open(c);
 	c->idle_since = 0;
-	c->stats.poll_cycles += *elapsed;
-	c->stats.idle_entries++;
-	c->stats.poll_entries++;
+	c->stats.poll_cycles += *elapsed; /* (idle_entries, poll_entries: kernel/stats.c) */
 	if (immediate) {
 		c->stats.poll_immediate++;
 	} else if (work) {
@@ -227,14 +228,12 @@ static uint64_t halt_state(struct cpu *c)
 
 	if (flags_load(c) & CPU_NEED_RESCHED) {
 		seq_open(c);
-		c->stats.idle_entries++;
 		c->stats.halts++;
 		c->stats.halts_aborted++;
 		seq_close(c);
 		return rdtsc() - t0 + 1; /* the skipped entry's own (near-zero) length */
 	}
 	seq_open(c); /* counted as it starts, as the host counts the HLT exit */
-	c->stats.idle_entries++;
 	c->stats.halts++;
 	c->stats.hlt++;
 	c->idle_since = c->idle_entered = t0;
@@ -271,17 +270,23 @@ static void count_adjust(struct cpu *c, enum haltpoll_adjust a)
  * and the woken thread does not wait for it; an entry that ended without work is followed
  * by a select at once, so the deferral costs nothing there.
  */
-ENTRY_PATH void reflect_done(struct cpu *c, enum gov_call how, int state)
+ENTRY_PATH void reflect_entry(struct cpu *c, enum gov_call how, int state, uint64_t cycles,
+			      uint64_t limit, bool work)
 {
 	struct gov_entry e = {
 	    .state = state,
-	    .residency_ns = tsc_to_ns(c->done_cycles),
-	    .limit_ns = c->done_limit == NO_LIMIT ? GOV_NO_LIMIT : c->done_limit,
-	    .work = c->done_work,
+	    .residency_ns = tsc_to_ns(cycles),
+	    .limit_ns = limit == NO_LIMIT ? GOV_NO_LIMIT : limit,
+	    .work = work,
 	};
 
-	c->done_pending = false;
 	count_adjust(c, GOV_CALL(reflect, &c->gov, &hp, &e));
+}
+
+ENTRY_PATH void reflect_done(struct cpu *c, enum gov_call how, int state)
+{
+	c->done_pending = false;
+	reflect_entry(c, how, state, c->done_cycles, c->done_limit, c->done_work);
 }
 
 /* The state is passed as a constant, so that each case compiles with what the governor's
@@ -376,47 +381,118 @@ static __attribute__((noinline)) bool steal_gated_halt(struct cpu *c)
 	return true;
 }
 
-ENTRY_PATH void governed_enter(struct cpu *c, enum gov_call how)
+/*
+ * The setup an idle loop is compiled for: the policy, how the governor is called, and the
+ * knobs tested on every entry. The common setups get a copy each with these constant (the
+ * tests fold away); any other runs the copy that reads them.
+ */
+struct idle_setup {
+	int policy;
+	enum gov_call how;
+	bool pollflag, steal_gate, latency_req_zero;
+};
+
+/* One governed idle entry; true if work ended it (NEED_RESCHED was seen). */
+ENTRY_PATH bool governed_enter(struct cpu *c, struct idle_setup k)
 {
+	enum gov_call how = k.how;
 	bool stop_tick = true, work;
 	uint64_t cycles, limit;
 
 	if (c->done_pending)
 		finish_entry(c, how);
-	if (steal_threshold && steal_gated_halt(c))
-		return;
-	if (GOV_CALL(select, &c->gov, &hp, latency_req_zero, &stop_tick) != GOV_STATE_POLL) {
+	if (k.steal_gate && steal_gated_halt(c))
+		return false;
+	if (GOV_CALL(select, &c->gov, &hp, k.latency_req_zero, &stop_tick) != GOV_STATE_POLL) {
 		governed_halt(c, how);
-		return;
+		return false;
 	}
 	if (entry_aborted(c, how))
-		return;
-	work = poll_state(c, &c->gov, how, &cycles, &limit);
-	entry_done(c, GOV_STATE_POLL, cycles, limit, work);
+		return true;
+	work = poll_state(c, &c->gov, how, k.pollflag, &cycles, &limit);
+	if (how != GOV_BY_TABLE && work)
+		/* haltpoll's reflect of a poll that found work is two stores (predict's, off its
+		 * plateau, a few more): fewer than keeping the entry for later */
+		reflect_entry(c, how, GOV_STATE_POLL, cycles, limit, true);
+	else
+		entry_done(c, GOV_STATE_POLL, cycles, limit, work);
+	return work;
 }
 
-void idle_until_work(struct cpu *c)
+ENTRY_PATH void idle_loop(struct cpu *c, struct idle_setup k)
 {
 	uint64_t cycles, limit;
 
 	while (!(flags_load(c) & CPU_NEED_RESCHED)) {
 		probe_mark(PROBE_IDLE_ENTER);
-		if (policy == IDLE_HALTPOLL)
-			switch (gov_how) {
-			case GOV_HALTPOLL_INLINE:
-				governed_enter(c, GOV_HALTPOLL_INLINE);
-				break;
-			case GOV_PREDICT_INLINE:
-				governed_enter(c, GOV_PREDICT_INLINE);
-				break;
-			default:
-				governed_enter(c, GOV_BY_TABLE);
-			}
-		else if (policy == IDLE_POLL)
-			poll_state(c, 0, GOV_BY_TABLE, &cycles, &limit);
-		else
+		if (k.policy == IDLE_HALTPOLL) {
+			if (governed_enter(c, k))
+				return;
+		} else if (k.policy == IDLE_POLL) {
+			if (poll_state(c, 0, GOV_BY_TABLE, k.pollflag, &cycles, &limit))
+				return;
+		} else {
 			halt_state(c);
+		}
 	}
+}
+
+/* A copy for each common setup: policy, governor and POLL flag fixed, nothing else set. */
+#define IDLE_LOOP_COPY(name, pol, gov_how_, pf)                                                    \
+	static void name(struct cpu *c)                                                            \
+	{                                                                                          \
+		idle_loop(                                                                         \
+		    c, (struct idle_setup){.policy = (pol), .how = (gov_how_), .pollflag = (pf)}); \
+	}
+IDLE_LOOP_COPY(idle_loop_haltpoll, IDLE_HALTPOLL, GOV_HALTPOLL_INLINE, true)
+IDLE_LOOP_COPY(idle_loop_haltpoll_noflag, IDLE_HALTPOLL, GOV_HALTPOLL_INLINE, false)
+IDLE_LOOP_COPY(idle_loop_predict, IDLE_HALTPOLL, GOV_PREDICT_INLINE, true)
+IDLE_LOOP_COPY(idle_loop_predict_noflag, IDLE_HALTPOLL, GOV_PREDICT_INLINE, false)
+IDLE_LOOP_COPY(idle_loop_poll, IDLE_POLL, GOV_BY_TABLE, true)
+IDLE_LOOP_COPY(idle_loop_poll_noflag, IDLE_POLL, GOV_BY_TABLE, false)
+IDLE_LOOP_COPY(idle_loop_halt, IDLE_HALT, GOV_BY_TABLE, false)
+
+/* Any other setup (steal_threshold=, latency_req_zero=, a governor added later): the knobs
+ * read on every entry. */
+static void idle_loop_any(struct cpu *c)
+{
+	struct idle_setup k = {.policy = policy,
+			       .how = gov_how,
+			       .pollflag = pollflag,
+			       .steal_gate = steal_threshold != 0,
+			       .latency_req_zero = latency_req_zero};
+
+	switch (gov_how) { /* still direct calls to the governors in kernel/policy */
+	case GOV_HALTPOLL_INLINE:
+		k.how = GOV_HALTPOLL_INLINE;
+		idle_loop(c, k);
+		break;
+	case GOV_PREDICT_INLINE:
+		k.how = GOV_PREDICT_INLINE;
+		idle_loop(c, k);
+		break;
+	default:
+		k.how = GOV_BY_TABLE;
+		idle_loop(c, k);
+	}
+}
+
+void (*idle_until_work)(struct cpu *c) = idle_loop_any;
+
+/* The copy of the idle loop for this setup (idle_until_work). */
+static void (*choose_idle_loop(void))(struct cpu *)
+{
+	if (policy == IDLE_HALT)
+		return idle_loop_halt;
+	if (policy == IDLE_POLL)
+		return pollflag ? idle_loop_poll : idle_loop_poll_noflag;
+	if (steal_threshold || latency_req_zero)
+		return idle_loop_any;
+	if (gov_how == GOV_HALTPOLL_INLINE)
+		return pollflag ? idle_loop_haltpoll : idle_loop_haltpoll_noflag;
+	if (gov_how == GOV_PREDICT_INLINE)
+		return pollflag ? idle_loop_predict : idle_loop_predict_noflag;
+	return idle_loop_any;
 }
 
 /* Times the poll loop's body (flag load, PAUSE, count) with the clock read taken out. */
@@ -460,6 +536,7 @@ void idle_setup(void)
 	gov_how = gov == &gov_haltpoll	? GOV_HALTPOLL_INLINE
 		  : gov == &gov_predict ? GOV_PREDICT_INLINE
 					: GOV_BY_TABLE;
+	idle_until_work = choose_idle_loop();
 	poll_iter_cycles = calibrate_poll_iteration();
 	steal_time = kvm_has(KVM_FEATURE_STEAL_TIME);
 	steal_threshold = (uint32_t)knob(KNOB_steal_threshold);

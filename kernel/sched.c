@@ -62,6 +62,7 @@ struct thread {
 	struct rq_link link; /* must stay the second member: see link_thread() */
 	uint32_t state;	     /* enum thread_state | WAKE_PENDING; CAS only once shared */
 	unsigned cpu;
+	struct cpu *home;	  /* &cpus[cpu], for the waker */
 	struct thread *wake_next; /* link in a CPU's wake list */
 	void (*fn)(void *);
 	void *arg;
@@ -194,7 +195,7 @@ static void wake_list_push(struct cpu *c, struct thread *t)
 
 void thread_wake(struct thread *t)
 {
-	struct cpu *c = &cpus[t->cpu], *me = this_cpu();
+	struct cpu *c = t->home, *me = this_cpu();
 	uint32_t old = state_load(t);
 
 	timeline_rec(TL_WAKE, t->cpu);
@@ -365,6 +366,7 @@ struct thread *thread_create(void (*fn)(void *), void *arg, unsigned cpu, const 
 	*t = (struct thread){
 	    .state = T_BLOCKED,
 	    .cpu = cpu,
+	    .home = &cpus[cpu],
 	    .fn = fn,
 	    .arg = arg,
 	    .name = name,
@@ -375,10 +377,57 @@ struct thread *thread_create(void (*fn)(void *), void *arg, unsigned cpu, const 
 	return t;
 }
 
+/*
+ * What idle_in_place() found was not its own wake alone: others woken with it are queued in
+ * wake order and schedule() chooses; with nothing woken (NEED_RESCHED left from a wake whose
+ * thread an earlier take had found) t idles again.
+ */
+static __attribute__((noinline)) void idle_in_place_rest(struct cpu *c, struct thread *t,
+							 struct thread *woken)
+{
+	while (!woken) {
+		timeline_rec(TL_RUN, TL_IDLE_THREAD);
+		c->current = c->idle;
+		idle_until_work(c);
+		c->current = t;
+		__atomic_fetch_and(&c->flags, ~CPU_NEED_RESCHED, __ATOMIC_SEQ_CST);
+		woken = __atomic_exchange_n(&c->wake_list, 0, __ATOMIC_ACQUIRE);
+	}
+	wake_list_append(c, woken);
+	schedule();
+}
+
+/*
+ * thread_block()'s common case, schedule() specialised: t has just blocked and nothing else
+ * is queued here, so there is nothing to choose; t idles in place until a wake arrives and
+ * runs on at once if the wake was its own. The run queue stays empty meanwhile (only this
+ * CPU's schedule() fills it, and with the idle thread current no interrupt calls that), and
+ * the protocol is schedule()'s: NEED_RESCHED cleared before every take of the wake list.
+ * No loop here: the common case runs straight through (the rest is idle_in_place_rest).
+ */
+static inline void idle_in_place(struct cpu *c, struct thread *t)
+{
+	struct thread *woken;
+
+	timeline_rec(TL_RUN, TL_IDLE_THREAD);
+	c->current = c->idle;
+	idle_until_work(c);
+	c->current = t;
+	__atomic_fetch_and(&c->flags, ~CPU_NEED_RESCHED, __ATOMIC_SEQ_CST);
+	woken = __atomic_exchange_n(&c->wake_list, 0, __ATOMIC_ACQUIRE);
+	if (woken == t && !t->wake_next) {
+		state_flip_running(t);
+		timeline_rec(TL_RUN, (unsigned)(t - threads));
+		return;
+	}
+	idle_in_place_rest(c, t, woken);
+}
+
 void thread_block(void)
 {
 	uint64_t flags = irq_save();
-	struct thread *t = this_cpu()->current;
+	struct cpu *c = this_cpu();
+	struct thread *t = c->current;
 	uint32_t old = state_load(t);
 
 	for (;;) {
@@ -386,7 +435,10 @@ void thread_block(void)
 			if (state_cas(t, &old, old & ~WAKE_PENDING))
 				break;
 		} else if (state_cas(t, &old, T_BLOCKED)) {
-			schedule();
+			if (t != c->idle && rq_empty(&c->rq))
+				idle_in_place(c, t);
+			else
+				schedule();
 			break;
 		}
 	}
@@ -502,6 +554,7 @@ void sched_init_cpu(void)
 
 	idle->state = T_RUNNING;
 	idle->cpu = c->id;
+	idle->home = c;
 	idle->name = "idle";
 	c->idle = idle;
 	c->current = idle;

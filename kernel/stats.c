@@ -4,7 +4,8 @@
 #include "kernel/printk.h"
 #include "kernel/stats.h"
 
-/* Credits an idle state still in progress, so an idle CPU's idle time is current. */
+/* Credits an idle state still in progress, so an idle CPU's idle time is current, and fills in
+ * the counters that are sums of others. */
 static void read_cpu(const struct cpu *c, struct cpu_stats *out)
 {
 	const volatile struct cpu *v = c;
@@ -20,6 +21,10 @@ static void read_cpu(const struct cpu *c, struct cpu_stats *out)
 		polling = v->idle_polling;
 		barrier();
 	} while ((seq & 1) || seq != v->idle_seq);
+	/* Sums of the counters the idle states keep, not kept themselves (two increments
+	 * fewer on every idle entry). */
+	out->poll_entries = out->poll_hits + out->poll_immediate + out->poll_expired;
+	out->idle_entries = out->poll_entries + out->halts;
 	if (since && polling)
 		out->poll_cycles += rdtsc() - since;
 	else if (since)

@@ -28,7 +28,7 @@ struct pair {
 static struct pair pairs[MAX_CPUS / 2];
 static unsigned npairs;
 static uint64_t iters; /* 0: run for duration= */
-static bool spin;      /* pingpong.mode=spin: the floor, no scheduler at all */
+static bool spin_mode; /* pingpong.mode=spin: the floor, no scheduler at all */
 
 /*
  * The wake-up path, phase by phase, per pair. A hand-over starts at the waker's stamp and
@@ -42,12 +42,15 @@ static bool spin;      /* pingpong.mode=spin: the floor, no scheduler at all */
 static struct wakepath {
 	struct hist going_idle, to_notice, to_run, total;
 	uint64_t busy;
-	uint64_t seen; /* hand-overs in the window, sampled or not */
+	uint64_t seen[2]; /* hand-overs in the window, sampled or not: to pong, to ping */
 } wakepaths[MAX_CPUS / 2];
 
 /*
  * One hand-over in WAKEPATH_SAMPLE_EVERY is broken down: recording four histograms on every
  * one would add their cost (about half the floor's instructions) to the path it measures.
+ * Each direction (ping to pong, pong to ping) is counted and sampled on its own: the two
+ * alternate, so one count of both would sample one direction only, and they differ (ping
+ * also times the round trip).
  */
 #define WAKEPATH_SAMPLE_EVERY 8
 
@@ -58,7 +61,7 @@ static __attribute__((noinline)) void record_sample(struct wakepath *w, uint64_t
 	uint64_t notice = c->idle_notice, entered = c->idle_entered;
 
 	hist_record(&w->total, tsc_to_ns(running - woke));
-	if (spin)
+	if (spin_mode)
 		return;
 	if (notice < woke || notice > running) {
 		w->busy++;
@@ -71,17 +74,24 @@ static __attribute__((noinline)) void record_sample(struct wakepath *w, uint64_t
 	hist_record(&w->to_run, tsc_to_ns(running - notice));
 }
 
-/* The test is all the seven hand-overs in eight that are not sampled pay. */
-static inline void record_hand_over(struct pair *p, uint64_t woke, uint64_t running)
+/* The test is all that the hand-overs not sampled pay. */
+static inline void record_hand_over(struct pair *p, unsigned to_ping, uint64_t woke,
+				    uint64_t running)
 {
 	struct wakepath *w = &wakepaths[p->slot];
 
-	if (wl_phase() == WL_MEASURE && w->seen++ % WAKEPATH_SAMPLE_EVERY == 0)
+	if (wl_phase() == WL_MEASURE && w->seen[to_ping]++ % WAKEPATH_SAMPLE_EVERY == 0)
 		record_sample(w, woke, running);
 }
 
+/*
+ * The threads' bodies take the mode (spin_mode) as the constant `spin`: each mode gets a
+ * copy of its own with the tests folded away, so neither path pays for the other's.
+ */
+#define PINGPONG_BODY static inline __attribute__((always_inline))
+
 /* Waits for `want` in p->turn: blocking (the path under test) or spinning (the floor). */
-static bool wait_turn(struct pair *p, unsigned want)
+PINGPONG_BODY bool wait_turn(struct pair *p, unsigned want, bool spin)
 {
 	while (__atomic_load_n(&p->turn, __ATOMIC_ACQUIRE) != want) {
 		if (wl_phase() == WL_STOP)
@@ -95,7 +105,8 @@ static bool wait_turn(struct pair *p, unsigned want)
 }
 
 /* Passes the turn to the partner; the stamps bracket what the waker's side costs. */
-static void hand_over(struct pair *p, unsigned turn, struct thread *partner, uint64_t now)
+PINGPONG_BODY void hand_over(struct pair *p, unsigned turn, struct thread *partner, uint64_t now,
+			     bool spin)
 {
 	p->woke_at = now;
 	probe_mark(PROBE_WAKE_BEGIN);
@@ -105,23 +116,20 @@ static void hand_over(struct pair *p, unsigned turn, struct thread *partner, uin
 	probe_mark(PROBE_WAKE_END);
 }
 
-static void pong_thread(void *arg)
+PINGPONG_BODY void pong_body(struct pair *p, bool spin)
 {
-	struct pair *p = arg;
-
-	while (wait_turn(p, 1)) {
+	while (wait_turn(p, 1, spin)) {
 		uint64_t now = rdtsc();
 
 		probe_mark(PROBE_RUNNING);
-		record_hand_over(p, p->woke_at, now);
-		hand_over(p, 0, p->ping, now);
+		record_hand_over(p, 0, p->woke_at, now);
+		hand_over(p, 0, p->ping, now, spin);
 	}
 	join_done(&wl.threads);
 }
 
-static void ping_thread(void *arg)
+PINGPONG_BODY void ping_body(struct pair *p, bool spin)
 {
-	struct pair *p = arg;
 	uint64_t think = (uint64_t)knob(KNOB_think);
 	bool counted_out = false;
 
@@ -133,12 +141,12 @@ static void ping_thread(void *arg)
 		if (think)
 			thread_sleep_ns(think);
 		t0 = rdtsc();
-		hand_over(p, 1, p->pong, t0);
-		if (!wait_turn(p, 0))
+		hand_over(p, 1, p->pong, t0, spin);
+		if (!wait_turn(p, 0, spin))
 			break;
 		t1 = rdtsc();
 		probe_mark(PROBE_RUNNING);
-		record_hand_over(p, p->woke_at, t1);
+		record_hand_over(p, 1, p->woke_at, t1);
 		if (wl_phase() != WL_MEASURE || counted_out)
 			continue;
 		hist_record(&wl.hist[p->slot], tsc_to_ns(t1 - t0));
@@ -152,6 +160,22 @@ static void ping_thread(void *arg)
 	join_done(&wl.threads);
 }
 
+static void pong_thread(void *arg)
+{
+	if (spin_mode)
+		pong_body(arg, true);
+	else
+		pong_body(arg, false);
+}
+
+static void ping_thread(void *arg)
+{
+	if (spin_mode)
+		ping_body(arg, true);
+	else
+		ping_body(arg, false);
+}
+
 static int pingpong_start(void)
 {
 	npairs = (unsigned)knob(KNOB_pairs);
@@ -162,7 +186,7 @@ static int pingpong_start(void)
 		return -1;
 	}
 	iters = knob_given(KNOB_iters) ? (uint64_t)knob(KNOB_iters) : 0;
-	spin = knob(KNOB_pingpong_mode) == PINGPONG_SPIN;
+	spin_mode = knob(KNOB_pingpong_mode) == PINGPONG_SPIN;
 	wl.by_count = iters != 0;
 	join_init(&wl.threads, 2 * npairs);
 	join_init(&wl.measured, npairs);
