@@ -37,7 +37,9 @@
  *             timer's slack and the wake-up from a halt), measured, so the poll still
  *             starts before the wake-up on a machine where those take hundreds of us: a
  *             halt its timer ended gives it exactly; one that work ended past the time
- *             asked gives a lower bound, which only raises it.
+ *             asked gives a lower bound, which only raises it; a period with no timed
+ *             halt (the overshoot left no room) takes a quarter off it, so that one
+ *             measured at a bad moment is tried again rather than kept for good.
  *             latency_req_zero: poll at once.
  *   leave     a poll that expires on the plateau: the rest of that period, and every
  *             period after it until the signature is seen 4 times again, is haltpoll's.
@@ -116,15 +118,21 @@ void predict_try_plateau(struct gov_cpu *g, const struct haltpoll_params *hp)
 		return;
 	p->plateau = true;
 	p->overshoot_ns = 0;
+	p->timed = false;
 	g->takeovers++;
 	plan(p, hp);
 }
 
-/* On the plateau, the period that work just ended is filed and the plan made from it. */
+/* On the plateau, the period that work just ended is filed and the plan made from it. A
+ * period without a timed halt (the overshoot left no room for one) takes a quarter off the
+ * overshoot: nothing else would ever measure it again. */
 static void file_plateau_period(struct gov_cpu *g, const struct haltpoll_params *hp)
 {
 	struct predict_cpu *p = &g->predict;
 
+	if (!p->timed)
+		p->overshoot_ns -= p->overshoot_ns / PREDICT_OVERSHOOT_DECAY;
+	p->timed = false;
 	pr_history_add(p);
 	p->period_ns = 0;
 	p->window_at_start = hp_window_ns(g);
@@ -144,6 +152,7 @@ enum haltpoll_adjust predict_reflect_plateau(struct gov_cpu *g, const struct hal
 	p->period_ns += e->residency_ns;
 	p->mixed = true;
 	if (e->state == GOV_STATE_HALT && p->asked_halt_ns) {
+		p->timed = true;
 		/* How late a timed halt comes back: measured when its timer ended it; when work
 		 * ended it past the time asked, the timer would have been later still. */
 		uint64_t late =

@@ -9,6 +9,8 @@
 #include <stdint.h>
 
 #define PREDICT_HISTORY 4u
+/* A plateau period without a timed halt takes 1/PREDICT_OVERSHOOT_DECAY off the overshoot. */
+#define PREDICT_OVERSHOOT_DECAY 4u
 
 struct predict_cpu {
 	uint64_t periods[PREDICT_HISTORY]; /* the last whole idle periods, ns, a ring */
@@ -25,6 +27,7 @@ struct predict_cpu {
 	uint64_t halt_until_ns, poll_until_ns;
 	uint64_t asked_halt_ns; /* the halt limit handed out for the entry in progress, 0: none */
 	uint64_t overshoot_ns;	/* how much later than asked the last timed halt returned */
+	bool timed;		/* a timed halt was reflected in the period in progress */
 };
 
 #endif

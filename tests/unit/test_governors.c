@@ -349,6 +349,46 @@ static void test_the_overshoot_is_learnt(void **state)
 	assert_true(r.g.predict.plateau);
 }
 
+/*
+ * An overshoot so large that it leaves no room for a halt would never be measured again
+ * (only a timed halt measures it): each period without one takes a quarter off it, until a
+ * timed halt fits, returns with the true overshoot, and the plan is the usual one again.
+ */
+static void test_an_overshoot_with_no_room_is_tried_again(void **state)
+{
+	struct haltpoll_params p = params(2000 * US, 100 * US);
+	struct run r;
+	unsigned timed, hits;
+
+	(void)state;
+	run_init(&r, &gov_predict, p);
+	r.overshoot_ns = 300 * US;
+	for (int i = 0; i < 20; i++)
+		idle_period(&r, 1500 * US);
+	assert_true(r.g.predict.plateau);
+	assert_int_equal(r.g.predict.overshoot_ns, 300 * US);
+	r.g.predict.overshoot_ns = 5000 * US; /* measured at a bad moment */
+	r.g.predict.halt_until_ns = 0;
+	timed = r.timed_halts;
+	hits = r.hits;
+	/* 5000 -> 3750 -> 2812.5 -> 2109 -> 1582 -> 1187 us: room again (1500 - 94 - 1187) */
+	for (int i = 0; i < 5; i++)
+		idle_period(&r, 1500 * US);
+	assert_int_equal(r.timed_halts, timed); /* polled through: no room */
+	assert_int_equal(r.hits, hits + 5);	/* (and caught every wake-up) */
+	assert_true(r.g.predict.overshoot_ns < 1500 * US - 1500 * US / 16);
+	idle_period(&r, 1500 * US);
+	/* a short timed halt fits; its timer measures 300 us and the plan has a second one */
+	assert_int_equal(r.timed_halts, timed + 2);
+	assert_int_equal(r.g.predict.overshoot_ns, 300 * US); /* measured again */
+	assert_int_equal(r.g.predict.halt_until_ns, 1500 * US - 1500 * US / 16 - 300 * US);
+	hits = r.hits;
+	for (int i = 0; i < 20; i++)
+		idle_period(&r, 1500 * US);
+	assert_int_equal(r.hits, hits + 20);
+	assert_true(r.g.predict.plateau);
+}
+
 /* Halts that end without work (a tick) add to the period instead of ending it. The period
  * is a plateau period (a poll expired, the window stayed), the only kind that is filed. */
 static void test_ticks_extend_the_period(void **state)
@@ -430,6 +470,7 @@ int main(void)
 	    cmocka_unit_test(test_irregular_misses_are_not_a_plateau),
 	    cmocka_unit_test(test_an_expiry_leaves_the_plateau),
 	    cmocka_unit_test(test_the_overshoot_is_learnt),
+	    cmocka_unit_test(test_an_overshoot_with_no_room_is_tried_again),
 	    cmocka_unit_test(test_ticks_extend_the_period),
 	    cmocka_unit_test(test_margin),
 	    cmocka_unit_test(test_latency_req_zero_is_haltpoll_s),
