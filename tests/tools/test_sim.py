@@ -120,17 +120,19 @@ def test_here_reads_the_wake_path_stamps(tmp_path):
 
 
 def test_here_reads_the_notice_from_the_stamps(tmp_path):
-    """costs=here: wake_latency from the notice phase of idle=halt pingpong runs without host
-    polling; a run where the host polled (its notice is the host's poll) and a guest-polling
-    run are left out."""
+    """costs=here: wake_latency from the notice phase of idle=halt pingpong runs under KVM
+    without host polling; a run where the host polled (its notice is the host's poll), a
+    guest-polling run and a TCG run (no host, whatever its halt_poll says) are left out."""
     folder = wakepath_folder(tmp_path, [])
-    runs = [("halt", 0, 200000), ("halt", 0, 220000), ("halt", 200000, 50000),
-            ("haltpoll", 0, 30000)]
-    for i, (idle, poll_ns, notice) in enumerate(runs):
+    runs = [("halt", 0, 200000, "kvm"), ("halt", 0, 220000, "kvm"),
+            ("halt", 200000, 50000, "kvm"), ("haltpoll", 0, 30000, "kvm"),
+            ("halt", 0, 9000, "tcg")]
+    for i, (idle, poll_ns, notice, accel) in enumerate(runs):
         serial = (f"@idlelab wakepath mode=block idle={idle} sampled=9 every=8 busy=0 "
                   f"total_p50_ns=1 notice_p50_ns={notice} run_p50_ns=1\n")
         (folder / "raw" / f"{i:03}-p.json").write_text(json.dumps(
-            {"serial": serial, "halt_poll": {"scope": "vm", "ns": poll_ns}}))
+            {"accel": accel, "serial": serial, "halt_poll": {"scope": "vm", "ns": poll_ns}},
+            indent=1))
     r = sim("workload=idle", "duration=10ms", "smp=1", f"costs=here:{folder}")
     assert r.returncode == 0, r.stderr
     f = next(f for k, f in records.parse_records(r.stdout) if k == "sim")

@@ -97,12 +97,14 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* True if a raw record says the host did not poll: per-VM halt_poll_ns of 0. */
+/* True if a raw record says the run was under KVM and the host did not poll: per-VM
+ * halt_poll_ns of 0 (a TCG run of the same matrix row carries the setting too, meaning
+ * nothing). */
 static bool host_polling_off(const char *text)
 {
 	const char *p = strstr(text, "\"halt_poll\""), *end, *ns;
 
-	if (!p)
+	if (!p || !strstr(text, "\"accel\": \"kvm\""))
 		return false;
 	end = strchr(p, '}');
 	ns = strstr(p, "\"ns\"");
