@@ -49,6 +49,17 @@ def test_analyse_on_a_made_up_log():
     assert c.path == 9130 - 100 - c.waiting
 
 
+def test_a_spin_the_window_close_preempts_is_waiting():
+    """Spin mode: the controller closes the window on ping's vCPU mid-spin (seen once as a
+    floor of 44295 instructions per round trip instead of 125)."""
+    ids = insncount.probe_ids()
+    m = [(0, ids["WINDOW_OPEN"], 100), (0, ids["RUNNING"], 110),
+         (0, ids["WAKE_BEGIN"], 150), (0, ids["WAKE_END"], 155),
+         (0, ids["WINDOW_CLOSE"], 9_000_155)]
+    c = insncount.analyse(m, ids, round_trips=1, spin=True)
+    assert c.path == 10 + 40 + 5 and c.waiting == 9_000_000
+
+
 @pytest.mark.parametrize("accel", ["kvm", "tcg"])
 @pytest.mark.parametrize("knobs", ["pingpong.mode=spin", "idle=poll", "idle=haltpoll",
                                    "idle=halt"])

@@ -88,8 +88,12 @@ def analyse(marks, ids, round_trips, spin):
         if prev is None:
             continue
         step = count - prev[1]
+        # In spin mode a thread spins from its hand-over to its next turn; the window's
+        # controller, woken on the same vCPU, may preempt that spin and close the window
+        # before the turn comes: that spin is waiting too (under TCG's round-robin it can
+        # last a whole time slice, millions of instructions).
         if (prev[0], name.get(mid)) == ("IDLE_WAIT", "NOTICE") or \
-                (spin and (prev[0], name.get(mid)) == ("WAKE_END", "RUNNING")):
+                (spin and prev[0] == "WAKE_END" and name.get(mid) in ("RUNNING", "WINDOW_CLOSE")):
             waiting += step
             continue
         path += step
