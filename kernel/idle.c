@@ -265,10 +265,12 @@ static void count_adjust(struct cpu *c, enum haltpoll_adjust a)
 }
 
 /*
- * The governor hears of a finished entry (reflect) only before its next select, so after
- * one that found work this is done when this CPU next idles (same inputs, same decisions),
- * and the woken thread does not wait for it; an entry that ended without work is followed
- * by a select at once, so the deferral costs nothing there.
+ * The governor hears of a finished entry (reflect) before its next select. A halt, or an
+ * entry through the governor table, that ended with work is reflected when this CPU next
+ * idles (same inputs, same decisions), so the woken thread does not wait for it; an entry
+ * that ended without work is followed by a select at once, so the deferral costs nothing
+ * there. A poll that found work under an inline governor is reflected at once
+ * (governed_enter): for haltpoll that is two stores, fewer than keeping the entry.
  */
 ENTRY_PATH void reflect_entry(struct cpu *c, enum gov_call how, int state, uint64_t cycles,
 			      uint64_t limit, bool work)
@@ -477,22 +479,39 @@ static void idle_loop_any(struct cpu *c)
 	}
 }
 
+/* The copies, by the name the `idle` record gives (loop=). */
+struct idle_loop_copy {
+	void (*fn)(struct cpu *c);
+	const char *name;
+};
+static const struct idle_loop_copy loop_halt = {idle_loop_halt, "halt"},
+				   loop_poll = {idle_loop_poll, "poll"},
+				   loop_poll_noflag = {idle_loop_poll_noflag, "poll_noflag"},
+				   loop_haltpoll = {idle_loop_haltpoll, "haltpoll"},
+				   loop_haltpoll_noflag = {idle_loop_haltpoll_noflag,
+							   "haltpoll_noflag"},
+				   loop_predict = {idle_loop_predict, "predict"},
+				   loop_predict_noflag = {idle_loop_predict_noflag,
+							  "predict_noflag"},
+				   loop_any = {idle_loop_any, "any"};
+static const struct idle_loop_copy *loop_chosen = &loop_any;
+
 void (*idle_until_work)(struct cpu *c) = idle_loop_any;
 
 /* The copy of the idle loop for this setup (idle_until_work). */
-static void (*choose_idle_loop(void))(struct cpu *)
+static const struct idle_loop_copy *choose_idle_loop(void)
 {
 	if (policy == IDLE_HALT)
-		return idle_loop_halt;
+		return &loop_halt;
 	if (policy == IDLE_POLL)
-		return pollflag ? idle_loop_poll : idle_loop_poll_noflag;
+		return pollflag ? &loop_poll : &loop_poll_noflag;
 	if (steal_threshold || latency_req_zero)
-		return idle_loop_any;
+		return &loop_any;
 	if (gov_how == GOV_HALTPOLL_INLINE)
-		return pollflag ? idle_loop_haltpoll : idle_loop_haltpoll_noflag;
+		return pollflag ? &loop_haltpoll : &loop_haltpoll_noflag;
 	if (gov_how == GOV_PREDICT_INLINE)
-		return pollflag ? idle_loop_predict : idle_loop_predict_noflag;
-	return idle_loop_any;
+		return pollflag ? &loop_predict : &loop_predict_noflag;
+	return &loop_any;
 }
 
 /* Times the poll loop's body (flag load, PAUSE, count) with the clock read taken out. */
@@ -536,7 +555,6 @@ void idle_setup(void)
 	gov_how = gov == &gov_haltpoll	? GOV_HALTPOLL_INLINE
 		  : gov == &gov_predict ? GOV_PREDICT_INLINE
 					: GOV_BY_TABLE;
-	idle_until_work = choose_idle_loop();
 	poll_iter_cycles = calibrate_poll_iteration();
 	steal_time = kvm_has(KVM_FEATURE_STEAL_TIME);
 	steal_threshold = (uint32_t)knob(KNOB_steal_threshold);
@@ -547,6 +565,8 @@ void idle_setup(void)
 	if (msr_value < 0 && idle_policy_polls(policy))
 		printk("idlelab: the host does not offer MSR_KVM_POLL_CONTROL; guest and host "
 		       "may both poll");
+	loop_chosen = choose_idle_loop(); /* last: it reads every knob above */
+	idle_until_work = loop_chosen->fn;
 }
 
 /* The value every CPU read back from MSR_KVM_POLL_CONTROL, not the one it meant to write. */
@@ -566,11 +586,12 @@ void idle_print_record(void)
 {
 	printk(
 	    "@idlelab idle policy=%s governor=%s reason=%s pollflag=%d hostpoll=%s msr=%s "
-	    "poll_iter_ns=%lu poll_check_every=%u tick_nsec=%lu steal_time=%s steal_threshold=%u",
+	    "poll_iter_ns=%lu poll_check_every=%u tick_nsec=%lu steal_time=%s steal_threshold=%u "
+	    "loop=%s",
 	    knob_defs[KNOB_idle].choices[policy], gov->name, policy_reason, pollflag,
 	    knob_defs[KNOB_hostpoll].choices[knob(KNOB_hostpoll)], msr_record_value(),
 	    tsc_to_ns(poll_iter_cycles), check_every(ns_to_tsc(hp.guest_halt_poll_ns)), tick_nsec,
-	    steal_time ? "kvm" : "none", steal_threshold);
+	    steal_time ? "kvm" : "none", steal_threshold, loop_chosen->name);
 }
 
 void idle_init_cpu(void)

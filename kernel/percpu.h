@@ -36,10 +36,10 @@ struct cpu_stats {
 	uint64_t ipi_received;
 	uint64_t timer_irqs;
 	uint64_t ticks;
-	uint64_t idle_entries; /* idle states entered (poll or halt); filled in by stats_snapshot */
-	uint64_t idle_aborted; /* governed entries given up after select: work had come */
-	uint64_t poll_entries; /* hits + immediate + expired; filled in by stats_snapshot */
-	uint64_t poll_hits;    /* polls ended by work (NEED_RESCHED) that arrived while polling */
+	uint64_t idle_entries;	 /* polls + halts, summed by the snapshot (kernel/stats.c) */
+	uint64_t idle_aborted;	 /* governed entries given up after select: work had come */
+	uint64_t poll_entries;	 /* hits + immediate + expired, summed by the snapshot */
+	uint64_t poll_hits;	 /* polls ended by work (NEED_RESCHED) that arrived while polling */
 	uint64_t poll_immediate; /* polls that found work already there as they set POLLING */
 	uint64_t poll_expired;	 /* polls ended by the window */
 	uint64_t halts;		 /* halt states entered, including abandoned ones */

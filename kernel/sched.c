@@ -293,6 +293,8 @@ static struct thread *pick_next(struct cpu *c, struct thread *prev)
  * path it usually is, it returns without a context switch to the idle thread and back.
  * Only a thread that has exited switches to the idle thread, whose stack outlives it.
  * The protocol is unchanged: NEED_RESCHED is cleared before every take of the wake list.
+ * thread_block() takes the common case itself (idle_in_place, below), and calls this only
+ * with something queued; the idling here is for any caller that blocks otherwise.
  */
 void schedule(void)
 {
@@ -377,6 +379,18 @@ struct thread *thread_create(void (*fn)(void *), void *arg, unsigned cpu, const 
 	return t;
 }
 
+/* t, blocked, idles in place until NEED_RESCHED; then NEED_RESCHED is cleared and the wake
+ * list taken (in that order: the protocol at the top). Returns what was taken. */
+static inline struct thread *idle_then_take(struct cpu *c, struct thread *t)
+{
+	timeline_rec(TL_RUN, TL_IDLE_THREAD);
+	c->current = c->idle;
+	idle_until_work(c);
+	c->current = t;
+	__atomic_fetch_and(&c->flags, ~CPU_NEED_RESCHED, __ATOMIC_SEQ_CST);
+	return __atomic_exchange_n(&c->wake_list, 0, __ATOMIC_ACQUIRE);
+}
+
 /*
  * What idle_in_place() found was not its own wake alone: others woken with it are queued in
  * wake order and schedule() chooses; with nothing woken (NEED_RESCHED left from a wake whose
@@ -385,14 +399,8 @@ struct thread *thread_create(void (*fn)(void *), void *arg, unsigned cpu, const 
 static __attribute__((noinline)) void idle_in_place_rest(struct cpu *c, struct thread *t,
 							 struct thread *woken)
 {
-	while (!woken) {
-		timeline_rec(TL_RUN, TL_IDLE_THREAD);
-		c->current = c->idle;
-		idle_until_work(c);
-		c->current = t;
-		__atomic_fetch_and(&c->flags, ~CPU_NEED_RESCHED, __ATOMIC_SEQ_CST);
-		woken = __atomic_exchange_n(&c->wake_list, 0, __ATOMIC_ACQUIRE);
-	}
+	while (!woken)
+		woken = idle_then_take(c, t);
 	wake_list_append(c, woken);
 	schedule();
 }
@@ -407,14 +415,8 @@ static __attribute__((noinline)) void idle_in_place_rest(struct cpu *c, struct t
  */
 static inline void idle_in_place(struct cpu *c, struct thread *t)
 {
-	struct thread *woken;
+	struct thread *woken = idle_then_take(c, t);
 
-	timeline_rec(TL_RUN, TL_IDLE_THREAD);
-	c->current = c->idle;
-	idle_until_work(c);
-	c->current = t;
-	__atomic_fetch_and(&c->flags, ~CPU_NEED_RESCHED, __ATOMIC_SEQ_CST);
-	woken = __atomic_exchange_n(&c->wake_list, 0, __ATOMIC_ACQUIRE);
 	if (woken == t && !t->wake_next) {
 		state_flip_running(t);
 		timeline_rec(TL_RUN, (unsigned)(t - threads));

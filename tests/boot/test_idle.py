@@ -74,6 +74,22 @@ def test_counters_add_up_under_each_policy(accel, idle):
         assert s["poll_entries"] > 0 and s["halts"] > 0
 
 
+@pytest.mark.parametrize("knobs, loop", [
+    ("idle=haltpoll", "haltpoll"),
+    ("idle=haltpoll pollflag=0", "haltpoll_noflag"),
+    ("idle=haltpoll cpuidle.governor=predict", "predict"),
+    ("idle=haltpoll haltpoll.steal_threshold=10", "any"),
+    ("idle=haltpoll cpuidle.latency_req_zero=1", "any"),
+    ("idle=poll", "poll"),
+    ("idle=poll pollflag=0", "poll_noflag"),
+    ("idle=halt", "halt"),
+])
+def test_each_setup_runs_its_copy_of_the_idle_loop(knobs, loop):
+    """The copy is chosen once every knob it depends on is read: a knob read after the
+    choice would be compiled out of the loop and silently ignored."""
+    assert idle_record(boot("tcg", smp=2, cmdline=knobs))["loop"] == loop
+
+
 # (accel, cmdline, iters): sized for make test; `make stress` runs the issue's full counts.
 WAKEUP_RUNS = [
     ("tcg", "idle=haltpoll", 10000),

@@ -7,7 +7,7 @@ period that halted the recorded halt's residency; every cost zero, so nothing bu
 engine's idle loop stands between the sequence and the governor), starting from the window
 the kernel had after its first recorded halt. Every reflect must leave the same window in
 both: the engine calls the governor in the kernel's order with the kernel's inputs
-(kernel/idle.c's deferred poll reflect, the expired poll then the halt, W = 0 halting at
+(kernel/idle.c's deferred halt reflect, the expired poll then the halt, W = 0 halting at
 once). This is kernel against simulator, not either against the spec (tests/unit/test_sim.c
 holds the engine to the spec's vectors)."""
 import os
@@ -42,7 +42,7 @@ def tsc_to_ns(cycles, hz):
 
 def recorded_states(tl, cpu):
     """[(state, residency_ns, reflect_window_or_None)] of one CPU's log in order, from its
-    first idle state's start; the log's last state may have no reflect yet (a poll's is
+    first idle state's start; the log's last state may have no reflect yet (a halt's is
     made at the next idle entry). Stops at what a script cannot replay: a halt that ended
     without work (nothing on this workload should end one)."""
     states, open_state, reflects = [], None, []

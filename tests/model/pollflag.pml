@@ -16,7 +16,10 @@
  *
  * The target: process "idle" is the whole CPU. It runs idle.c:idle_loop and, when schedule()
  * found work, "a thread" (any non-idle thread: it computes with IF on, possibly for ever, and
- * may block, i.e. call thread_block() -> schedule()). Interrupt handlers run on the same
+ * may block, i.e. call thread_block() -> schedule(); the kernel's thread_block() mostly
+ * takes schedule()'s idle-in-place case itself, idle_in_place(): idle until NEED_RESCHED,
+ * clear it, take the list, the same steps in the same order as idle, then schedule(), here).
+ * Interrupt handlers run on the same
  * process: at each point where IF is on, the CPU may accept the reschedule IPI and jump to
  * sched.c:resched_interrupt, which returns to the interrupted point (irq_ret).
  *
