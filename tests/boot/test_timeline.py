@@ -76,6 +76,30 @@ def test_other_workloads_log_too(workload):
     assert any(e.kind == "wake" for log in tl.cpus for e in log.events)
 
 
+@pytest.mark.parametrize("idle", ["poll", "haltpoll"])
+def test_the_idle_counters_match_the_logged_states(idle):
+    """The `cpu` record's poll_entries and hlt against the poll and halt states the timeline
+    logged, CPU by CPU: an independent count (the kernel sums poll_entries from the polls'
+    outcomes, so a poll path that forgot its outcome counter would show only here; idle=poll
+    makes sure of hits, haltpoll of halts). The record's window is a little wider than the
+    log's, at each end by at most a state."""
+    knobs = PINGPONG.replace("duration=100ms", "duration=30ms").replace("idle=haltpoll", "")
+    res = boot("tcg", smp=2, cmdline=f"{knobs} idle={idle} timeline=4096")
+    tl = timeline_of(res.output)
+    cpus = {int(f["id"]): f for _, f in res.records("cpu")}
+    total_polls = total_halts = 0
+    for log in tl.cpus:
+        assert not log.full, "the log filled: make the window shorter"
+        polls = sum(1 for e in log.events if e.kind == "poll" and e.tsc >= tl.t0)
+        halts = sum(1 for e in log.events if e.kind == "halt" and e.tsc >= tl.t0)
+        f = cpus[log.cpu]
+        assert abs(int(f["poll_entries"]) - polls) <= 2, (log.cpu, f["poll_entries"], polls)
+        assert abs(int(f["hlt"]) - halts) <= 2, (log.cpu, f["hlt"], halts)
+        total_polls += polls
+        total_halts += halts
+    assert total_polls > 10 and (idle == "poll" or total_halts > 10), (total_polls, total_halts)
+
+
 def test_timeline_off_prints_nothing():
     res = boot("tcg", smp=2, cmdline=PINGPONG)
     assert not [k for k, _ in res.records() if k.startswith("timeline")]
