@@ -130,6 +130,13 @@ bench-sched: deps all
 wakepath-insns: deps all build/host/libinsncount.so
 	$(PYTHON) tools/insncount/count
 
+# The same path in time under KVM, against the lean path's goals as ratios of one sitting
+# (tools/wakepath-rtt; WAKEPATH_RTT_ARGS="--repeats N" or "--accel tcg").
+WAKEPATH_RTT_ARGS ?=
+.PHONY: wakepath-rtt
+wakepath-rtt: deps all
+	$(PYTHON) tools/wakepath-rtt $(WAKEPATH_RTT_ARGS)
+
 # The four seed experiments (tools/bench; README "Reproducing the seeds"): KVM's per-vCPU
 # counters read over QMP at the guest's window markers, host polling set per VM through the
 # preload library. Writes results/<timestamp>/ and results/latest. QUICK=1: the reduced

@@ -1,0 +1,55 @@
+"""make wakepath-rtt: the goals' arithmetic on made-up figures, the alternation, and the
+refusals; the live KVM run is `make wakepath-rtt` itself (minutes, not a test)."""
+from types import SimpleNamespace
+
+import pytest
+
+from idlelab import wakepath_rtt as w
+from idlelab.benchrun import EXIT_NO_KVM, EXIT_USAGE
+
+
+def test_the_goals_from_the_medians():
+    med = w.medians({"floor": [30e3, 34e3, 40e3], "idle=poll": [100e3, 90e3, 95e3],
+                     "idle=haltpoll": [120e3], "idle=halt": [], "ipi_halt_rtt": [200e3]})
+    assert "idle=halt" not in med
+    got = {what: (round(r, 3) if r is not None else None, met)
+           for what, r, _, met in w.verdicts(med)}
+    assert got == {"idle=poll / floor": (2.794, True),
+                   "idle=haltpoll / idle=poll": (1.263, False),
+                   "poll-hit RT / ipi_halt_rtt": (0.6, False)}
+    assert any("NOT met" in ln for ln in w.table(med, 3, "kvm"))
+
+
+def test_a_missing_figure_is_not_a_verdict():
+    med = w.medians({"floor": [30e3], "idle=poll": [90e3], "idle=haltpoll": [99e3],
+                     "ipi_halt_rtt": []})
+    v = {what: met for what, _, _, met in w.verdicts(med)}
+    assert v["poll-hit RT / ipi_halt_rtt"] is None and v["idle=poll / floor"] is True
+    assert any("n/a" in ln for ln in w.table(med, 1, "kvm"))
+
+
+def test_the_configurations_alternate_within_each_repeat():
+    order = []
+
+    def run(cfg, timeout):
+        order.append(next(n for n, k in w.CONFIGS if k in cfg.cmdline))
+        out = "@idlelab result workload=pingpong ok=1 rtt_p50_ns=1000\n"
+        return SimpleNamespace(outcome=SimpleNamespace(ok=True, name="SUCCESS"), output=out)
+
+    s = w.measure("tcg", 2, "10ms", run=run,
+                  cost=lambda accel: {"prims": {"ipi_halt_rtt": {"ns_p50": 5.0}}})
+    names = [n for n, _ in w.CONFIGS]
+    assert order == names + names
+    assert s["ipi_halt_rtt"] == [5.0, 5.0] and s["floor"] == [1000, 1000]
+
+
+@pytest.mark.parametrize("argv", [["--repeats", "0"], ["--repeats", "x"],
+                                  ["--duration", "5m", "--accel", "tcg"], ["--bogus"]])
+def test_bad_arguments_exit_2(argv, capsys):
+    assert w.main(argv) == EXIT_USAGE
+
+
+def test_without_kvm_it_says_not_run(monkeypatch, capsys):
+    monkeypatch.setattr(w.qemu, "kvm_usable", lambda: False)
+    assert w.main([]) == EXIT_NO_KVM
+    assert "not run" in capsys.readouterr().err
