@@ -459,12 +459,11 @@ IDLE_LOOP_COPY(idle_loop_halt, IDLE_HALT, GOV_BY_TABLE, false)
 static void idle_loop_any(struct cpu *c)
 {
 	struct idle_setup k = {.policy = policy,
-			       .how = gov_how,
 			       .pollflag = pollflag,
 			       .steal_gate = steal_threshold != 0,
 			       .latency_req_zero = latency_req_zero};
 
-	switch (gov_how) { /* still direct calls to the governors in kernel/policy */
+	switch (gov_how) { /* each case a constant: direct calls to kernel/policy's governors */
 	case GOV_HALTPOLL_INLINE:
 		k.how = GOV_HALTPOLL_INLINE;
 		idle_loop(c, k);
