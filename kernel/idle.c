@@ -23,6 +23,7 @@
  * with `sti; hlt`: STI's one-instruction shadow makes an IPI already pending end the HLT
  * rather than be serviced before it.
  */
+#include "arch/x86/coldcall.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpufeat.h"
 #include "arch/x86/kvm.h"
@@ -122,8 +123,9 @@ static unsigned check_every(uint64_t limit_cyc)
 }
 
 /* The poll limit in cycles and how often to read the clock for it, cached per CPU: the
- * window rarely changes, and the conversion and divisions would be paid on every entry. */
-static __attribute__((noinline)) void poll_replan(struct cpu *c, uint64_t limit_ns)
+ * window rarely changes, and the conversion and divisions would be paid on every entry.
+ * A cold callee (arch/x86/coldcall.h): its caller need not keep anything from it. */
+static __attribute__((noinline)) ARCH_COLD_CALLEE void poll_replan(struct cpu *c, uint64_t limit_ns)
 {
 	c->poll_plan_ns = limit_ns;
 	c->poll_plan_cycles = limit_ns == NO_LIMIT ? NO_LIMIT : ns_to_tsc(limit_ns);
@@ -133,7 +135,7 @@ static __attribute__((noinline)) void poll_replan(struct cpu *c, uint64_t limit_
 static inline void poll_plan(struct cpu *c, uint64_t limit_ns, uint64_t *limit, unsigned *every)
 {
 	if (limit_ns != c->poll_plan_ns)
-		poll_replan(c, limit_ns);
+		arch_cold_call3_mem(poll_replan, c, limit_ns, 0);
 	*limit = c->poll_plan_cycles;
 	*every = c->poll_plan_every;
 }
@@ -163,11 +165,13 @@ ENTRY_PATH bool poll_state(struct cpu *c, struct gov_cpu *g, enum gov_call how, 
 	c->idle_since = c->idle_entered = t0;
 	timeline_rec_at(TL_POLL, 0, t0);
 	irq_enable();
-	if (pf) /* set POLLING and test NEED_RESCHED in one atomic step */
-		work =
-		    __atomic_fetch_or(&c->flags, CPU_POLLING, __ATOMIC_SEQ_CST) & CPU_NEED_RESCHED;
-	else
-		work = flags_load(c) & CPU_NEED_RESCHED;
+	/* Set POLLING, then test NEED_RESCHED: Linux's current_set_polling_and_test(). The
+	 * locked OR is a full barrier, so the test sees any wake whose RMW came before it, and a
+	 * wake after it saw POLLING and is found by the loop. The OR's old value is not needed,
+	 * so it is one locked instruction, not a compare-exchange loop. */
+	if (pf)
+		__atomic_fetch_or(&c->flags, CPU_POLLING, __ATOMIC_SEQ_CST);
+	work = flags_load(c) & CPU_NEED_RESCHED;
 	immediate = work;
 	*limit_ns = NO_LIMIT;
 	if (!work && g) {
@@ -439,17 +443,67 @@ ENTRY_PATH void idle_loop(struct cpu *c, struct idle_setup k)
 	}
 }
 
+/* The governor chose halt for an entry idle_first_entry() began: that entry, then the loop. */
+static __attribute__((noinline)) void halt_then_loop(struct cpu *c, enum gov_call how,
+						     void (*loop)(struct cpu *c))
+{
+	governed_halt(c, how);
+	loop(c);
+}
+
+/*
+ * A governed copy's first entry, for its common case: nothing left to reflect, the governor
+ * chooses poll, the poll ends with work (the same steps as governed_enter, in the same
+ * order). It calls nothing except as its last act (a tail call: to `loop`, the copy's
+ * whole loop, for anything else), so it keeps nothing in callee-saved registers and saves
+ * none: each one saved is a store and a load on every idle entry, and where ring 0 is
+ * emulated a memory access costs several register instructions (docs/platform-notes.md).
+ */
+ENTRY_PATH void idle_first_entry(struct cpu *c, struct idle_setup k, void (*loop)(struct cpu *c))
+{
+	enum gov_call how = k.how;
+	bool stop_tick = true;
+	uint64_t cycles, limit;
+
+	if (flags_load(c) & CPU_NEED_RESCHED)
+		return;
+	if (c->done_pending)
+		return loop(c); /* its first entry reflects this one, then goes on as usual */
+	probe_mark(PROBE_IDLE_ENTER);
+	if (GOV_CALL(select, &c->gov, &hp, false, &stop_tick) != GOV_STATE_POLL)
+		return halt_then_loop(c, how, loop);
+	if (entry_aborted(c, how))
+		return;
+	if (poll_state(c, &c->gov, how, k.pollflag, &cycles, &limit)) {
+		reflect_entry(c, how, GOV_STATE_POLL, cycles, limit, true);
+		return;
+	}
+	entry_done(c, GOV_STATE_POLL, cycles, limit, false);
+	return loop(c);
+}
+
 /* A copy for each common setup: policy, governor and POLL flag fixed, nothing else set. */
+#define IDLE_SETUP(pol, gov_how_, pf)                                                              \
+	((struct idle_setup){.policy = (pol), .how = (gov_how_), .pollflag = (pf)})
 #define IDLE_LOOP_COPY(name, pol, gov_how_, pf)                                                    \
 	static void name(struct cpu *c)                                                            \
 	{                                                                                          \
-		idle_loop(                                                                         \
-		    c, (struct idle_setup){.policy = (pol), .how = (gov_how_), .pollflag = (pf)}); \
+		idle_loop(c, IDLE_SETUP(pol, gov_how_, pf));                                       \
 	}
-IDLE_LOOP_COPY(idle_loop_haltpoll, IDLE_HALTPOLL, GOV_HALTPOLL_INLINE, true)
-IDLE_LOOP_COPY(idle_loop_haltpoll_noflag, IDLE_HALTPOLL, GOV_HALTPOLL_INLINE, false)
-IDLE_LOOP_COPY(idle_loop_predict, IDLE_HALTPOLL, GOV_PREDICT_INLINE, true)
-IDLE_LOOP_COPY(idle_loop_predict_noflag, IDLE_HALTPOLL, GOV_PREDICT_INLINE, false)
+/* A governed copy: its loop out of line, entered through idle_first_entry(). */
+#define IDLE_LOOP_GOVERNED_COPY(name, gov_how_, pf)                                                \
+	static __attribute__((noinline)) void name##_loop(struct cpu *c)                           \
+	{                                                                                          \
+		idle_loop(c, IDLE_SETUP(IDLE_HALTPOLL, gov_how_, pf));                             \
+	}                                                                                          \
+	static void name(struct cpu *c)                                                            \
+	{                                                                                          \
+		idle_first_entry(c, IDLE_SETUP(IDLE_HALTPOLL, gov_how_, pf), name##_loop);         \
+	}
+IDLE_LOOP_GOVERNED_COPY(idle_loop_haltpoll, GOV_HALTPOLL_INLINE, true)
+IDLE_LOOP_GOVERNED_COPY(idle_loop_haltpoll_noflag, GOV_HALTPOLL_INLINE, false)
+IDLE_LOOP_GOVERNED_COPY(idle_loop_predict, GOV_PREDICT_INLINE, true)
+IDLE_LOOP_GOVERNED_COPY(idle_loop_predict_noflag, GOV_PREDICT_INLINE, false)
 IDLE_LOOP_COPY(idle_loop_poll, IDLE_POLL, GOV_BY_TABLE, true)
 IDLE_LOOP_COPY(idle_loop_poll_noflag, IDLE_POLL, GOV_BY_TABLE, false)
 IDLE_LOOP_COPY(idle_loop_halt, IDLE_HALT, GOV_BY_TABLE, false)

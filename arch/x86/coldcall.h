@@ -53,4 +53,12 @@ void arch_cold_sites_enable(void);
 			 : "i"(fn), "D"((uint64_t)(a)), "S"((uint64_t)(b)), "d"((uint64_t)(c))     \
 			 : "cc")
 
+/* arch_cold_call3() for a callee that writes memory its caller reads afterwards: the
+ * "memory" clobber makes the caller reload what it had read before the call. */
+#define arch_cold_call3_mem(fn, a, b, c)                                                           \
+	__asm__ volatile("call %P0"                                                                \
+			 :                                                                         \
+			 : "i"(fn), "D"((uint64_t)(a)), "S"((uint64_t)(b)), "d"((uint64_t)(c))     \
+			 : "cc", "memory")
+
 #endif

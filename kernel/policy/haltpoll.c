@@ -83,17 +83,3 @@ uint64_t haltpoll_tick_nsec(uint32_t hz)
 		return 0;
 	return (1000000000ull + hz / 2) / hz;
 }
-
-/*
- * cpuidle core fallback (spec §1.6 step 4) with a single deeper state of target residency
- * deeper_residency_ns: it counts only if >= 10 us, and is capped at TICK_NSEC/16; otherwise
- * the result is TICK_NSEC/16.
- */
-uint64_t haltpoll_fallback_limit(uint64_t tick_nsec, uint64_t deeper_residency_ns)
-{
-	uint64_t max = tick_nsec / HALTPOLL_POLL_MAX_TICK_DIV;
-
-	if (deeper_residency_ns < HALTPOLL_POLL_MIN_NS)
-		return max;
-	return deeper_residency_ns < max ? deeper_residency_ns : max;
-}

@@ -78,8 +78,20 @@ enum haltpoll_adjust haltpoll_adjust(const struct haltpoll_params *p, struct hal
 
 /* Linux TICK_NSEC for a given HZ (rounded to nearest); 0 for hz == 0. */
 uint64_t haltpoll_tick_nsec(uint32_t hz);
-/* cpuidle fallback: deeper residency if >= 10 us (capped at tick/16), else tick/16. */
-uint64_t haltpoll_fallback_limit(uint64_t tick_nsec, uint64_t deeper_residency_ns);
+/*
+ * cpuidle core fallback (spec §1.6 step 4) with a single deeper state of target residency
+ * deeper_residency_ns: it counts only if >= 10 us, and is capped at TICK_NSEC/16; otherwise
+ * the result is TICK_NSEC/16. Inline: the poll entry that finds W = 0 calls it, and a call
+ * there would make the idle path keep its values in callee-saved registers on every entry.
+ */
+static inline uint64_t haltpoll_fallback_limit(uint64_t tick_nsec, uint64_t deeper_residency_ns)
+{
+	uint64_t max = tick_nsec / HALTPOLL_POLL_MAX_TICK_DIV;
+
+	if (deeper_residency_ns < HALTPOLL_POLL_MIN_NS)
+		return max;
+	return deeper_residency_ns < max ? deeper_residency_ns : max;
+}
 
 /*
  * Per idle entry, in this order: select -> (poll or halt; the poll body calls poll_begin,

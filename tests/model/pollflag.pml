@@ -203,7 +203,8 @@ poll_window:
 	:: break
 	od;
 #if POLLFLAG
-	atomic { found = (flags & NR) != 0; flags = flags | PL };	/* work = fetch_or(POLLING) & NEED_RESCHED */
+	atomic { flags = flags | PL };		/* if (pf) fetch_or(POLLING) */
+	found = (flags & NR) != 0;		/* work = flags_load(c) & NEED_RESCHED */
 #endif
 poll_loop:
 	do					/* while (!work) { */
