@@ -141,57 +141,14 @@ static inline void poll_plan(struct cpu *c, uint64_t limit_ns, uint64_t *limit, 
 }
 
 /*
- * The poll state. Entered and left with interrupts off; polls with them on. g is the
- * governor's state (NULL for idle=poll, which polls without a limit): as in Linux's
- * poll_idle(), the limit is asked for only once setting POLLING and testing NEED_RESCHED
- * found no work, because asking may store the W = 0 fallback into the window.
- * Returns true if work arrived (NEED_RESCHED), false if the limit passed first. *elapsed
- * gets the TSC cycles spent, *limit_ns the limit polled against (NO_LIMIT if none).
+ * The end of a poll: POLLING cleared, the counters. `work` and `immediate` are constants at
+ * each call, so each way out of the poll state runs straight through its own copy.
  */
-ENTRY_PATH bool poll_state(struct cpu *c, struct gov_cpu *g, enum gov_call how, bool pf,
-			   uint64_t *elapsed, uint64_t *limit_ns)
+ENTRY_PATH void poll_end(struct cpu *c, bool pf, uint64_t t0, bool work, bool immediate,
+			 uint64_t limit, uint64_t *elapsed)
 {
-	uint64_t t0 = rdtsc(), now, limit = NO_LIMIT;
-	unsigned every = POLL_CHECK_MAX, n = 0;
-	bool work, immediate;
+	uint64_t now;
 
-	if (g)
-		GOV_CALL(poll_begin, g);
-	/* No counter changes here, so no sequence count: polling is stored before since, and a
-	 * reader (kernel/stats.c), which loads since before polling, that sees this since
-	 * sees this polling too (x86 keeps stores, and loads, in order). */
-	c->idle_polling = true;
-	barrier();
-	c->idle_since = c->idle_entered = t0;
-	timeline_rec_at(TL_POLL, 0, t0);
-	irq_enable();
-	/* Set POLLING, then test NEED_RESCHED: Linux's current_set_polling_and_test(). The
-	 * locked OR is a full barrier, so the test sees any wake whose RMW came before it, and a
-	 * wake after it saw POLLING and is found by the loop. The OR's old value is not needed,
-	 * so it is one locked instruction, not a compare-exchange loop. */
-	if (pf)
-		__atomic_fetch_or(&c->flags, CPU_POLLING, __ATOMIC_SEQ_CST);
-	work = flags_load(c) & CPU_NEED_RESCHED;
-	immediate = work;
-	*limit_ns = NO_LIMIT;
-	if (!work && g) {
-		*limit_ns = GOV_CALL(poll_limit, g, &hp, tick_nsec);
-		poll_plan(c, *limit_ns, &limit, &every);
-	}
-	probe_mark(PROBE_IDLE_WAIT);
-	while (!work) {
-		if (flags_load(c) & CPU_NEED_RESCHED) {
-			work = true;
-			break;
-		}
-		cpu_relax();
-		if (++n >= every) {
-			n = 0;
-			now = rdtsc();
-			if (now - t0 > limit)
-				break;
-		}
-	}
 	irq_disable();
 	if (pf)
 		__atomic_fetch_and(&c->flags, ~CPU_POLLING, __ATOMIC_SEQ_CST);
@@ -217,7 +174,62 @@ ENTRY_PATH bool poll_state(struct cpu *c, struct gov_cpu *g, enum gov_call how, 
 			c->stats.poll_overshoot_max_cycles = over;
 	}
 	seq_close(c);
-	return work;
+}
+
+/*
+ * The poll state. Entered and left with interrupts off; polls with them on. g is the
+ * governor's state (NULL for idle=poll, which polls without a limit): as in Linux's
+ * poll_idle(), the limit is asked for only once setting POLLING and testing NEED_RESCHED
+ * found no work, because asking may store the W = 0 fallback into the window.
+ * Returns true if work arrived (NEED_RESCHED), false if the limit passed first. *elapsed
+ * gets the TSC cycles spent, *limit_ns the limit polled against (NO_LIMIT if none).
+ */
+ENTRY_PATH bool poll_state(struct cpu *c, struct gov_cpu *g, enum gov_call how, bool pf,
+			   uint64_t *elapsed, uint64_t *limit_ns)
+{
+	uint64_t t0 = rdtsc(), limit = NO_LIMIT;
+	unsigned every = POLL_CHECK_MAX, n = 0;
+	bool immediate;
+
+	if (g)
+		GOV_CALL(poll_begin, g);
+	/* No counter changes here, so no sequence count: polling is stored before since, and a
+	 * reader (kernel/stats.c), which loads since before polling, that sees this since
+	 * sees this polling too (x86 keeps stores, and loads, in order). */
+	c->idle_polling = true;
+	barrier();
+	c->idle_since = c->idle_entered = t0;
+	timeline_rec_at(TL_POLL, 0, t0);
+	irq_enable();
+	/* Set POLLING, then test NEED_RESCHED: Linux's current_set_polling_and_test(). The
+	 * locked OR is a full barrier, so the test sees any wake whose RMW came before it, and a
+	 * wake after it saw POLLING and is found by the loop. The OR's old value is not needed,
+	 * so it is one locked instruction, not a compare-exchange loop. */
+	if (pf)
+		__atomic_fetch_or(&c->flags, CPU_POLLING, __ATOMIC_SEQ_CST);
+	immediate = flags_load(c) & CPU_NEED_RESCHED;
+	*limit_ns = NO_LIMIT;
+	if (!immediate && g) {
+		*limit_ns = GOV_CALL(poll_limit, g, &hp, tick_nsec);
+		poll_plan(c, *limit_ns, &limit, &every);
+	}
+	probe_mark(PROBE_IDLE_WAIT);
+	if (immediate) {
+		poll_end(c, pf, t0, true, true, limit, elapsed);
+		return true;
+	}
+	while (!(flags_load(c) & CPU_NEED_RESCHED)) {
+		cpu_relax();
+		if (++n >= every) {
+			n = 0;
+			if (rdtsc() - t0 > limit) {
+				poll_end(c, pf, t0, false, false, limit, elapsed);
+				return false;
+			}
+		}
+	}
+	poll_end(c, pf, t0, true, false, limit, elapsed);
+	return true;
 }
 
 /*
