@@ -130,6 +130,15 @@ bench-sched: deps all
 wakepath-insns: deps all build/host/libinsncount.so
 	$(PYTHON) tools/insncount/count
 
+# Where those instructions go, by function (tools/insncount/profile): the plugin's flat
+# profile of two run lengths, differenced; WAKEPATH_PROFILE_ANNOTATE=fn,... adds their
+# disassembly with a count per instruction.
+WAKEPATH_PROFILE_KNOBS ?= idle=haltpoll
+WAKEPATH_PROFILE_ANNOTATE ?=
+.PHONY: wakepath-profile
+wakepath-profile: deps all build/host/libinsncount.so
+	$(PYTHON) tools/insncount/profile "$(WAKEPATH_PROFILE_KNOBS)" $(WAKEPATH_PROFILE_ANNOTATE)
+
 # The same path in time under KVM, against the lean path's goals as ratios of one sitting
 # (tools/wakepath-rtt; WAKEPATH_RTT_ARGS="--repeats N" or "--accel tcg").
 WAKEPATH_RTT_ARGS ?=

@@ -12,7 +12,9 @@
  *
  * FILE: one line per mark, "vcpu id count"; then one "total vcpu count" line per vCPU.
  * With profile=PFILE also a flat profile of the kernel image: "address count" per executed
- * instruction address, to see where a path spends its instructions.
+ * instruction address, to see where a path spends its instructions. window=A:B profiles only
+ * from the mark with id A to the one with id B (on any vCPU: the measurement window), and
+ * skip=C:D leaves out, per vCPU, what it executes from mark C to mark D (its waiting).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +47,11 @@ static char profile_path[4096];
 #define PROFILE_BASE 0x100000u
 #define PROFILE_SIZE (4u << 20)
 static uint64_t *profile;
+static uint32_t window_from, window_to, skip_from, skip_to; /* mark ids; 0: none */
+static int profiling = 1;				    /* inside the window (or no window) */
+static struct {
+	int on;
+} __attribute__((aligned(64))) skipping[MAX_VCPUS]; /* each written by its own vCPU only */
 
 static void count_insn(unsigned int vcpu, void *udata)
 {
@@ -56,7 +63,21 @@ static void count_insn(unsigned int vcpu, void *udata)
 static void count_insn_at(unsigned int vcpu, void *udata)
 {
 	count_insn(vcpu, 0);
-	__atomic_fetch_add(&profile[(uintptr_t)udata], 1, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&profiling, __ATOMIC_RELAXED) && vcpu < MAX_VCPUS && !skipping[vcpu].on)
+		__atomic_fetch_add(&profile[(uintptr_t)udata], 1, __ATOMIC_RELAXED);
+}
+
+/* After the mark's own instruction was counted (or not): the profile's gates. */
+static void gate_profile(unsigned int vcpu, uint32_t id)
+{
+	if (id == window_from)
+		__atomic_store_n(&profiling, 1, __ATOMIC_RELAXED);
+	else if (id == window_to)
+		__atomic_store_n(&profiling, 0, __ATOMIC_RELAXED);
+	if (id == skip_from)
+		skipping[vcpu].on = 1;
+	else if (id == skip_to)
+		skipping[vcpu].on = 0;
 }
 
 /* Runs after count_insn for the same NOP, so the count includes the mark itself. */
@@ -64,6 +85,8 @@ static void log_mark(unsigned int vcpu, void *udata)
 {
 	uint64_t slot = __atomic_fetch_add(&nmarks, 1, __ATOMIC_RELAXED);
 
+	if (vcpu < MAX_VCPUS)
+		gate_profile(vcpu, (uint32_t)(uintptr_t)udata);
 	if (slot >= MAX_MARKS || vcpu >= MAX_VCPUS) {
 		__atomic_fetch_add(&dropped, 1, __ATOMIC_RELAXED);
 		return;
@@ -144,11 +167,29 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 					   char **argv)
 {
 	(void)info;
-	for (int i = 0; i < argc; i++)
+	for (int i = 0; i < argc; i++) {
 		if (strncmp(argv[i], "out=", 4) == 0)
 			snprintf(out_path, sizeof(out_path), "%s", argv[i] + 4);
 		else if (strncmp(argv[i], "profile=", 8) == 0)
 			snprintf(profile_path, sizeof(profile_path), "%s", argv[i] + 8);
+		else if (strncmp(argv[i], "window=", 7) == 0) {
+			if (sscanf(argv[i] + 7, "%u:%u", &window_from, &window_to) != 2 ||
+			    !window_from || !window_to) {
+				fprintf(stderr, "insncount: window=A:B wants two mark ids\n");
+				return -1;
+			}
+			profiling = 0;
+		} else if (strncmp(argv[i], "skip=", 5) == 0) {
+			if (sscanf(argv[i] + 5, "%u:%u", &skip_from, &skip_to) != 2 || !skip_from ||
+			    !skip_to) {
+				fprintf(stderr, "insncount: skip=C:D wants two mark ids\n");
+				return -1;
+			}
+		} else {
+			fprintf(stderr, "insncount: unknown argument %s\n", argv[i]);
+			return -1;
+		}
+	}
 	if (!out_path[0]) {
 		fprintf(stderr, "insncount: give out=FILE\n");
 		return -1;

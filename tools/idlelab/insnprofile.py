@@ -1,0 +1,147 @@
+"""Where the wake-up path's instructions go, function by function: the insncount plugin's
+flat profile (an execution count per guest instruction address) of a pingpong run, taken
+inside the measurement window only and without each vCPU's waiting (the idle state from
+IDLE_WAIT to NOTICE; in pingpong.mode=spin the turn's spin from WAKE_END to RUNNING), as
+insncount's phase count leaves them out, divided by the round trips and mapped to the
+kernel's symbols. The total is that count's path (plus the window's own marks and the
+workload's set-up inside it, a fraction of an instruction per round trip).
+
+`make wakepath-profile WAKEPATH_PROFILE_KNOBS="idle=haltpoll" [WAKEPATH_PROFILE_ANNOTATE=fn,...]`
+"""
+import bisect
+import os
+import subprocess
+import sys
+import tempfile
+
+from . import insncount, qemu, records
+from .benchrun import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
+
+ELF64 = os.path.join(qemu.TOP, "build", "idlelab.elf")   # the symbols (the 32-bit copy boots)
+ITERS = 5 * insncount.ITERS
+SPIN_ITERS = 20     # a spin for the turn lasts a TCG time slice: the floor is slow to count
+SHOWN_BELOW = 0.5   # per round trip: functions that cost less are left out of the table
+
+
+def parse_profile(text):
+    """{address: executions} from the plugin's profile file ("hexaddress count" lines)."""
+    out = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        parts = line.split()
+        if len(parts) != 2:
+            raise ValueError(f"profile line {n}: expected 'address count', got {line!r}")
+        out[int(parts[0], 16)] = int(parts[1])
+    return out
+
+
+def parse_nm(text):
+    """[(address, name)] of the code symbols in `nm -n` output, by address."""
+    syms = []
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] in "tTwW":
+            syms.append((int(parts[0], 16), parts[2]))
+    syms.sort()
+    return syms
+
+
+def per_round_trip(counts, round_trips, syms):
+    """({function: instructions per round trip}, {address: the same}) from a profile."""
+    starts = [a for a, _ in syms]
+    by_fn, by_addr = {}, {}
+    for addr, n in counts.items():
+        d = n / round_trips
+        i = bisect.bisect_right(starts, addr) - 1
+        fn = syms[i][1] if i >= 0 else f"{addr:#x}"
+        by_fn[fn] = by_fn.get(fn, 0) + d
+        by_addr[addr] = d
+    return by_fn, by_addr
+
+
+def plugin_args(knobs, out, prof, ids):
+    """The plugin's arguments: the window, and the waiting that insncount leaves out."""
+    wait = ("WAKE_END", "RUNNING") if "pingpong.mode=spin" in knobs else ("IDLE_WAIT", "NOTICE")
+    return (f"{insncount.PLUGIN},out={out},profile={prof},"
+            f"window={ids['WINDOW_OPEN']}:{ids['WINDOW_CLOSE']},"
+            f"skip={ids[wait[0]]}:{ids[wait[1]]}")
+
+
+def guest_failure(res):
+    """One line: why the guest did not succeed (its first error record's message)."""
+    for kind, fields in records.parse_records(res.output):
+        if kind == "error":
+            return f"guest exit {res.outcome.name}: {fields.get('msg', fields.get('what', ''))}"
+    return f"guest exit {res.outcome.name}"
+
+
+def profile(knobs, iters=None):
+    """By function and by address, instructions per round trip under `knobs`."""
+    if iters is None:
+        iters = SPIN_ITERS if "pingpong.mode=spin" in knobs else ITERS
+    if not os.path.exists(insncount.PLUGIN):
+        raise RuntimeError(f"{insncount.PLUGIN} is missing: run `make build/host/libinsncount.so`")
+    with tempfile.TemporaryDirectory(prefix="idlelab-insnprofile-") as tmp:
+        prof = os.path.join(tmp, "profile.txt")
+        cfg = qemu.Config(smp=2, accel="tcg",
+                          plugin=plugin_args(knobs, os.path.join(tmp, "marks.txt"), prof,
+                                             insncount.probe_ids()),
+                          cmdline=f"workload=pingpong iters={iters} warmup=10ms hz=0 {knobs}")
+        res = qemu.run(cfg, timeout=300)
+        if not res.outcome.ok:
+            raise RuntimeError(guest_failure(res))
+        result = [f for kind, f in records.parse_records(res.output) if kind == "result"]
+        if not result:
+            raise RuntimeError("the guest printed no result record")
+        with open(prof, encoding="utf-8") as f:
+            counts = parse_profile(f.read())
+    nm = subprocess.run(["nm", "-n", ELF64], capture_output=True, text=True, check=True)
+    return per_round_trip(counts, int(result[0]["iters"]), parse_nm(nm.stdout))
+
+
+def annotate(by_addr, functions):
+    """objdump's disassembly of `functions`, each executed instruction with its count per
+    round trip (blank: not executed)."""
+    dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", ELF64], capture_output=True,
+                         text=True, check=True).stdout
+    lines, current = [], None
+    for line in dis.splitlines():
+        if line.endswith(">:"):
+            current = line.split("<", 1)[1][:-2]
+            if current in functions:
+                lines += ["", line]
+            continue
+        if current in functions and ":" in line:
+            try:
+                addr = int(line.split(":", 1)[0], 16)
+            except ValueError:
+                continue
+            d = by_addr.get(addr)
+            lines.append(f"{d:7.2f} {line.strip()}" if d else f"{'':7} {line.strip()}")
+    return lines
+
+
+def main(argv):
+    """argv: KNOBS [FUNCTION,...]."""
+    if not 1 <= len(argv) <= 2 or not argv[0].strip():
+        print("wakepath-profile: usage: KNOBS [FUNCTION,...] (e.g. 'idle=haltpoll' "
+              "idle_loop_haltpoll)", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        by_fn, by_addr = profile(argv[0])
+    except (RuntimeError, ValueError, OSError, subprocess.CalledProcessError) as e:
+        print(f"wakepath-profile: {e}", file=sys.stderr)
+        return EXIT_RUN_FAILED
+    print(f"guest instructions per pingpong round trip by function under TCG ({argv[0]}; "
+          "the window only, waiting left out):")
+    print(f"{sum(by_fn.values()):9.1f}  all")
+    for fn, d in sorted(by_fn.items(), key=lambda kv: -abs(kv[1])):
+        if abs(d) >= SHOWN_BELOW:
+            print(f"{d:9.1f}  {fn}")
+    if len(argv) == 2:
+        wanted = [f for f in argv[1].split(",") if f]
+        missing = [f for f in wanted if f not in by_fn]
+        for line in annotate(by_addr, wanted):
+            print(line)
+        if missing:
+            print(f"(not executed per round trip: {', '.join(missing)})")
+    return EXIT_OK
