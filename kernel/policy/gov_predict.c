@@ -1,94 +1,8 @@
 /*
- * The "predict" governor: Linux's haltpoll, until it is seen stuck on its plateau; there, a
- * halt timed to end just before the wake-up it predicts, then a short poll that catches it.
- *
- * Why. haltpoll adapts its window on the residual halt after an expired poll. For a wake-up
- * period a little above the window (docs/haltpoll-spec.md §1.10.3, the plateau) every poll
- * expires and the residual never asks for more: the CPU burns the whole window on every
- * wake-up, then takes the halt exit and the halt wake-up anyway. Polling the whole period
- * instead would catch the wake-up but burn more still. A period that regular can be
- * predicted, though: sleep through most of it, and poll only across the moment the wake-up
- * is due. Everywhere else haltpoll does well, so this governor is haltpoll everywhere else.
- *
- * The rule (integers only, PREDICT_HISTORY = 4 periods of memory per CPU; cap is
- * guest_halt_poll_ns):
- *   period    the sum of the residencies of the idle entries up to and including the one
- *             that ended with work (entries ended by a tick, by the governor's own timer
- *             or by an expired poll add to it); filed in the history when it ends, if it
- *             is a plateau period or the plateau decided it (the history feeds nothing
- *             else: a full streak has just filed the periods the plateau test reads).
- *   haltpoll  off the plateau, select, poll_limit and reflect are haltpoll's, unchanged
- *             (and halts are untimed). On it, haltpoll's state is left as it was, and
- *             haltpoll goes on from there when the plateau ends.
- *   signature a period all of whose entries haltpoll decided is a plateau period if a poll
- *             in it expired, it still ended with work (in the halt that followed), and
- *             haltpoll's window ended it where it began it: haltpoll burnt its window,
- *             halted anyway, and will not move.
- *   enter     when the last 4 filed periods are all plateau periods and regular
- *             (max <= 2 * min): a constant period haltpoll keeps missing, not chance.
- *   on it     with min and max of the last 4 periods, margin = max(max / 16, max - min,
- *             grow_start / 8) (the recent jitter, and at least a sixteenth):
- *               halt_until = min - margin - overshoot (none if that is <= 0)
- *               poll_until = max + margin
- *             select: while the period so far is short of halt_until, halt, with the halt
- *             limited to the rest of it (halt_limit: the idle driver's timer ends it);
- *             then poll, with the limit max(poll_until - period so far, margin), at most
- *             cap. overshoot is how much later than asked the last timed halt returned (the
- *             timer's slack and the wake-up from a halt), measured, so the poll still
- *             starts before the wake-up on a machine where those take hundreds of us: a
- *             halt its timer ended gives it exactly; one that work ended past the time
- *             asked gives a lower bound, which only raises it; a period with no timed
- *             halt (the overshoot left no room) takes a quarter off it, so that one
- *             measured at a bad moment is tried again rather than kept for good.
- *             latency_req_zero: poll at once.
- *   leave     a poll that expires on the plateau: the rest of that period, and every
- *             period after it until the signature is seen 4 times again, is haltpoll's.
- * So for a constant period D above haltpoll's settled window W, the periods go as haltpoll's
- * (poll W, expire, halt) until the signature has been seen 4 times; then each period is one
- * timed halt, one wake-up by the governor's timer and a poll of about a margin that ends
- * with the work: a poll hit, at a halt's cost plus a margin instead of W plus a halt.
+ * The "predict" governor's table. Its rule and its functions are in gov_predict.h, inline,
+ * so that the idle driver compiles them into its path.
  */
 #include "kernel/policy/gov_predict.h"
-
-static void history_span(const struct predict_cpu *p, uint64_t *min, uint64_t *max)
-{
-	*min = UINT64_MAX;
-	*max = 0;
-	for (unsigned i = 0; i < p->count; i++) {
-		uint64_t v = p->periods[i];
-
-		if (v < *min)
-			*min = v;
-		if (v > *max)
-			*max = v;
-	}
-	if (!p->count)
-		*min = 0;
-}
-
-uint64_t predict_margin(const struct predict_cpu *p, const struct haltpoll_params *hp)
-{
-	uint64_t min, max, margin;
-
-	history_span(p, &min, &max);
-	margin = max / 16;
-	if (max - min > margin)
-		margin = max - min;
-	if (hp->grow_start / 8 > margin)
-		margin = hp->grow_start / 8;
-	return margin;
-}
-
-/* halt_until and poll_until from the history, the margin and the measured overshoot. */
-static void plan(struct predict_cpu *p, const struct haltpoll_params *hp)
-{
-	uint64_t min, max, margin = predict_margin(p, hp), early;
-
-	history_span(p, &min, &max);
-	early = margin + p->overshoot_ns;
-	p->halt_until_ns = min > early ? min - early : 0;
-	p->poll_until_ns = max + margin;
-}
 
 static void predict_enable(struct gov_cpu *g)
 {
@@ -97,81 +11,9 @@ static void predict_enable(struct gov_cpu *g)
 	g->takeovers = 0;
 }
 
-uint64_t predict_plateau_poll_limit(struct gov_cpu *g, const struct haltpoll_params *hp)
+uint64_t predict_margin(const struct predict_cpu *p, const struct haltpoll_params *hp)
 {
-	const struct predict_cpu *p = &g->predict;
-	uint64_t margin = predict_margin(p, hp), l;
-
-	l = p->poll_until_ns > p->period_ns + margin ? p->poll_until_ns - p->period_ns : margin;
-	return l > hp->guest_halt_poll_ns ? hp->guest_halt_poll_ns : l;
-}
-
-/* The signature has been seen PREDICT_HISTORY periods in a row: the plateau starts if the
- * periods are regular. */
-void predict_try_plateau(struct gov_cpu *g, const struct haltpoll_params *hp)
-{
-	struct predict_cpu *p = &g->predict;
-	uint64_t min, max;
-
-	history_span(p, &min, &max);
-	if (max > 2 * min)
-		return;
-	p->plateau = true;
-	p->overshoot_ns = 0;
-	p->timed = false;
-	g->takeovers++;
-	plan(p, hp);
-}
-
-/* On the plateau, the period that work just ended is filed and the plan made from it. A
- * period without a timed halt (the overshoot left no room for one) takes a quarter off the
- * overshoot: nothing else would ever measure it again. */
-static void file_plateau_period(struct gov_cpu *g, const struct haltpoll_params *hp)
-{
-	struct predict_cpu *p = &g->predict;
-
-	if (!p->timed)
-		p->overshoot_ns -= p->overshoot_ns / PREDICT_OVERSHOOT_DECAY;
-	p->timed = false;
-	pr_history_add(p);
-	p->period_ns = 0;
-	p->window_at_start = hp_window_ns(g);
-	p->expired = false;
-	p->mixed = false;
-	plan(p, hp);
-}
-
-/* An entry the plateau decided; a poll of it that expires hands the rest of the period,
- * and what follows, back to haltpoll. */
-enum haltpoll_adjust predict_reflect_plateau(struct gov_cpu *g, const struct haltpoll_params *hp,
-					     const struct gov_entry *e)
-{
-	struct predict_cpu *p = &g->predict;
-	uint64_t before = pr_window_ns(g);
-
-	p->period_ns += e->residency_ns;
-	p->mixed = true;
-	if (e->state == GOV_STATE_HALT && p->asked_halt_ns) {
-		p->timed = true;
-		/* How late a timed halt comes back: measured when its timer ended it; when work
-		 * ended it past the time asked, the timer would have been later still. */
-		uint64_t late =
-		    e->residency_ns > p->asked_halt_ns ? e->residency_ns - p->asked_halt_ns : 0;
-
-		if (!e->work || late > p->overshoot_ns) {
-			p->overshoot_ns = late;
-			plan(p, hp);
-		}
-		p->asked_halt_ns = 0;
-	}
-	if (e->state == GOV_STATE_POLL && !e->work && e->limit_ns != GOV_NO_LIMIT) {
-		p->expired = true;
-		p->plateau = false; /* the period outran the prediction: it has moved */
-		p->streak = 0;
-	}
-	if (e->work) /* (an entry that ended with work was no expired poll: still on it) */
-		file_plateau_period(g, hp);
-	return pr_adjust(pr_window_ns(g), before);
+	return pr_margin(p, hp);
 }
 
 const struct idle_governor gov_predict = {

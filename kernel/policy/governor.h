@@ -70,7 +70,7 @@ struct idle_governor {
 
 extern const struct idle_governor gov_haltpoll, gov_predict;
 
-/* predict's margin around the period it predicts (kernel/policy/gov_predict.c). */
+/* predict's margin around the period it predicts (kernel/policy/gov_predict.h). */
 uint64_t predict_margin(const struct predict_cpu *p, const struct haltpoll_params *hp);
 
 /* The registry, indexed by the cpuidle.governor= choice. */

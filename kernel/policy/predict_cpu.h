@@ -1,5 +1,5 @@
 /*
- * The "predict" governor's per-CPU state (kernel/policy/gov_predict.c has the rule). Its
+ * The "predict" governor's per-CPU state (kernel/policy/gov_predict.h has the rule). Its
  * haltpoll half lives in struct gov_cpu's haltpoll member, next to this.
  */
 #ifndef IDLELAB_KERNEL_PREDICT_CPU_H
