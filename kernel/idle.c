@@ -502,8 +502,11 @@ ENTRY_PATH void idle_first_entry(struct cpu *c, struct idle_setup k, void (*loop
 	{                                                                                          \
 		idle_loop(c, IDLE_SETUP(pol, gov_how_, pf));                                       \
 	}
-/* A governed copy: its loop out of line, entered through idle_first_entry(). */
+/* A governed copy: its loop out of line, entered through idle_first_entry(), which is
+ * governed_enter() for an inline governor with no steal gate and no latency_req_zero (any
+ * other setup runs idle_loop_any). */
 #define IDLE_LOOP_GOVERNED_COPY(name, gov_how_, pf)                                                \
+	_Static_assert((gov_how_) != GOV_BY_TABLE, "idle_first_entry reflects at once");           \
 	static __attribute__((noinline)) void name##_loop(struct cpu *c)                           \
 	{                                                                                          \
 		idle_loop(c, IDLE_SETUP(IDLE_HALTPOLL, gov_how_, pf));                             \

@@ -40,7 +40,8 @@ struct cpu_stats {
 	uint64_t idle_aborted;	 /* governed entries given up after select: work had come */
 	uint64_t poll_entries;	 /* hits + immediate + expired, summed by the snapshot */
 	uint64_t poll_hits;	 /* polls ended by work (NEED_RESCHED) that arrived while polling */
-	uint64_t poll_immediate; /* polls that found work already there as they set POLLING */
+	uint64_t poll_immediate; /* polls that found work at their first test, just after
+				  * setting POLLING (a wake in between skipped its IPI) */
 	uint64_t poll_expired;	 /* polls ended by the window */
 	uint64_t halts;		 /* halt states entered, including abandoned ones */
 	uint64_t halts_aborted;	 /* halts abandoned by the NEED_RESCHED re-test */

@@ -45,7 +45,10 @@ void arch_cold_sites_enable(void);
  * compiler that no register changes. No "memory" clobber: the callee may only touch memory
  * its caller's code never reads (the caller's compiled view of memory stays valid), so
  * nothing needs reloading after it. Kernel code has no red zone (-mno-red-zone), so the
- * call's push cannot overwrite anything the caller keeps below its stack pointer.
+ * call's push cannot overwrite anything the caller keeps below its stack pointer. The call
+ * is made at whatever alignment the caller's stack has, not the ABI's 16 bytes: a callee
+ * must not need it (no over-aligned locals; -mgeneral-regs-only, so no SSE spills), which
+ * GCC does not check.
  */
 #define arch_cold_call3(fn, a, b, c)                                                               \
 	__asm__ volatile("call %P0"                                                                \

@@ -204,7 +204,7 @@ poll_window:
 	od;
 #if POLLFLAG
 	atomic { flags = flags | PL };		/* if (pf) fetch_or(POLLING) */
-	found = (flags & NR) != 0;		/* work = flags_load(c) & NEED_RESCHED */
+	found = (flags & NR) != 0;		/* immediate = flags_load(c) & NEED_RESCHED */
 #endif
 poll_loop:
 	do					/* while (!work) { */
