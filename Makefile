@@ -180,6 +180,14 @@ bench-governors: deps all harness-lib
 	$(PYTHON) tools/bench --matrix tools/matrices/governors.txt --wait-quiet $(BENCH_WAIT_QUIET) \
 	  $(BENCH_ARGS)
 
+# The same matrix made by the simulator (tools/sim/governors-matrix), judged by the same code:
+# every run once (it is deterministic), SIM_COSTS=hardware (published costs; or here, or a
+# cost file), results/sim-governors-<costs>/{governors.md,governors_cpu_vs_period.png}.
+SIM_COSTS ?= hardware
+.PHONY: sim-governors
+sim-governors: deps all
+	$(PYTHON) tools/sim/governors-matrix $(SIM_COSTS) --out results/sim-governors-$(notdir $(SIM_COSTS))
+
 # The POLL-flag stress at full scale: 10^7 cross-CPU wake-ups under TCG (multi-threaded TCG
 # runs the 4 vCPUs truly in parallel) and 10^6 under KVM, each with 0 lost and 0 late or the
 # target fails; `make test` runs the same self test at 10^4 scale. watchdog= is a bound on

@@ -425,31 +425,39 @@ def test_governors_table_and_verdict():
     """The governors layout on made-up rows: the plateau found from haltpoll's polls (on every
     other wake-up or more, under 10 % hit), periodic or not; the goal met where the other
     governor hits >= 90 % at no more CPU per wake-up; a row where haltpoll rarely polls is
-    off the plateau however few of its polls hit."""
+    off the plateau however few of its polls hit. A configuration swept over another value
+    (plateau-ipi's think=) is a row per value, each judged (it was one, the first)."""
     rows = []
     for gov, hits in (("haltpoll", 0), ("predict", 990)):
         for period in (800, 1500):
             rows.append(runrow.RunRow(
-                matrix="governors", name=f"plateau-{period}-{gov}", config="plateau",
+                matrix="governors", name=f"plateau-period=timer+{period}us-cpuidle.governor={gov}",
+                config="plateau",
                 status="ok", workload="periodic", governor=gov, period_us=float(period),
                 guest_poll_entries=1000, guest_poll_hits=hits if period == 1500 else 500,
                 guest_wakeups=1000,
                 host_cpu_us_per_wakeup=1400.0 if gov == "haltpoll" else 1390.0,
                 halt_exits_per_s=600.0, late_p50_us=400.0))
+        for think, cpu in (("300us", 500.0), ("1000us", 800.0)):
+            rows.append(runrow.RunRow(
+                matrix="governors", name=f"plateau-ipi-think={think}-cpuidle.governor={gov}",
+                config="plateau-ipi", status="ok", workload="pingpong", governor=gov,
+                guest_poll_entries=900, guest_wakeups=1000, guest_poll_hits=hits * 9 // 10,
+                host_cpu_us_per_wakeup=cpu if gov == "haltpoll" or think == "300us"
+                else 900.0, rtt_p50_us=300.0))
         rows.append(runrow.RunRow(
-            matrix="governors", name=f"ipi-{gov}", config="plateau-ipi", status="ok",
-            workload="pingpong", governor=gov, guest_poll_entries=900, guest_wakeups=1000,
-            guest_poll_hits=hits * 9 // 10, host_cpu_us_per_wakeup=500.0, rtt_p50_us=300.0))
-        rows.append(runrow.RunRow(
-            matrix="governors", name=f"rare-{gov}", config="random-exp", status="ok",
-            workload="random", governor=gov, guest_poll_entries=40, guest_wakeups=1000,
-            guest_poll_hits=1, host_cpu_us_per_wakeup=900.0, late_p50_us=400.0,
-            guest_takeovers=3 if gov == "predict" else 0))
+            matrix="governors", name=f"random-exp-cpuidle.governor={gov}", config="random-exp",
+            status="ok", workload="random", governor=gov, guest_poll_entries=40,
+            guest_wakeups=1000, guest_poll_hits=1, host_cpu_us_per_wakeup=900.0,
+            late_p50_us=400.0, guest_takeovers=3 if gov == "predict" else 0))
     text = governors_table.markdown(rows, {"accel": "kvm"})
     assert "| 1500 | 0.0 | 1400 |" in text and "| 99.0 | 1390 |" in text
+    assert "| plateau-ipi-think=300us |" in text and "| plateau-ipi-think=1000us |" in text
     v = governors_table.verdict(rows)
-    assert "covers 2 rows (1500, plateau-ipi)" in v[0]
-    assert "on 2 of them (1500, plateau-ipi)" in v[0]
+    assert "covers 3 rows (1500, plateau-ipi-think=300us, plateau-ipi-think=1000us)" in v[0]
+    assert "on 2 of them (1500, plateau-ipi-think=300us)" in v[0]
+    assert "where it misses the goal it is, by the off-plateau measure, more than 5 % worse " \
+        "on: plateau-ipi-think=1000us." in v[0]
     assert "beyond the spread of the repeats, on: none;" in v[0]
     assert "aside there (the `takeovers` count) on: random-exp (3)." in v[0]
 
@@ -459,7 +467,8 @@ def test_off_plateau_worse_only_beyond_the_spread_of_the_repeats():
     the first, only "within the spread" where the repeats overlap (run-to-run noise here is
     10 % and more); aggregate() records each measurement's (lowest, highest)."""
     def rows(gov, cpus):
-        return [runrow.RunRow(matrix="governors", name=f"r-{gov}", config="random-exp",
+        return [runrow.RunRow(matrix="governors", name=f"random-exp-cpuidle.governor={gov}",
+                              config="random-exp",
                               repeat=i, status="ok", workload="random", governor=gov,
                               host_cpu_us_per_wakeup=c, late_p50_us=400.0)
                 for i, c in enumerate(cpus, 1)]

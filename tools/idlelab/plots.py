@@ -117,8 +117,9 @@ def seed002_latency(rows, path, plt):
     latency(rows, path, plt, "seed 002: pingpong round trip, host vs guest polling")
 
 
-def governors(rows, path, plt):
-    """Host CPU per wake-up and poll hit ratio against the period, a line per governor."""
+def governors(rows, path, plt, note=""):
+    """Host CPU per wake-up and poll hit ratio against the period, a line per governor;
+    `note` is added to the title (the simulator's plot says it is simulated)."""
     periodic = [r for r in rows if r.workload == "periodic" and r.ok and r.governor]
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
     for g in sorted({r.governor for r in periodic}):
@@ -129,7 +130,7 @@ def governors(rows, path, plt):
                 for _, r in pts]
         bottom.plot(xs, hits, marker="o", label=g)
     top.set_ylabel("host CPU µs per wake-up")
-    top.set_title("governors across the plateau (workload=periodic, vCPU 1)")
+    top.set_title("governors across the plateau (workload=periodic, vCPU 1)" + note)
     top.legend()
     top.grid(True, alpha=0.3)
     bottom.set_ylabel("guest poll hits, % of polls")

@@ -565,6 +565,7 @@ static void snapshot(struct sim *s)
 		account(s, &s->cpu[i]);
 		s->snap[i] = s->cpu[i].g;
 		s->host_snap[i] = s->cpu[i].host;
+		s->takeovers_snap[i] = s->cpu[i].gov.takeovers;
 	}
 }
 

@@ -132,6 +132,7 @@ struct sim {
 	uint64_t count[SIM_MAX_CPUS], interval_sum[SIM_MAX_CPUS];
 	struct sim_gstats snap[SIM_MAX_CPUS];
 	struct hp_vcpu host_snap[SIM_MAX_CPUS];
+	uint64_t takeovers_snap[SIM_MAX_CPUS]; /* the governor's own count at the window's open */
 	uint64_t script_pos;
 	struct sim_thread *ring[SIM_MAX_CPUS];
 	unsigned token;

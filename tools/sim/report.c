@@ -48,14 +48,14 @@ static void cpu_record(const struct sim *s, unsigned i)
 		"timer_irqs=%lu ticks=%lu idle_entries=%lu poll_entries=%lu poll_hits=%lu "
 		"poll_immediate=%lu poll_expired=%lu halts=%lu halts_aborted=%lu hlt=%lu "
 		"grow=%lu shrink=%lu window_ns=%lu idle_ns=%lu poll_ns=%lu halt_ns=%lu "
-		"poll_overshoot_ns=%lu poll_overshoot_max_ns=%lu\n",
+		"poll_overshoot_ns=%lu poll_overshoot_max_ns=%lu takeovers=%lu\n",
 		i, D(ctx_switches), D(wakeups_local) + D(wakeups_remote), D(wakeups_local),
 		D(wakeups_remote), D(ipi_sent), D(ipi_avoided), D(ipi_received), D(timer_irqs),
 		D(ticks), D(idle_entries), D(poll_entries), D(poll_hits), D(poll_immediate),
 		D(poll_expired), D(halts), D(halts_aborted), D(hlt), D(grow), D(shrink),
 		s->policy == IDLE_HALTPOLL ? s->gov->window_ns(&s->cpu[i].gov) : 0,
 		D(poll_ns) + D(halt_ns), D(poll_ns), D(halt_ns), D(poll_overshoot_ns),
-		g->poll_overshoot_max_ns);
+		g->poll_overshoot_max_ns, s->cpu[i].gov.takeovers - s->takeovers_snap[i]);
 }
 
 #undef D
