@@ -124,8 +124,9 @@ bench-sched: deps all
 	  $(PYTHON) tools/qemu-run --accel $$a --smp 2 --cmdline "bench=sched iters=$(BENCH_SCHED_ITERS)" 2>&1 | grep -E '^@idlelab (bench|cpu)|qemu-run'; \
 	done
 
-# Guest instructions per pingpong round trip (the spin floor, idle=poll, haltpoll, halt),
-# split into the wake-up path's phases, counted under TCG by a plugin (tools/insncount).
+# Guest instructions per pingpong round trip (the spin floor, idle=poll, haltpoll, halt, and
+# haltpoll with the predict governor), split into the wake-up path's phases, counted under
+# TCG by a plugin (tools/insncount).
 .PHONY: wakepath-insns
 wakepath-insns: deps all build/host/libinsncount.so
 	$(PYTHON) tools/insncount/count

@@ -30,7 +30,8 @@ PHASES = (("user", "RUNNING", "WAKE_BEGIN"), ("wake", "WAKE_BEGIN", "WAKE_END"),
           ("run", "NOTICE", "RUNNING"))
 # The configurations `make wakepath-insns` counts, as (name, guest knobs).
 CONFIGS = (("floor", "pingpong.mode=spin"), ("idle=poll", "idle=poll"),
-           ("idle=haltpoll", "idle=haltpoll"), ("idle=halt", "idle=halt"))
+           ("idle=haltpoll", "idle=haltpoll"), ("idle=halt", "idle=halt"),
+           ("predict", "idle=haltpoll cpuidle.governor=predict"))
 ITERS = 200
 
 
