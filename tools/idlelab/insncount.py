@@ -17,10 +17,12 @@ phases split it:
 """
 import os
 import re
+import sys
 import tempfile
 from dataclasses import dataclass, field
 
 from . import qemu, records
+from .benchrun import EXIT_RUN_FAILED
 
 TOP = qemu.TOP
 PROBE_HEADER = os.path.join(TOP, "arch", "x86", "probe.h")
@@ -104,22 +106,39 @@ def analyse(marks, ids, round_trips, spin):
     return Count(round_trips=round_trips, path=path, waiting=waiting, phases=phases)
 
 
+def guest_failure(res):
+    """One line: why the guest did not succeed (its first error record's message)."""
+    for kind, fields in records.parse_records(res.output):
+        if kind == "error":
+            return f"guest exit {res.outcome.name}: {fields.get('msg', fields.get('what', ''))}"
+    return f"guest exit {res.outcome.name}"
+
+
+def boot_counted(knobs, iters, plugin_args, smp=2, timeout=300):
+    """Boots pingpong under TCG with the plugin (`plugin_args`: what follows its path) and
+    returns the round trips its result record counts; RuntimeError (one line) otherwise."""
+    if not os.path.exists(PLUGIN):
+        raise RuntimeError(f"{PLUGIN} is missing: run `make {os.path.relpath(PLUGIN, TOP)}`")
+    cfg = qemu.Config(smp=smp, accel="tcg", plugin=f"{PLUGIN},{plugin_args}",
+                      cmdline=f"workload=pingpong iters={iters} warmup=10ms hz=0 {knobs}")
+    res = qemu.run(cfg, timeout=timeout)
+    if not res.outcome.ok:
+        raise RuntimeError(guest_failure(res))
+    result = [f for kind, f in records.parse_records(res.output) if kind == "result"]
+    if not result:
+        raise RuntimeError("the guest printed no result record")
+    return int(result[0]["iters"])
+
+
 def count(knobs, iters=ITERS, smp=2, timeout=300):
     """Boots pingpong under TCG with the plugin and returns its Count."""
-    if not os.path.exists(PLUGIN):
-        raise FileNotFoundError(f"{PLUGIN} is missing: run `make {os.path.relpath(PLUGIN, TOP)}`")
     ids = probe_ids()
     with tempfile.TemporaryDirectory(prefix="idlelab-insncount-") as tmp:
         out = os.path.join(tmp, "marks.txt")
-        cfg = qemu.Config(smp=smp, accel="tcg", plugin=f"{PLUGIN},out={out}",
-                          cmdline=f"workload=pingpong iters={iters} warmup=10ms hz=0 {knobs}")
-        res = qemu.run(cfg, timeout=timeout)
-        if not res.outcome.ok:
-            raise RuntimeError(f"guest exit {res.outcome.name}: {res.output[-500:]}")
+        round_trips = boot_counted(knobs, iters, f"out={out}", smp, timeout)
         with open(out, encoding="utf-8") as f:
             marks, _ = parse_log(f.read(), ids)
-    result = [f for kind, f in records.parse_records(res.output) if kind == "result"][0]
-    return analyse(marks, ids, int(result["iters"]), "pingpong.mode=spin" in knobs)
+    return analyse(marks, ids, round_trips, "pingpong.mode=spin" in knobs)
 
 
 def table(counts):
@@ -133,7 +152,11 @@ def table(counts):
 
 
 def main():
-    counts = [(name, count(knobs)) for name, knobs in CONFIGS]
+    try:
+        counts = [(name, count(knobs)) for name, knobs in CONFIGS]
+    except (RuntimeError, ValueError, OSError) as e:
+        print(f"wakepath-insns: {e}", file=sys.stderr)
+        return EXIT_RUN_FAILED
     print(f"guest instructions per pingpong round trip under TCG ({ITERS} round trips, "
           "2 vCPUs, hz=0; waiting left out):")
     for line in table(counts):

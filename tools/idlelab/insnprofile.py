@@ -14,7 +14,7 @@ import subprocess
 import sys
 import tempfile
 
-from . import insncount, qemu, records
+from . import insncount, qemu
 from .benchrun import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 
 ELF64 = os.path.join(qemu.TOP, "build", "idlelab.elf")   # the symbols (the 32-bit copy boots)
@@ -59,43 +59,26 @@ def per_round_trip(counts, round_trips, syms):
 
 
 def plugin_args(knobs, out, prof, ids):
-    """The plugin's arguments: the window, and the waiting that insncount leaves out."""
+    """The plugin's arguments after its path: the window, and the waiting that insncount
+    leaves out."""
     wait = ("WAKE_END", "RUNNING") if "pingpong.mode=spin" in knobs else ("IDLE_WAIT", "NOTICE")
-    return (f"{insncount.PLUGIN},out={out},profile={prof},"
-            f"window={ids['WINDOW_OPEN']}:{ids['WINDOW_CLOSE']},"
+    return (f"out={out},profile={prof},window={ids['WINDOW_OPEN']}:{ids['WINDOW_CLOSE']},"
             f"skip={ids[wait[0]]}:{ids[wait[1]]}")
-
-
-def guest_failure(res):
-    """One line: why the guest did not succeed (its first error record's message)."""
-    for kind, fields in records.parse_records(res.output):
-        if kind == "error":
-            return f"guest exit {res.outcome.name}: {fields.get('msg', fields.get('what', ''))}"
-    return f"guest exit {res.outcome.name}"
 
 
 def profile(knobs, iters=None):
     """By function and by address, instructions per round trip under `knobs`."""
     if iters is None:
         iters = SPIN_ITERS if "pingpong.mode=spin" in knobs else ITERS
-    if not os.path.exists(insncount.PLUGIN):
-        raise RuntimeError(f"{insncount.PLUGIN} is missing: run `make build/host/libinsncount.so`")
     with tempfile.TemporaryDirectory(prefix="idlelab-insnprofile-") as tmp:
         prof = os.path.join(tmp, "profile.txt")
-        cfg = qemu.Config(smp=2, accel="tcg",
-                          plugin=plugin_args(knobs, os.path.join(tmp, "marks.txt"), prof,
-                                             insncount.probe_ids()),
-                          cmdline=f"workload=pingpong iters={iters} warmup=10ms hz=0 {knobs}")
-        res = qemu.run(cfg, timeout=300)
-        if not res.outcome.ok:
-            raise RuntimeError(guest_failure(res))
-        result = [f for kind, f in records.parse_records(res.output) if kind == "result"]
-        if not result:
-            raise RuntimeError("the guest printed no result record")
+        round_trips = insncount.boot_counted(
+            knobs, iters, plugin_args(knobs, os.path.join(tmp, "marks.txt"), prof,
+                                      insncount.probe_ids()))
         with open(prof, encoding="utf-8") as f:
             counts = parse_profile(f.read())
     nm = subprocess.run(["nm", "-n", ELF64], capture_output=True, text=True, check=True)
-    return per_round_trip(counts, int(result[0]["iters"]), parse_nm(nm.stdout))
+    return per_round_trip(counts, round_trips, parse_nm(nm.stdout))
 
 
 def annotate(by_addr, functions):
