@@ -103,6 +103,10 @@ def test_the_cost_table_is_measured_first_and_kept(bench):
     for prim, e in table["prims"].items():
         if not e.get("skipped"):
             assert e["n"] == table["iters"] and 0 < e["ns_p50"] <= e["ns_p90"], (prim, e)
+    # and the kernel's wake path by phase, for the simulator's here table
+    path = table["path_insns"]
+    assert path["knobs"] == "idle=halt" and all(path[p] > 0 for p in
+                                                ("user", "wake", "block", "enter", "run"))
     for seed in ("seed000", "seed002", "seed003", "seed004"):
         with open(os.path.join(bench["dir"], f"{seed}.md"), encoding="utf-8") as f:
             text = f.read()

@@ -57,3 +57,15 @@ def test_markdown_lists_every_primitive_in_order():
     assert any("wrmsr_pollctl | skipped" in ln for ln in lines)
     assert costtable.markdown({"error": "boom"})[0].endswith("boom")
     assert costtable.markdown(None) == []
+
+
+def test_markdown_gives_the_kernels_wake_path_where_counted():
+    path = {"knobs": "idle=halt", "user": 144.0, "wake": 154.8, "block": 78.0, "enter": 38.0,
+            "run": 79.5}
+    lines = costtable.markdown(dict(table(), path_insns=path))
+    assert lines[-2] == ("The kernel's wake path, guest instructions per pingpong round trip "
+                         "under TCG (idle=halt): user 144, wake 155, block 78, enter 38, "
+                         "run 80 (494 in all).")
+    lines = costtable.markdown(dict(table(), path_insns={"error": "no plugin"}))
+    assert lines[-2] == "The kernel's wake path could not be counted: no plugin"
+    assert not any("wake path" in ln for ln in costtable.markdown(table()))

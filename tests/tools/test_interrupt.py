@@ -137,3 +137,18 @@ def test_a_folder_from_before_states_without_seconds_is_incomplete():
     assert resultsfolder.state({"seconds": 3, "interrupted": True}) == "interrupted"
     gone = {"pid": 999999999, "start": 1}
     assert resultsfolder.state({"state": "running", "owner": gone}) == "incomplete"
+
+
+def test_a_bench_removes_its_own_temporary_folders_on_the_way_out(tmp_path):
+    """A signal can land between a boot's mkdtemp and the try block that removes its folder
+    (seen once in make test under load: the SIGINT case above left one behind), so a bench
+    finishing after a signal sweeps its own; another live bench's folders stay."""
+    from idlelab import onerun
+    mine = tmp_path / f"{onerun.TEMP_PREFIX}{os.getpid()}-abc"
+    live = tmp_path / f"{onerun.TEMP_PREFIX}{os.getppid()}-def"
+    other = tmp_path / "unrelated"
+    for d in (mine, live, other):
+        d.mkdir()
+    assert onerun.reclaim_temp_dirs(str(tmp_path)) == 0          # all alive: nothing goes
+    assert onerun.reclaim_temp_dirs(str(tmp_path), own=True) == 1
+    assert sorted(os.listdir(tmp_path)) == sorted([live.name, other.name])

@@ -140,6 +140,37 @@ def test_here_reads_the_notice_from_the_stamps(tmp_path):
     assert int(f["cost.wake_latency"]) == 189000
 
 
+def test_here_scales_the_fitted_paths_by_the_kernels_counts(tmp_path):
+    """costs=here: with the wake path's instruction counts of the folder's kernel
+    (cost_table.path_insns), each fitted path cost is its fit scaled by its phases' counts
+    over the fit kernel's; the fit kernel's own counts give the fit; a folder without counts,
+    or whose count failed, gets the fit."""
+    fit = {"user": 196, "wake": 235, "block": 217, "enter": 50, "run": 228}
+
+    def costs(path_insns, name):
+        folder = tmp_path / name
+        wakepath_folder(folder, [])
+        meta = json.loads((folder / "meta.json").read_text())
+        if path_insns is not None:
+            meta["cost_table"]["path_insns"] = {"knobs": "idle=halt", **path_insns}
+        (folder / "meta.json").write_text(json.dumps(meta, indent=1))
+        r = sim("workload=idle", "duration=10ms", "smp=1", f"costs=here:{folder}")
+        assert r.returncode == 0, r.stderr
+        f = next(f for k, f in records.parse_records(r.stdout) if k == "sim")
+        return {c: int(f[f"cost.{c}"])
+                for c in ("idle_entry", "thread_step", "wake_path", "idle_reentry")}
+    fitted = {"idle_entry": 500 * 215, "thread_step": 500 * 120, "wake_path": 500 * 150,
+              "idle_reentry": 500 * 80}
+    assert costs(None, "none") == fitted
+    assert costs({"error": "no plugin"}, "failed") == fitted
+    assert costs(fit, "fit") == fitted
+    half = {p: n / 2 for p, n in fit.items()}
+    assert costs(half, "half") == {c: v // 2 for c, v in fitted.items()}
+    # only the block phase halved: idle_entry loses the block's share of the fit's 267
+    assert costs(dict(fit, block=108.5), "block")["idle_entry"] == \
+        round(500 * 215 * (108.5 + 50) / 267)
+
+
 def test_a_million_wakeups_in_under_a_second():
     t0 = time.monotonic()
     r = sim("costs=hardware", "workload=pingpong", "idle=halt", "duration=12s", "hz=0")

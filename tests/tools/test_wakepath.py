@@ -30,6 +30,21 @@ def test_haltpoll_path_does_not_grow_past_its_baseline():
     assert sum(c.phases.values()) >= 0.9 * c.path
 
 
+def test_path_insns_for_the_cost_table(monkeypatch):
+    """What a bench keeps in its cost table for the simulator: idle=halt's phases per round
+    trip (the simulator reads them by these names); a count that cannot be made says why."""
+    p = insncount.path_insns()
+    assert p["knobs"] == insncount.PATH_KNOBS == "idle=halt" and p["round_trips"] == 200
+    assert [k for k in p if k in dict((n, 0) for n, _, _ in insncount.PHASES)] == \
+        ["user", "wake", "block", "enter", "run"]
+    c = insncount.count("idle=halt")
+    # the same kernel counted again: the window's edges move a phase by an instruction or two
+    assert all(abs(p[n] - c.per_rt(n)) <= 0.02 * c.per_rt(n) + 1 and p[n] > 0
+               for n, _, _ in insncount.PHASES), (p, c.phases)
+    monkeypatch.setattr(insncount, "PLUGIN", "/nonexistent/libinsncount.so")
+    assert "libinsncount.so is missing" in insncount.path_insns()["error"]
+
+
 def test_the_count_leaves_out_waiting():
     """The floor's threads spin for their turn: that is waiting, not path."""
     c = insncount.count("pingpong.mode=spin", iters=20)   # spinning is slow to count

@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import pytest
 
 from idlelab import wakepath_rtt as w
-from idlelab.benchrun import EXIT_NO_KVM, EXIT_USAGE
+from idlelab.toolexit import EXIT_NO_KVM, EXIT_USAGE
 
 
 def test_the_goals_from_the_medians():

@@ -141,7 +141,8 @@ static void cost_text(char *buf, size_t size, const char *omit, const char *line
 
 static void test_costs_expressions(void **state)
 {
-	double prims[SIM_NPRIMS] = {500, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, -1};
+	double prims[SIM_NPRIMS] = {500, 0, 0,	0,  0,	0,  0,	0,  0, 0,
+				    0,	 0, -1, -1, -1, -1, 80, -1, -1};
 	char text[1024], err[512];
 	struct sim_costs c;
 
@@ -157,6 +158,20 @@ static void test_costs_expressions(void **state)
 	prims[12] = 7000;
 	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), 0);
 	assert_int_equal(c.v[COST_ipi_send], 7000);
+	/* products and quotients: a fitted path scaled by its instruction count (insns_block,
+	 * 80 here, against the fit's 160); a count the folder lacks falls back */
+	cost_text(text, sizeof(text), "ipi_send", "ipi_send = alu*3*insns_block/160 + 1us\n");
+	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.v[COST_ipi_send], 1750);
+	cost_text(text, sizeof(text), "ipi_send", "ipi_send = alu*insns_enter/2 | alu*4\n");
+	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.v[COST_ipi_send], 2000);
+	cost_text(text, sizeof(text), "ipi_send", "ipi_send = alu/0\n");
+	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "ipi_send: division by zero"));
+	cost_text(text, sizeof(text), "ipi_send", "ipi_send = alu*\n");
+	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "ipi_send: '*' needs"));
 	/* a syntax error in the first alternative is an error, not a reason to fall back */
 	cost_text(text, sizeof(text), "ipi_send", "ipi_send = 5 parsecs | alu\n");
 	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), -1);

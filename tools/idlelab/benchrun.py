@@ -16,15 +16,15 @@ import sys
 import threading
 import time
 
-from . import console, costtable, derive, haltpollcap, onerun, report, resultsfolder
+from . import console, costtable, derive, haltpollcap, insncount, onerun, report, resultsfolder
 from .hostconfig import HostParams
 from .hostload import QuietWaiter, loadavg
 from .onerun import Context, execute
 from .progress import Progress, say
+from .toolexit import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 from .workplan import TOP, plan, relpath
 
-# The bench's exit status (the CLI's help and the README list them); interrupted: 128 + signal.
-EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, EXIT_NO_KVM = 0, 1, 2, 3
+# The bench's exit status: toolexit's; interrupted: 128 + signal.
 EXIT_INTERRUPTED = 128 + signal.SIGINT
 CAUGHT = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -146,6 +146,7 @@ def run_all(args, loaded, accel, signals=None):
         meta.update(interrupted=True, error=f"{type(e).__name__}: {e}")
         error = e
     signals.finishing()
+    onerun.reclaim_temp_dirs(own=True)     # a boot cut short between mkdtemp and its try
     meta["state"] = resultsfolder.INTERRUPTED if meta.get("interrupted") \
         else resultsfolder.COMPLETE
     meta.update(runs_made=len(recs), runs_planned=len(work),
@@ -182,6 +183,12 @@ def measure_costs(accel, loaded, timeout):
         return {"error": str(e)}, loaded
     say("cost table: " + ", ".join(f"{p} {e['ns_p50']:.0f} ns" for p, e in costs["prims"].items()
                                    if not e.get("skipped")))
+    costs["path_insns"] = insncount.path_insns()
+    path = costs["path_insns"]
+    say("wake path of this kernel, instructions per round trip under TCG "
+        f"({insncount.PATH_KNOBS}): " + (f"not counted: {path['error']}" if "error" in path else
+                                         ", ".join(f"{p} {path[p]:.0f}"
+                                                   for p, _, _ in insncount.PHASES)))
     resolved = [(mid, path, [costtable.resolve_run(r, costs) for r in runs])
                 for mid, path, runs in loaded]
     return costs, resolved

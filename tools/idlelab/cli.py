@@ -8,9 +8,9 @@ import os
 import signal
 
 from . import costtable, matrix, predict, qemu, report, resultsfolder, usage
-from .benchrun import (EXIT_NO_KVM, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, Signals,
-                       run_all)
+from .benchrun import Signals, run_all
 from .progress import say
+from .toolexit import EXIT_NO_KVM, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 from .workplan import (RUN_OVERHEAD_S, SEEDS, TOP, WINDOW_HOLD, KnobCheckUnavailable,
                        builtin_matrices, check_cmdlines, estimate_s, guest_cmdline,
                        load_matrices)

@@ -12,7 +12,7 @@ handler cost plus 200 us"; on hardware KVM it is little more than 200 us.
 import dataclasses
 import re
 
-from . import qemu, records
+from . import insncount, qemu, records
 
 PRIMS = ("alu", "pause", "rdtsc", "locked_rmw", "cli_sti", "cpuid", "wrmsr_pollctl",
          "ipi_send", "ipi_halt_rtt", "poll_wake_rtt", "timer", "ipi_run_rtt")
@@ -124,4 +124,17 @@ def markdown(table):
                         if k in ("target", "answer", "timer", "wait", "ops_per_sample"))
         lines.append(f"| {prim} | {e.get('ns_p50', 0):.1f} | {e.get('ns_p90', 0):.1f} | "
                      f"{e.get('n', 0)} | {how} |")
-    return lines + [""]
+    return lines + [""] + path_markdown(table.get("path_insns"))
+
+
+def path_markdown(path):
+    """The kernel's wake path by phase (insncount.path_insns), which the simulator's here
+    table scales its fitted guest paths by, as one line; nothing for a folder without it."""
+    if not path:
+        return []
+    if "error" in path:
+        return [f"The kernel's wake path could not be counted: {path['error']}", ""]
+    phases = [p for p, _, _ in insncount.PHASES]
+    return [f"The kernel's wake path, guest instructions per pingpong round trip under TCG "
+            f"({path['knobs']}): " + ", ".join(f"{p} {path[p]:.0f}" for p in phases)
+            + f" ({sum(path[p] for p in phases):.0f} in all).", ""]

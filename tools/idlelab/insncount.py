@@ -22,7 +22,7 @@ import tempfile
 from dataclasses import dataclass, field
 
 from . import qemu, records
-from .benchrun import EXIT_RUN_FAILED
+from .toolexit import EXIT_RUN_FAILED
 
 TOP = qemu.TOP
 PROBE_HEADER = os.path.join(TOP, "arch", "x86", "probe.h")
@@ -35,6 +35,9 @@ CONFIGS = (("floor", "pingpong.mode=spin"), ("idle=poll", "idle=poll"),
            ("idle=haltpoll", "idle=haltpoll"), ("idle=halt", "idle=halt"),
            ("predict", "idle=haltpoll cpuidle.governor=predict"))
 ITERS = 200
+# The configuration whose phases price the simulator's guest paths (tools/sim/costs/here.txt:
+# its fit was made on idle=halt pingpong, seed 000's no-poll).
+PATH_KNOBS = "idle=halt"
 
 
 def probe_ids(path=PROBE_HEADER):
@@ -139,6 +142,19 @@ def count(knobs, iters=ITERS, smp=2, timeout=300):
         with open(out, encoding="utf-8") as f:
             marks, _ = parse_log(f.read(), ids)
     return analyse(marks, ids, round_trips, "pingpong.mode=spin" in knobs)
+
+
+def path_insns(knobs=PATH_KNOBS, iters=ITERS):
+    """The kernel's wake path by phase, instructions per round trip, for a results folder's
+    cost table (cost_table.path_insns, read by idlelab-sim as insns_<phase>): a bench
+    records the path of the kernel it ran, so the fitted path costs follow that kernel.
+    {"error": why} where it could not be counted (no plugin, the guest failed)."""
+    try:
+        c = count(knobs, iters)
+    except (RuntimeError, ValueError, OSError) as e:
+        return {"error": str(e)}
+    return {"knobs": knobs, "accel": "tcg", "round_trips": c.round_trips, "per": "round trip",
+            **{p: round(c.per_rt(p), 1) for p, _, _ in PHASES}}
 
 
 def table(counts):

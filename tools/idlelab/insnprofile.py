@@ -15,7 +15,7 @@ import sys
 import tempfile
 
 from . import insncount, qemu
-from .benchrun import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
+from .toolexit import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 
 ELF64 = os.path.join(qemu.TOP, "build", "idlelab.elf")   # the symbols (the 32-bit copy boots)
 ITERS = 5 * insncount.ITERS

@@ -81,15 +81,18 @@ def qemu_config(run, rec, ctx, qmp_path):
     return cfg
 
 
-def reclaim_temp_dirs(tmpdir=None):
+def reclaim_temp_dirs(tmpdir=None, own=False):
     """Removes the temporary folders of benches that are gone (SIGKILL leaves them behind);
-    returns how many. A folder named after a live pid is left alone."""
+    returns how many. A folder named after a live pid is left alone, but with own=True this
+    process's own are removed: a bench finishing after a signal calls it, since the signal
+    may land between a folder's creation and the try block that would remove it."""
     tmpdir = tmpdir or tempfile.gettempdir()
     gone = 0
     with contextlib.suppress(OSError):
         for name in os.listdir(tmpdir):
             m = _TEMP_NAME.match(name)
-            if m and not resultsfolder.pid_alive(int(m.group(1))):
+            if m and (int(m.group(1)) == os.getpid() if own
+                      else not resultsfolder.pid_alive(int(m.group(1)))):
                 shutil.rmtree(os.path.join(tmpdir, name), ignore_errors=True)
                 gone += 1
     return gone

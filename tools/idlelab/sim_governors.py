@@ -16,7 +16,7 @@ import os
 import sys
 
 from . import costtable, governors_table, matrix, plots, predict, usage
-from .benchrun import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
+from .toolexit import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 from .derive import GUEST_TOTALS, cpu_per_wakeup, time_us, workload_vcpus
 from .runrow import RunRow
 from .workplan import config_of, guest_cmdline

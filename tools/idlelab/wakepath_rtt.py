@@ -17,7 +17,7 @@ import statistics
 import sys
 
 from . import costtable, qemu, records
-from .benchrun import EXIT_NO_KVM, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
+from .toolexit import EXIT_NO_KVM, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 
 # (name, guest knobs). haltpoll's window is scaled to this kind of machine (README: with the
 # default 200 us a round trip here sits at the window's edge and the outcome is bimodal).

@@ -12,7 +12,12 @@
  * over the runs with idle=halt and host polling off (per-VM halt_poll_ns 0), where every
  * wake is that whole chain. Alternatives joined by `|` are tried in turn, the first whose
  * primitives the folder has wins (`wakepath_run | alu*150`: measured if a pingpong ran, else
- * fitted).
+ * fitted). Five more are instruction counts, not times: `insns_user`, `insns_wake`,
+ * `insns_block`, `insns_enter` and `insns_run`, the guest instructions per pingpong round
+ * trip in each phase of the wake path (tools/idlelab/insncount.py) of the kernel the bench
+ * ran, counted under TCG when it measured its cost table (cost_table.path_insns). A term is
+ * factors joined by * and /, so a fitted path cost can follow the kernel's own path:
+ * `alu*215*insns_block/217` is 215 alu where the block phase had the fit's 217 instructions.
  * The *_ppm costs are plain numbers, parts per million, at most 1000000.
  *
  * What each cost is (all ns but the last):
@@ -56,12 +61,14 @@ const char *const sim_cost_names[COST__COUNT] = {SIM_COSTS(SIM__COST_NAME)};
 
 /* The primitives of tools/idlelab/costtable.py's PRIMS, in that order, then the stamps. */
 static const char *const prim_names[] = {
-    "alu",   "pause",	      "rdtsc",	      "locked_rmw",	"cli_sti",
-    "cpuid", "wrmsr_pollctl", "ipi_send",     "ipi_halt_rtt",	"poll_wake_rtt",
-    "timer", "ipi_run_rtt",   "wakepath_run", "wakepath_notice"};
+    "alu",	  "pause",	   "rdtsc",	   "locked_rmw",      "cli_sti",
+    "cpuid",	  "wrmsr_pollctl", "ipi_send",	   "ipi_halt_rtt",    "poll_wake_rtt",
+    "timer",	  "ipi_run_rtt",   "wakepath_run", "wakepath_notice", "insns_user",
+    "insns_wake", "insns_block",   "insns_enter",  "insns_run"};
 #define NPRIMS		     (sizeof(prim_names) / sizeof(prim_names[0]))
 #define PRIM_WAKEPATH_RUN    12
 #define PRIM_WAKEPATH_NOTICE 13
+#define PRIM_INSNS	     14 /* insns_<phase>: cost_table.path_insns.<phase> */
 _Static_assert(NPRIMS == SIM_NPRIMS, "sim.h's SIM_NPRIMS counts prim_names");
 #define PPM_MAX 1000000.0
 
@@ -230,6 +237,23 @@ static int read_prims(const char *path, double *prims, char *err, size_t errlen)
 		if (v && v < end)
 			prims[i] = strtod(v + 9, NULL);
 	}
+	for (size_t i = PRIM_INSNS; i < NPRIMS; i++)
+		prims[i] = -1;
+	p = strstr(text, "\"path_insns\"");
+	p = p ? strchr(p, '{') : NULL;
+	if (p) {
+		char *end = strchr(p, '}');
+
+		for (size_t i = PRIM_INSNS; end && i < NPRIMS; i++) {
+			char key[64], *v;
+
+			/* "insns_user" -> "user": */
+			snprintf(key, sizeof(key), "\"%s\":", prim_names[i] + strlen("insns_"));
+			v = strstr(p, key);
+			if (v && v < end)
+				prims[i] = strtod(v + strlen(key), NULL);
+		}
+	}
 	free(text);
 	prims[PRIM_WAKEPATH_RUN] = wakepath_median(folder, "run_p50_ns", false);
 	prims[PRIM_WAKEPATH_NOTICE] = wakepath_median(folder, "notice_p50_ns", true);
@@ -244,11 +268,11 @@ static const char *skip_space(const char *p)
 }
 
 /*
- * One term: a time with an optional unit, or PRIM[*K]. Returns the end, NULL on error;
+ * One factor: a time with an optional unit, or a primitive. Returns the end, NULL on error;
  * *missing is set when the error is only a primitive the folder has no figure for.
  */
-static const char *term(const char *p, const double *prims, double *out, const char *field,
-			bool *missing, char *err, size_t errlen)
+static const char *factor(const char *p, const double *prims, double *out, const char *field,
+			  bool *missing, char *err, size_t errlen)
 {
 	char *end;
 
@@ -274,18 +298,7 @@ static const char *term(const char *p, const double *prims, double *out, const c
 			return NULL;
 		}
 		*out = prims[i];
-		p = skip_space(p + n);
-		if (*p == '*') {
-			double k = strtod(skip_space(p + 1), &end);
-
-			if (end == skip_space(p + 1)) {
-				snprintf(err, errlen, "costs: %s: '*' needs a number", field);
-				return NULL;
-			}
-			*out *= k;
-			p = end;
-		}
-		return p;
+		return p + n;
 	}
 	*out = strtod(p, &end);
 	if (end == p) {
@@ -307,6 +320,41 @@ static const char *term(const char *p, const double *prims, double *out, const c
 		p += 1;
 	}
 	return p;
+}
+
+/*
+ * One term: factors joined by * and / (`alu*215*insns_block/217`: a fitted multiple of
+ * alu scaled by how a path's instruction count changed since the fit). The missing-primitive
+ * error wins over a later syntax error only where nothing else is wrong before it.
+ */
+static const char *term(const char *p, const double *prims, double *out, const char *field,
+			bool *missing, char *err, size_t errlen)
+{
+	p = factor(p, prims, out, field, missing, err, errlen);
+	while (p) {
+		double v;
+		char op;
+
+		p = skip_space(p);
+		if (*p != '*' && *p != '/')
+			return p;
+		op = *p;
+		p = skip_space(p + 1);
+		if (!*p) {
+			snprintf(err, errlen, "costs: %s: '%c' needs a number or a primitive",
+				 field, op);
+			return NULL;
+		}
+		p = factor(p, prims, &v, field, missing, err, errlen);
+		if (!p)
+			return NULL;
+		if (op == '/' && v == 0) {
+			snprintf(err, errlen, "costs: %s: division by zero", field);
+			return NULL;
+		}
+		*out = op == '*' ? *out * v : *out / v;
+	}
+	return NULL;
 }
 
 /* One alternative: terms joined by + or -. Returns 0, -1 on an error, -2 if only a

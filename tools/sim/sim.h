@@ -92,9 +92,10 @@ struct sim_result; /* opaque to the workloads */
 /* args.c: argv -> config. Returns 0, or SIM_EXIT_BAD having printed one line to err. */
 int sim_parse_args(int argc, char **argv, struct sim_config *cfg, FILE *err);
 
-/* costs.c. `prims` (sim_costs_parse_text) holds SIM_NPRIMS medians in ns, -1 where the
- * results folder has none: bench=exits's primitives, then the wake-path stamps. */
-#define SIM_NPRIMS 14
+/* costs.c. `prims` (sim_costs_parse_text) holds SIM_NPRIMS figures, -1 where the results
+ * folder has none: bench=exits's primitives and the wake-path stamps (medians, ns), then the
+ * wake path's instructions per round trip by phase (user, wake, block, enter, run). */
+#define SIM_NPRIMS 19
 int sim_costs_load(const char *spec, struct sim_costs *c, char *err, size_t errlen);
 int sim_costs_parse_text(const char *text, const char *what, const double *prims,
 			 struct sim_costs *c, char *err, size_t errlen);
