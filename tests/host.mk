@@ -7,7 +7,7 @@
 HOST_CC      ?= cc
 HOST_CFLAGS  := -std=gnu11 -g -O1 -Wall -Wextra -Werror -DIDLELAB_HOST -I. \
                 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-HOST_LDLIBS  := -lcmocka
+HOST_LDLIBS  := -lcmocka -lm
 FUZZ_CC      ?= clang
 FUZZ_CFLAGS  := -std=gnu11 -g -O1 -Wall -Wextra -Werror -DIDLELAB_HOST -I. \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all

@@ -99,7 +99,8 @@ def wakepath_folder(tmp_path, runs):
     (tmp_path / "meta.json").write_text(json.dumps({"cost_table": {"prims": prims}}))
     for i, run in enumerate(runs):
         serial = (f"@idlelab wakepath mode=block idle=halt sampled=9 every=8 busy=0 "
-                  f"total_p50_ns=1 run_p50_ns={run} run_p90_ns=1\n@idlelab exit code=0x10\n")
+                  f"total_p50_ns=1 run_p50_ns={run} run_p90_ns={run + 30000}\n"
+                  "@idlelab exit code=0x10\n")
         (tmp_path / "raw" / f"{i:03}-x.json").write_text(json.dumps({"serial": serial}))
     # the spin floor has no idle, so no run phase: never counted
     (tmp_path / "raw" / "999-spin.json").write_text(json.dumps(
@@ -108,15 +109,42 @@ def wakepath_folder(tmp_path, runs):
 
 
 def test_here_reads_the_wake_path_stamps(tmp_path):
-    """costs=here: wake_path is the median run phase of the folder's pingpong runs, and the
-    fitted alu*150 where it has none."""
+    """costs=here: wake_path is the median run phase of the folder's pingpong runs, spread
+    by the median of their p90s, and the fitted alu*150, constant, where it has none."""
     def wake_path(folder):
         r = sim("workload=idle", "duration=10ms", "smp=1", f"costs=here:{folder}")
         assert r.returncode == 0, r.stderr
-        return int(next(f for k, f in records.parse_records(r.stdout)
-                        if k == "sim")["cost.wake_path"])
-    assert wake_path(wakepath_folder(tmp_path / "a", [90000, 150000, 120000])) == 120000
-    assert wake_path(wakepath_folder(tmp_path / "b", [])) == 500 * 150
+        f = next(f for k, f in records.parse_records(r.stdout) if k == "sim")
+        return int(f["cost.wake_path"]), int(f.get("spread.wake_path", 0))
+    assert wake_path(wakepath_folder(tmp_path / "a", [90000, 150000, 120000])) == \
+        (120000, 30000)
+    assert wake_path(wakepath_folder(tmp_path / "b", [])) == (500 * 150, 0)
+
+
+def test_here_spreads_each_primitive_by_its_p90(tmp_path):
+    """costs=here with bench=exits' p90s: every measured host cost is drawn with its
+    primitive's p90 less its median as the spread, and the draws show in the percentiles: a
+    halt-to-halt pingpong's RTT p90 is above its p50 (all constants: the same); the same
+    seed gives the same bytes, another seed other draws."""
+    folder = wakepath_folder(tmp_path / "p90", [])
+    meta = json.loads((folder / "meta.json").read_text())
+    for e in meta["cost_table"]["prims"].values():
+        e["ns_p90"] = e["ns_p50"] * 1.5
+    (folder / "meta.json").write_text(json.dumps(meta))
+    args = ("workload=pingpong", "duration=200ms", "hz=0", "idle=halt",
+            "halt_poll_ns=0", f"costs=here:{folder}")
+    r = sim(*args)
+    assert r.returncode == 0, r.stderr
+    f = next(f for k, f in records.parse_records(r.stdout) if k == "sim")
+    assert int(f["spread.ipi_send"]) == 250 and int(f["spread.wake_latency"]) == 50000
+    assert int(f["spread.timer_running"]) == 250 and "spread.thread_step" not in f
+    res = next(f for k, f in records.parse_records(r.stdout) if k == "result")
+    assert int(res["rtt_p90_ns"]) > int(res["rtt_p50_ns"]) * 1.05, res
+    flat = sim(*args[:-1], f"costs=here:{wakepath_folder(tmp_path / 'flat', [])}")
+    res = next(f for k, f in records.parse_records(flat.stdout) if k == "result")
+    assert res["rtt_p90_ns"] == res["rtt_p50_ns"]
+    assert sim(*args).stdout == r.stdout
+    assert sim(*args, "seed=2").stdout != r.stdout
 
 
 def test_here_reads_the_notice_from_the_stamps(tmp_path):

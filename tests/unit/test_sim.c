@@ -13,7 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "tools/sim/sim.h"
+#include "tools/sim/engine.h"
 
 static char *run_script(const char *knobs, const uint64_t *d, unsigned n)
 {
@@ -178,6 +178,71 @@ static void test_costs_expressions(void **state)
 	assert_non_null(strstr(err, "ipi_send"));
 }
 
+/* A cost's spread: `~` gives its p90 less its median, refused on a non-time cost. */
+static void test_costs_spread(void **state)
+{
+	double prims[SIM_NPRIMS];
+	char text[1024], err[512];
+	struct sim_costs c;
+
+	(void)state;
+	for (unsigned i = 0; i < SIM_NPRIMS; i++)
+		prims[i] = -1;
+	prims[7] = 25000;      /* ipi_send */
+	prims[19 + 7] = 40000; /* ipi_send_p90 */
+	cost_text(text, sizeof(text), "ipi_send",
+		  "ipi_send = ipi_send ~ ipi_send_p90 - ipi_send\n");
+	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.v[COST_ipi_send], 25000);
+	assert_int_equal(c.spread[COST_ipi_send], 15000);
+	assert_int_equal(c.spread[COST_ipi_latency], 0);
+	/* a spread whose primitives the folder lacks falls back like any expression */
+	cost_text(text, sizeof(text), "ipi_send", "ipi_send = 1us ~ wakepath_run_p90 | 2us\n");
+	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.spread[COST_ipi_send], 2000);
+	cost_text(text, sizeof(text), "wake_cold_ppm", "wake_cold_ppm = 5 ~ 1\n");
+	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "'wake_cold_ppm' is not a time"));
+	cost_text(text, sizeof(text), "ipi_send", "ipi_send = 1us ~ 1us - 2us\n");
+	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "ipi_send spread"));
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The engine's draw of a cost with a spread has the median and p90 the table gives; a cost
+ * without one is the constant, drawing nothing from the PRNG. */
+static void test_cost_draws_have_the_tables_median_and_p90(void **state)
+{
+	static uint64_t draws[20000];
+	uint64_t c[COST__COUNT] = {0}, spread[COST__COUNT] = {0}, before;
+	struct sim *s = calloc(1, sizeof(*s));
+
+	(void)state;
+	assert_non_null(s);
+	c[COST_wake_latency] = 100000;
+	spread[COST_wake_latency] = 50000;
+	c[COST_ipi_send] = 7;
+	s->c = c;
+	s->spread = spread;
+	prng_seed(&s->cost_rng, 1);
+	before = s->cost_rng.s;
+	assert_int_equal(sim_cost(s, COST_ipi_send), 7);
+	assert_true(s->cost_rng.s == before);
+	for (unsigned i = 0; i < 20000; i++)
+		draws[i] = sim_cost(s, COST_wake_latency);
+	qsort(draws, 20000, sizeof(draws[0]), cmp_u64);
+	assert_in_range(draws[10000], 98000, 102000);	     /* median 100 us */
+	assert_in_range(draws[18000], 146000, 154000);	     /* p90 150 us */
+	assert_true(draws[0] >= 100000 - 50000 * 0.431 - 1); /* the shift: median - 0.43 spread */
+	free(s);
+}
+
 static void test_costs_ppm_range(void **state)
 {
 	char text[1024], err[512];
@@ -201,6 +266,8 @@ int main(void)
 	    cmocka_unit_test(test_costs_unknown_and_bad_fields),
 	    cmocka_unit_test(test_costs_expressions),
 	    cmocka_unit_test(test_costs_ppm_range),
+	    cmocka_unit_test(test_costs_spread),
+	    cmocka_unit_test(test_cost_draws_have_the_tables_median_and_p90),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

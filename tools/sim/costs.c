@@ -20,6 +20,12 @@
  * `alu*215*insns_block/217` is 215 alu where the block phase had the fit's 217 instructions.
  * The *_ppm costs are plain numbers, parts per million, at most 1000000.
  *
+ * A time cost may have a spread: `name = MEDIAN ~ SPREAD`, SPREAD being the 90th percentile
+ * less the median (`ipi_send = ipi_send ~ ipi_send_p90 - ipi_send`; every measured primitive
+ * has its `_p90`, the stamps theirs from the records' p90 fields). The engine then draws the
+ * cost at each use from a shifted exponential with that median and p90 (engine.c: cost()).
+ * Without one the cost is a constant, as in the hardware table.
+ *
  * What each cost is (all ns but the last):
  *   ipi_send        the sender's time for one reschedule IPI (the ICR write and its exit)
  *   ipi_latency     from the send to the target's LAPIC (KVM sees the target runnable)
@@ -61,14 +67,18 @@ const char *const sim_cost_names[COST__COUNT] = {SIM_COSTS(SIM__COST_NAME)};
 
 /* The primitives of tools/idlelab/costtable.py's PRIMS, in that order, then the stamps. */
 static const char *const prim_names[] = {
-    "alu",	  "pause",	   "rdtsc",	   "locked_rmw",      "cli_sti",
-    "cpuid",	  "wrmsr_pollctl", "ipi_send",	   "ipi_halt_rtt",    "poll_wake_rtt",
-    "timer",	  "ipi_run_rtt",   "wakepath_run", "wakepath_notice", "insns_user",
-    "insns_wake", "insns_block",   "insns_enter",  "insns_run"};
+    "alu", "pause", "rdtsc", "locked_rmw", "cli_sti", "cpuid", "wrmsr_pollctl", "ipi_send",
+    "ipi_halt_rtt", "poll_wake_rtt", "timer", "ipi_run_rtt", "wakepath_run", "wakepath_notice",
+    "insns_user", "insns_wake", "insns_block", "insns_enter", "insns_run",
+    /* the 90th percentiles of the first 14, in their order */
+    "alu_p90", "pause_p90", "rdtsc_p90", "locked_rmw_p90", "cli_sti_p90", "cpuid_p90",
+    "wrmsr_pollctl_p90", "ipi_send_p90", "ipi_halt_rtt_p90", "poll_wake_rtt_p90", "timer_p90",
+    "ipi_run_rtt_p90", "wakepath_run_p90", "wakepath_notice_p90"};
 #define NPRIMS		     (sizeof(prim_names) / sizeof(prim_names[0]))
 #define PRIM_WAKEPATH_RUN    12
 #define PRIM_WAKEPATH_NOTICE 13
 #define PRIM_INSNS	     14 /* insns_<phase>: cost_table.path_insns.<phase> */
+#define PRIM_P90	     19 /* <prim>_p90: prim i's p90 is PRIM_P90 + i */
 _Static_assert(NPRIMS == SIM_NPRIMS, "sim.h's SIM_NPRIMS counts prim_names");
 #define PPM_MAX 1000000.0
 
@@ -226,7 +236,7 @@ static int read_prims(const char *path, double *prims, char *err, size_t errlen)
 	for (size_t i = 0; i < PRIM_WAKEPATH_RUN; i++) {
 		char key[64], *q, *end, *v;
 
-		prims[i] = -1;
+		prims[i] = prims[PRIM_P90 + i] = -1;
 		snprintf(key, sizeof(key), "\"%s\":", prim_names[i]);
 		q = strstr(p, key);
 		if (!q)
@@ -236,15 +246,18 @@ static int read_prims(const char *path, double *prims, char *err, size_t errlen)
 		v = q ? strstr(q, "\"ns_p50\":") : NULL;
 		if (v && v < end)
 			prims[i] = strtod(v + 9, NULL);
+		v = q ? strstr(q, "\"ns_p90\":") : NULL;
+		if (v && v < end)
+			prims[PRIM_P90 + i] = strtod(v + 9, NULL);
 	}
-	for (size_t i = PRIM_INSNS; i < NPRIMS; i++)
+	for (size_t i = PRIM_INSNS; i < PRIM_P90; i++)
 		prims[i] = -1;
 	p = strstr(text, "\"path_insns\"");
 	p = p ? strchr(p, '{') : NULL;
 	if (p) {
 		char *end = strchr(p, '}');
 
-		for (size_t i = PRIM_INSNS; end && i < NPRIMS; i++) {
+		for (size_t i = PRIM_INSNS; end && i < PRIM_P90; i++) {
 			char key[64], *v;
 
 			/* "insns_user" -> "user": */
@@ -257,6 +270,8 @@ static int read_prims(const char *path, double *prims, char *err, size_t errlen)
 	free(text);
 	prims[PRIM_WAKEPATH_RUN] = wakepath_median(folder, "run_p50_ns", false);
 	prims[PRIM_WAKEPATH_NOTICE] = wakepath_median(folder, "notice_p50_ns", true);
+	prims[PRIM_P90 + PRIM_WAKEPATH_RUN] = wakepath_median(folder, "run_p90_ns", false);
+	prims[PRIM_P90 + PRIM_WAKEPATH_NOTICE] = wakepath_median(folder, "notice_p90_ns", true);
 	return 0;
 }
 
@@ -421,7 +436,7 @@ int sim_costs_parse_text(const char *text, const char *what, const double *prims
 
 	while (*text) {
 		size_t n = strcspn(text, "\n");
-		char *eq, *name, *val, *hash;
+		char *eq, *name, *val, *hash, *tilde;
 		double v;
 		unsigned i;
 
@@ -465,6 +480,24 @@ int sim_costs_parse_text(const char *text, const char *what, const double *prims
 			snprintf(err, errlen, "costs: %s line %u: field '%s' given twice", what,
 				 lineno, name);
 			return -1;
+		}
+		c->spread[i] = 0;
+		tilde = strchr(val, '~');
+		if (tilde) {
+			char field[96];
+			double d;
+
+			*tilde = 0;
+			if (strstr(name, "_ppm") || i == COST_wake_cold_max) {
+				snprintf(err, errlen,
+					 "costs: %s line %u: '%s' is not a time: no spread", what,
+					 lineno, name);
+				return -1;
+			}
+			snprintf(field, sizeof(field), "%s spread", name);
+			if (expression(tilde + 1, prims, field, &d, err, errlen))
+				return -1;
+			c->spread[i] = (uint64_t)(d + 0.5);
 		}
 		if (expression(val, prims, name, &v, err, errlen))
 			return -1;

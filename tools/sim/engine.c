@@ -7,6 +7,7 @@
  * KVM's halt handling (spec §2.3) through tools/sim/host_poll.c. What each step costs is the
  * cost table's business (tools/sim/costs.c), never a constant here.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,26 @@ static bool in_halt(enum vstate st)
 uint64_t sim_knob(const struct sim *s, enum knob_id id)
 {
 	return (uint64_t)s->cfg->knobs.v[id];
+}
+
+/*
+ * A time cost as one use of it takes. A cost with a spread (the cost table's `~`, its p90
+ * less its median) is drawn at each use from a shifted exponential, median + spread *
+ * (E - ln 2) / ln 5 with E ~ Exp(1), which has the median and the p90 given and a long tail
+ * to the right, as wake-ups and IPIs have; never below 0. Why not constants: every halt
+ * then lasts the same, and a host window near that length would cover all of them or none,
+ * where KVM's counters show a mix. A cost without a spread is the constant and draws
+ * nothing, so a table without spreads (hardware) gives what it always gave.
+ */
+uint64_t sim_cost(struct sim *s, enum sim_cost_id id)
+{
+	double u, x;
+
+	if (!s->spread[id])
+		return s->c[id];
+	u = ((double)(prng_next(&s->cost_rng) >> 11) + 1.0) / 9007199254740992.0; /* (0, 1] */
+	x = (double)s->c[id] + (double)s->spread[id] * (-log(u) - M_LN2) / log(5.0);
+	return x > 0 ? (uint64_t)(x + 0.5) : 0;
 }
 
 /* Charges the time since the last call to the state the vCPU was in. */
@@ -105,7 +126,7 @@ static void trace(struct sim *s, struct vcpu *v, const char *state, const char *
 /* The target's poll loop reads the flag word every iteration: it leaves one hop later. */
 static void poll_sees_flag(struct sim *s, struct vcpu *to)
 {
-	uint64_t end = s->now + s->c[COST_poll_wake];
+	uint64_t end = s->now + sim_cost(s, COST_poll_wake);
 
 	if (to->state == V_GPOLL && end < to->state_end)
 		move_end(s, to, end);
@@ -131,8 +152,8 @@ static uint64_t resched_cpu(struct sim *s, struct vcpu *from, struct vcpu *to)
 		return 0;
 	}
 	from->g.ipi_sent++;
-	events_push(&s->ev, s->now + s->c[COST_ipi_latency], to->id, EV_IPI, 0);
-	return s->c[COST_ipi_send];
+	events_push(&s->ev, s->now + sim_cost(s, COST_ipi_latency), to->id, EV_IPI, 0);
+	return sim_cost(s, COST_ipi_send);
 }
 
 static uint64_t wake_thread(struct sim *s, struct vcpu *from, struct sim_thread *t)
@@ -161,11 +182,11 @@ static uint64_t run_handlers(struct sim *s, struct vcpu *v)
 	if (v->irq_pending & IRQ_RESCHED) {
 		v->flags &= ~F_IPI_PENDING;
 		v->g.ipi_received++;
-		cost += s->c[COST_irq_entry];
+		cost += sim_cost(s, COST_irq_entry);
 	}
 	if (v->irq_pending & IRQ_TIMER) {
 		v->g.timer_irqs++;
-		cost += s->c[COST_timer_irq];
+		cost += sim_cost(s, COST_timer_irq);
 		if (v->sleep_deadline && v->sleep_deadline <= s->now) {
 			v->sleep_deadline = 0;
 			if (v->thread)
@@ -175,7 +196,7 @@ static uint64_t run_handlers(struct sim *s, struct vcpu *v)
 			uint64_t next = v->tick_deadline + s->tick_period;
 
 			v->g.ticks++;
-			cost += s->c[COST_timer_arm];
+			cost += sim_cost(s, COST_timer_arm);
 			v->tick_deadline = next <= s->now ? s->now + s->tick_period : next;
 		}
 		if (v->idle_deadline && v->idle_deadline <= s->now)
@@ -216,12 +237,12 @@ static void go_schedule(struct sim *s, struct vcpu *v)
 {
 	v->flags &= ~F_NEED_RESCHED;
 	if (!v->thread || v->thread->state != T_RUNNABLE) {
-		go_idle(s, v, s->c[COST_idle_reentry]);
+		go_idle(s, v, sim_cost(s, COST_idle_reentry));
 		return;
 	}
 	/* no ctx_switches++: the kernel's blocked thread idles in place and resumes itself,
 	 * and here each vCPU has one thread (kernel/sched.c: schedule) */
-	set_state(s, v, V_WAKE_PATH, s->c[COST_wake_path]);
+	set_state(s, v, V_WAKE_PATH, sim_cost(s, COST_wake_path));
 }
 
 /* When a poll with this limit is seen to expire: the first clock check past it. */
@@ -286,7 +307,8 @@ static void start_halt(struct sim *s, struct vcpu *v, uint64_t limit_ns)
 		arm_timer(s, v);
 	}
 	hp_halt_exit(&v->host);
-	set_state(s, v, V_HEXIT, s->c[COST_halt_exit] + (limit_ns ? s->c[COST_timer_arm] : 0));
+	set_state(s, v, V_HEXIT,
+		  sim_cost(s, COST_halt_exit) + (limit_ns ? sim_cost(s, COST_timer_arm) : 0));
 }
 
 /* The idle loop with interrupts off: schedule, or one idle entry of the policy. */
@@ -344,7 +366,7 @@ static void poll_done(struct sim *s, struct vcpu *v)
 	if (work)
 		go_schedule(s, v);
 	else
-		go_idle(s, v, s->c[COST_idle_reentry]);
+		go_idle(s, v, sim_cost(s, COST_idle_reentry));
 }
 
 /* halt_state() returns: the governor adapts on the residency, then the idle loop goes on. */
@@ -355,7 +377,7 @@ static void halt_return(struct sim *s, struct vcpu *v)
 	if (v->idle_deadline) { /* timer_cancel: the next deadline is programmed instead */
 		v->idle_deadline = 0;
 		arm_timer(s, v);
-		cancel = s->c[COST_timer_arm];
+		cancel = sim_cost(s, COST_timer_arm);
 	}
 	if (s->policy == IDLE_HALTPOLL) {
 		struct gov_entry e = {GOV_STATE_HALT, residency, GOV_NO_LIMIT,
@@ -367,7 +389,7 @@ static void halt_return(struct sim *s, struct vcpu *v)
 	if (v->flags & F_NEED_RESCHED)
 		go_schedule(s, v); /* (the cancel's cost is in the wake path's own timer work) */
 	else
-		go_idle(s, v, s->c[COST_idle_reentry] + cancel);
+		go_idle(s, v, sim_cost(s, COST_idle_reentry) + cancel);
 }
 
 /* ---- KVM's halt handling (spec §2.3) ----------------------------------------------------- */
@@ -394,13 +416,14 @@ static void host_halt_done(struct sim *s, struct vcpu *v, bool success)
 	};
 
 	hp_halt_end(&s->cfg->host, &v->host, &h);
-	set_state(s, v, V_ENTRY, s->c[COST_vm_entry] + (success ? 0 : cold_cost(s, h.wait_ns)));
+	set_state(s, v, V_ENTRY,
+		  sim_cost(s, COST_vm_entry) + (success ? 0 : cold_cost(s, h.wait_ns)));
 }
 
 static void halt_exit_done(struct sim *s, struct vcpu *v)
 {
 	if (v->irq_pending) { /* an event is pending: the vCPU stays runnable, no halt */
-		set_state(s, v, V_ENTRY, s->c[COST_vm_entry]);
+		set_state(s, v, V_ENTRY, sim_cost(s, COST_vm_entry));
 		return;
 	}
 	v->t_halt_start = s->now;
@@ -425,7 +448,7 @@ static void host_wake(struct sim *s, struct vcpu *v)
 		return;
 	}
 	if (v->state == V_BLOCKED)
-		set_state(s, v, V_WAKING, s->c[COST_wake_latency]);
+		set_state(s, v, V_WAKING, sim_cost(s, COST_wake_latency));
 }
 
 static void raise_irq(struct sim *s, struct vcpu *v, unsigned irq, uint64_t guest_delay,
@@ -479,7 +502,7 @@ static void thread_segment_done(struct sim *s, struct vcpu *v)
 			return;
 		}
 		a->armed = true;
-		set_state(s, v, V_RUN, s->c[COST_sleep_step]);
+		set_state(s, v, V_RUN, sim_cost(s, COST_sleep_step));
 		v->sleep_deadline = a->deadline;
 		arm_timer(s, v);
 		return;
@@ -499,7 +522,7 @@ static void thread_segment_done(struct sim *s, struct vcpu *v)
 		return;
 	}
 	t->state = T_BLOCKED;
-	go_idle(s, v, s->c[COST_idle_entry]);
+	go_idle(s, v, sim_cost(s, COST_idle_entry));
 }
 
 void sim_thread_init(struct sim *s, struct sim_thread *t, unsigned cpu, thread_run_fn *run)
@@ -607,14 +630,15 @@ static void on_event(struct sim *s, const struct sim_event *e)
 		if (e->gen != v->timer_gen)
 			break;
 		v->timer_fired = true;
-		raise_irq(s, v, IRQ_TIMER, s->c[COST_timer_running], s->c[COST_timer_slack]);
+		raise_irq(s, v, IRQ_TIMER, sim_cost(s, COST_timer_running),
+			  sim_cost(s, COST_timer_slack));
 		break;
 	case EV_IRQ:
 		if (e->gen == v->irq_gen && !in_halt(v->state) && v->irq_pending)
 			deliver_in_guest(s, v);
 		break;
 	case EV_IPI:
-		raise_irq(s, v, IRQ_RESCHED, s->c[COST_ipi_running], 0);
+		raise_irq(s, v, IRQ_RESCHED, sim_cost(s, COST_ipi_running), 0);
 		break;
 	case EV_HOST_WAKE:
 		host_wake(s, v);
@@ -637,6 +661,8 @@ static void setup(struct sim *s, const struct sim_config *cfg, FILE *out)
 	memset(s, 0, sizeof(*s));
 	s->cfg = cfg;
 	s->c = cfg->costs.v;
+	s->spread = cfg->costs.spread;
+	prng_seed(&s->cost_rng, cfg->knobs.v[KNOB_seed] ^ 0xc0575ull);
 	s->out = out;
 	s->ncpus = cfg->smp;
 	/* The run script gives KVM's REALTIME hint and poll control, so auto means haltpoll. */

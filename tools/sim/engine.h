@@ -108,7 +108,9 @@ struct vcpu {
 
 struct sim {
 	const struct sim_config *cfg;
-	const uint64_t *c; /* cfg->costs.v */
+	const uint64_t *c;	/* cfg->costs.v: the medians; use sim_cost() */
+	const uint64_t *spread; /* cfg->costs.spread */
+	struct prng cost_rng;	/* the draws of costs with a spread, seeded by seed= */
 	FILE *out;
 	unsigned ncpus;
 	struct vcpu cpu[SIM_MAX_CPUS];
@@ -144,6 +146,7 @@ void sim_thread_init(struct sim *s, struct sim_thread *t, unsigned cpu, thread_r
 void sim_thread_start(struct sim *s, struct sim_thread *t); /* runnable at time 0 */
 void sim_close_window(struct sim *s);
 uint64_t sim_knob(const struct sim *s, enum knob_id id);
+uint64_t sim_cost(struct sim *s, enum sim_cost_id id); /* one use's draw of a time cost */
 
 /* workloads.c */
 int wl_start(struct sim *s, FILE *err); /* creates threads; <0: refused (message printed) */

@@ -8,9 +8,9 @@
 #include "kernel/policy/sleep_draw.h"
 #include "tools/sim/engine.h"
 
-static uint64_t step_cost(const struct sim *s)
+static uint64_t step_cost(struct sim *s)
 {
-	return s->c[COST_thread_step];
+	return sim_cost(s, COST_thread_step);
 }
 
 /* ---- pingpong ---------------------------------------------------------------------------- */
@@ -37,7 +37,7 @@ static void ping_run(struct sim *s, struct sim_thread *t, uint64_t now, struct t
 			t->phase = 0;
 			a->work = step_cost(s);
 			a->sleep = true;
-			a->deadline = now + step_cost(s) + think;
+			a->deadline = now + a->work + think;
 			return;
 		}
 	}
