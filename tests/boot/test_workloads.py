@@ -75,16 +75,19 @@ def test_impossible_configurations_fail_clearly(cmdline, says):
 
 def test_predict_takes_over_on_haltpolls_plateau_in_the_kernel():
     """A plateau of haltpoll's booted with each governor under TCG: vCPU 1 woken by its own
-    timer every 1800 us, cap 2 ms, grow_start 300 us, so haltpoll's window climbs 300, 600,
-    1200 us and stays there (the residual halt, 600 us, never exceeds it), below every
-    idle period: its polls expire. predict's `takeovers` must count that it set this rule
+    timer every 2100 us, cap 2 ms, grow_start 200 us, so haltpoll's window climbs 200, 400,
+    800, 1600 us and stays there (the residual halt, 500 us, never exceeds it), below every
+    idle period: its polls expire. A timer late by more than 1100 us grows it to the cap,
+    still below the period, so the polls go on expiring however late the timers come (with
+    an 1800 us period and grow_start 300 us, a timer 600 us late, seen under TCG on a loaded
+    machine, grew the window past the period and ended the plateau). predict's `takeovers` must count that it set this rule
     aside, and haltpoll's none. The host vectors check the rule itself; this checks that
     the kernel runs it through its direct calls and that the `cpu` record counts it (hit
     ratios are left out: a late timer here, a host hiccup, moves them). warmup=0, so that
     the takeover, about eight periods in, falls inside the window."""
-    knobs = ("workload=periodic period=1800us cpus=0x2 hz=0 idle=haltpoll warmup=0ms "
+    knobs = ("workload=periodic period=2100us cpus=0x2 hz=0 idle=haltpoll warmup=0ms "
              "duration=300ms haltpoll.guest_halt_poll_ns=2ms "
-             "haltpoll.guest_halt_poll_grow_start=300us")
+             "haltpoll.guest_halt_poll_grow_start=200us")
     got = {}
     for gov in ("haltpoll", "predict"):
         run = parse_run(boot("tcg", smp=2, cmdline=f"{knobs} cpuidle.governor={gov}").output)

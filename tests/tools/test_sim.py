@@ -145,6 +145,10 @@ def test_here_spreads_each_primitive_by_its_p90(tmp_path):
     assert res["rtt_p90_ns"] == res["rtt_p50_ns"]
     assert sim(*args).stdout == r.stdout
     assert sim(*args, "seed=2").stdout != r.stdout
+    # the folder named by its meta.json: the same table
+    by_file = sim(*args[:-1], f"costs=here:{folder}/meta.json")
+    assert by_file.returncode == 0, by_file.stderr
+    assert by_file.stdout.replace(f"{folder}/meta.json", str(folder)) == r.stdout
 
 
 def test_here_reads_the_notice_from_the_stamps(tmp_path):

@@ -172,6 +172,19 @@ static void test_costs_expressions(void **state)
 	cost_text(text, sizeof(text), "ipi_send", "ipi_send = alu*\n");
 	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "ipi_send: '*' needs"));
+	/* a missing primitive falls back only if the rest of its alternative is sound */
+	cost_text(text, sizeof(text), "ipi_send", "ipi_send = alu*insns_entr/267 | 3us\n");
+	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "unknown primitive 'insns_entr'"));
+	cost_text(text, sizeof(text), "ipi_send", "ipi_send = insns_enter * 5 parsecs | 3us\n");
+	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "unexpected 'parsecs"));
+	cost_text(text, sizeof(text), "ipi_send", "ipi_send = alu/insns_enter | 3us\n");
+	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.v[COST_ipi_send], 3000);
+	cost_text(text, sizeof(text), "ipi_send", "ipi_send =\n");
+	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "ipi_send: empty expression"));
 	/* a syntax error in the first alternative is an error, not a reason to fall back */
 	cost_text(text, sizeof(text), "ipi_send", "ipi_send = 5 parsecs | alu\n");
 	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), -1);
@@ -206,6 +219,13 @@ static void test_costs_spread(void **state)
 	cost_text(text, sizeof(text), "ipi_send", "ipi_send = 1us ~ 1us - 2us\n");
 	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "ipi_send spread"));
+	cost_text(text, sizeof(text), "ipi_send", "ipi_send = 1us ~\n");
+	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "ipi_send spread: empty expression"));
+	/* the engine reads the poll loops' steps as constants: a spread there is refused */
+	cost_text(text, sizeof(text), "host_poll_iter", "host_poll_iter = 60ns ~ 1us\n");
+	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "'host_poll_iter' is a poll loop's step"));
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -221,6 +241,8 @@ static void test_cost_draws_have_the_tables_median_and_p90(void **state)
 {
 	static uint64_t draws[20000];
 	uint64_t c[COST__COUNT] = {0}, spread[COST__COUNT] = {0}, before;
+	const uint64_t wide_c[COST__COUNT] = {[COST_wake_latency] = 1000};
+	const uint64_t wide_spread[COST__COUNT] = {[COST_wake_latency] = 100000};
 	struct sim *s = calloc(1, sizeof(*s));
 
 	(void)state;
@@ -240,6 +262,14 @@ static void test_cost_draws_have_the_tables_median_and_p90(void **state)
 	assert_in_range(draws[10000], 98000, 102000);	     /* median 100 us */
 	assert_in_range(draws[18000], 146000, 154000);	     /* p90 150 us */
 	assert_true(draws[0] >= 100000 - 50000 * 0.431 - 1); /* the shift: median - 0.43 spread */
+	/* a spread far above the median: the shift would go below 0, the draw stops there */
+	s->c = wide_c;
+	s->spread = wide_spread;
+	for (unsigned i = 0; i < 20000; i++)
+		draws[i] = sim_cost(s, COST_wake_latency);
+	qsort(draws, 20000, sizeof(draws[0]), cmp_u64);
+	assert_int_equal(draws[0], 0);
+	assert_in_range(draws[10000], 0, 3000);
 	free(s);
 }
 

@@ -151,8 +151,8 @@ def path_insns(knobs=PATH_KNOBS, iters=ITERS):
     {"error": why} where it could not be counted (no plugin, the guest failed)."""
     try:
         c = count(knobs, iters)
-    except (RuntimeError, ValueError, OSError) as e:
-        return {"error": str(e)}
+    except Exception as e:  # optional metadata: whatever went wrong, the bench goes on
+        return {"error": f"{type(e).__name__}: {e}"}
     return {"knobs": knobs, "accel": "tcg", "round_trips": c.round_trips, "per": "round trip",
             **{p: round(c.per_rt(p), 1) for p, _, _ in PHASES}}
 

@@ -208,7 +208,7 @@ static int read_prims(const char *path, double *prims, char *err, size_t errlen)
 	char file[4096], folder[4096], *text, *p;
 	size_t len = strlen(path);
 
-	if (len > 10 && !strcmp(path + len - 10, ".json")) {
+	if (len >= 5 && !strcmp(path + len - 5, ".json")) {
 		char *slash;
 
 		snprintf(file, sizeof(file), "%s", path);
@@ -305,12 +305,17 @@ static const char *factor(const char *p, const double *prims, double *out, const
 			return NULL;
 		}
 		if (!prims || prims[i] < 0) {
-			snprintf(err, errlen,
-				 "costs: %s: uses primitive '%s' but no measured cost table has it "
-				 "(costs=here:RESULTS or a 'results = PATH' line)",
-				 field, prim_names[i]);
+			/* parsing goes on, so that a later error in the same alternative is
+			 * still an error, not a reason to fall back to the next one */
+			if (!*missing)
+				snprintf(
+				    err, errlen,
+				    "costs: %s: uses primitive '%s' but no measured cost table "
+				    "has it (costs=here:RESULTS or a 'results = PATH' line)",
+				    field, prim_names[i]);
 			*missing = true;
-			return NULL;
+			*out = 0;
+			return p + n;
 		}
 		*out = prims[i];
 		return p + n;
@@ -363,11 +368,11 @@ static const char *term(const char *p, const double *prims, double *out, const c
 		p = factor(p, prims, &v, field, missing, err, errlen);
 		if (!p)
 			return NULL;
-		if (op == '/' && v == 0) {
+		if (op == '/' && v == 0 && !*missing) {
 			snprintf(err, errlen, "costs: %s: division by zero", field);
 			return NULL;
 		}
-		*out = op == '*' ? *out * v : *out / v;
+		*out = op == '*' ? *out * v : v ? *out / v : 0;
 	}
 	return NULL;
 }
@@ -385,7 +390,7 @@ static int sum_of_terms(const char *p, const double *prims, const char *field, d
 		p = skip_space(p);
 		p = term(p, prims, &v, field, &missing, err, errlen);
 		if (!p)
-			return missing ? -2 : -1;
+			return -1;
 		sum += sign * v;
 		p = skip_space(p);
 		if (!*p)
@@ -397,6 +402,8 @@ static int sum_of_terms(const char *p, const double *prims, const char *field, d
 		sign = *p == '+' ? 1 : -1;
 		p++;
 	}
+	if (missing)
+		return -2; /* err names the first primitive missing */
 	*out = sum;
 	return 0;
 }
@@ -409,6 +416,10 @@ static int expression(const char *p, const double *prims, const char *field, dou
 	char alt[1024];
 	int rc = -2;
 
+	if (!*skip_space(p)) {
+		snprintf(err, errlen, "costs: %s: empty expression", field);
+		return -1;
+	}
 	while (rc == -2 && *p) {
 		size_t n = strcspn(p, "|");
 
@@ -492,6 +503,13 @@ int sim_costs_parse_text(const char *text, const char *what, const double *prims
 				snprintf(err, errlen,
 					 "costs: %s line %u: '%s' is not a time: no spread", what,
 					 lineno, name);
+				return -1;
+			}
+			/* the poll loops' steps set how often a flag is looked at: constants */
+			if (i == COST_guest_poll_iter || i == COST_host_poll_iter) {
+				snprintf(err, errlen,
+					 "costs: %s line %u: '%s' is a poll loop's step: no spread",
+					 what, lineno, name);
 				return -1;
 			}
 			snprintf(field, sizeof(field), "%s spread", name);

@@ -39,15 +39,25 @@ uint64_t sim_knob(const struct sim *s, enum knob_id id)
  * where KVM's counters show a mix. A cost without a spread is the constant and draws
  * nothing, so a table without spreads (hardware) gives what it always gave.
  */
-uint64_t sim_cost(struct sim *s, enum sim_cost_id id)
+static double cost_uniform(struct sim *s)
 {
-	double u, x;
+	return ((double)(prng_next(&s->cost_rng) >> 11) + 1.0) / 9007199254740992.0; /* (0, 1] */
+}
+
+/* The cost at the draw's quantile u (costs that must move together share one u). */
+static uint64_t cost_at(const struct sim *s, enum sim_cost_id id, double u)
+{
+	double x;
 
 	if (!s->spread[id])
 		return s->c[id];
-	u = ((double)(prng_next(&s->cost_rng) >> 11) + 1.0) / 9007199254740992.0; /* (0, 1] */
 	x = (double)s->c[id] + (double)s->spread[id] * (-log(u) - M_LN2) / log(5.0);
 	return x > 0 ? (uint64_t)(x + 0.5) : 0;
+}
+
+uint64_t sim_cost(struct sim *s, enum sim_cost_id id)
+{
+	return s->spread[id] ? cost_at(s, id, cost_uniform(s)) : s->c[id];
 }
 
 /* Charges the time since the last call to the state the vCPU was in. */
@@ -137,6 +147,7 @@ static uint64_t resched_cpu(struct sim *s, struct vcpu *from, struct vcpu *to)
 {
 	uint32_t old = to->flags;
 	bool send;
+	double u;
 
 	if (from == to) {
 		to->flags |= F_NEED_RESCHED;
@@ -152,8 +163,10 @@ static uint64_t resched_cpu(struct sim *s, struct vcpu *from, struct vcpu *to)
 		return 0;
 	}
 	from->g.ipi_sent++;
-	events_push(&s->ev, s->now + sim_cost(s, COST_ipi_latency), to->id, EV_IPI, 0);
-	return sim_cost(s, COST_ipi_send);
+	/* one draw for both: the IPI is in the target's LAPIC when the sender's exit ends */
+	u = s->spread[COST_ipi_send] || s->spread[COST_ipi_latency] ? cost_uniform(s) : 1;
+	events_push(&s->ev, s->now + cost_at(s, COST_ipi_latency, u), to->id, EV_IPI, 0);
+	return cost_at(s, COST_ipi_send, u);
 }
 
 static uint64_t wake_thread(struct sim *s, struct vcpu *from, struct sim_thread *t)
@@ -280,6 +293,8 @@ static void count_adjust(struct vcpu *v, enum haltpoll_adjust a)
 /* limit_ns: the governor's halt_limit (0: none); the idle driver arms a timer for it. */
 static void start_halt(struct sim *s, struct vcpu *v, uint64_t limit_ns)
 {
+	uint64_t exit_cost;
+
 	v->entry_state = HALTPOLL_STATE_HALT;
 	v->g.idle_entries++;
 	v->g.halts++;
@@ -307,8 +322,10 @@ static void start_halt(struct sim *s, struct vcpu *v, uint64_t limit_ns)
 		arm_timer(s, v);
 	}
 	hp_halt_exit(&v->host);
-	set_state(s, v, V_HEXIT,
-		  sim_cost(s, COST_halt_exit) + (limit_ns ? sim_cost(s, COST_timer_arm) : 0));
+	exit_cost = sim_cost(s, COST_halt_exit); /* two draws, in this order */
+	if (limit_ns)
+		exit_cost += sim_cost(s, COST_timer_arm);
+	set_state(s, v, V_HEXIT, exit_cost);
 }
 
 /* The idle loop with interrupts off: schedule, or one idle entry of the policy. */
@@ -451,17 +468,21 @@ static void host_wake(struct sim *s, struct vcpu *v)
 		set_state(s, v, V_WAKING, sim_cost(s, COST_wake_latency));
 }
 
-static void raise_irq(struct sim *s, struct vcpu *v, unsigned irq, uint64_t guest_delay,
-		      uint64_t host_delay)
+/* guest_delay: the interrupt's way to a vCPU in guest code; host_delay: to KVM for a halted
+ * one (COST__COUNT: none). Only the one that applies is drawn. */
+static void raise_irq(struct sim *s, struct vcpu *v, unsigned irq, enum sim_cost_id guest_delay,
+		      enum sim_cost_id host_delay)
 {
 	v->irq_pending |= irq;
 	if (in_halt(v->state)) {
-		if (host_delay)
-			events_push(&s->ev, s->now + host_delay, v->id, EV_HOST_WAKE, 0);
+		uint64_t d = host_delay == COST__COUNT ? 0 : sim_cost(s, host_delay);
+
+		if (d)
+			events_push(&s->ev, s->now + d, v->id, EV_HOST_WAKE, 0);
 		else
 			host_wake(s, v);
 	} else {
-		irq_at(s, v, s->now + guest_delay);
+		irq_at(s, v, s->now + sim_cost(s, guest_delay));
 	}
 }
 
@@ -630,15 +651,14 @@ static void on_event(struct sim *s, const struct sim_event *e)
 		if (e->gen != v->timer_gen)
 			break;
 		v->timer_fired = true;
-		raise_irq(s, v, IRQ_TIMER, sim_cost(s, COST_timer_running),
-			  sim_cost(s, COST_timer_slack));
+		raise_irq(s, v, IRQ_TIMER, COST_timer_running, COST_timer_slack);
 		break;
 	case EV_IRQ:
 		if (e->gen == v->irq_gen && !in_halt(v->state) && v->irq_pending)
 			deliver_in_guest(s, v);
 		break;
 	case EV_IPI:
-		raise_irq(s, v, IRQ_RESCHED, sim_cost(s, COST_ipi_running), 0);
+		raise_irq(s, v, IRQ_RESCHED, COST_ipi_running, COST__COUNT);
 		break;
 	case EV_HOST_WAKE:
 		host_wake(s, v);
