@@ -142,27 +142,48 @@ static double field_in(const char *p, const char *end, const char *key)
 	return v && v < end ? strtod(v + strlen(k), NULL) : -1;
 }
 
-/*
- * The median over the JSON files of a results folder's raw/ of the wakepath records' `field`
- * (pingpong with mode=block; the spin floor has no idle and so no such phase), or -1 if
- * none; with halt_only, of the records with idle=halt from runs where the host did not poll.
- * A record sits in the JSON string of the guest's serial output, one line ending at a `\n`
- * escape.
- */
-static double wakepath_median(const char *folder, const char *field, bool halt_only)
+/* The stamps' fields read from the wakepath records, and which records each is read from. */
+static const struct {
+	const char *field;
+	bool halt_only;
+	size_t prim;
+} stamp_fields[] = {
+    {"run_p50_ns", false, PRIM_WAKEPATH_RUN},
+    {"notice_p50_ns", true, PRIM_WAKEPATH_NOTICE},
+    {"run_p90_ns", false, PRIM_P90 + PRIM_WAKEPATH_RUN},
+    {"notice_p90_ns", true, PRIM_P90 + PRIM_WAKEPATH_NOTICE},
+};
+#define NSTAMPS	   (sizeof(stamp_fields) / sizeof(stamp_fields[0]))
+#define STAMPS_MAX 4096 /* records per field */
+
+static double median(double *v, size_t n)
 {
+	if (!n)
+		return -1;
+	qsort(v, n, sizeof(v[0]), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/*
+ * prims[] of each stamp field: the median over the JSON files of a results folder's raw/ of
+ * the wakepath records' field (pingpong with mode=block; the spin floor has no idle and so
+ * no such phase), or -1 if none; for a halt_only field, of the records with idle=halt from
+ * runs where the host did not poll. A record sits in the JSON string of the guest's serial
+ * output, one line ending at a `\n` escape. Each file is read once for all the fields.
+ */
+static void wakepath_medians(const char *folder, double *prims)
+{
+	static double found[NSTAMPS][STAMPS_MAX];
 	char dir[4104], file[4400], err[256];
-	double runs[4096];
-	size_t n = 0;
+	size_t n[NSTAMPS] = {0};
 	struct dirent *e;
 	DIR *d;
 
 	snprintf(dir, sizeof(dir), "%s/raw", folder);
 	d = opendir(dir);
-	if (!d)
-		return -1;
-	while ((e = readdir(d)) && n < sizeof(runs) / sizeof(runs[0])) {
+	while (d && (e = readdir(d))) {
 		size_t len = strlen(e->d_name);
+		bool no_host_poll;
 		char *text, *p;
 
 		if (len < 6 || strcmp(e->d_name + len - 5, ".json"))
@@ -171,32 +192,33 @@ static double wakepath_median(const char *folder, const char *field, bool halt_o
 		text = read_file(file, err, sizeof(err));
 		if (!text)
 			continue;
-		if (halt_only && !host_polling_off(text)) {
-			free(text);
-			continue;
-		}
-		for (p = strstr(text, "@idlelab wakepath ");
-		     p && n < sizeof(runs) / sizeof(runs[0]);
+		no_host_poll = host_polling_off(text);
+		for (p = strstr(text, "@idlelab wakepath "); p;
 		     p = strstr(p + 1, "@idlelab wakepath ")) {
 			char *end = strstr(p, "\\n"), *mode = strstr(p, " mode=block "),
 			     *idle = strstr(p, " idle=halt ");
-			double v;
+			bool halt = no_host_poll && idle && (!end || idle < end);
 
 			if (!end)
 				end = p + strlen(p);
-			if (!mode || mode > end || (halt_only && (!idle || idle > end)))
+			if (!mode || mode > end)
 				continue;
-			v = field_in(p, end, field);
-			if (v >= 0)
-				runs[n++] = v;
+			for (size_t f = 0; f < NSTAMPS; f++) {
+				double v;
+
+				if ((stamp_fields[f].halt_only && !halt) || n[f] == STAMPS_MAX)
+					continue;
+				v = field_in(p, end, stamp_fields[f].field);
+				if (v >= 0)
+					found[f][n[f]++] = v;
+			}
 		}
 		free(text);
 	}
-	closedir(d);
-	if (!n)
-		return -1;
-	qsort(runs, n, sizeof(runs[0]), cmp_double);
-	return n % 2 ? runs[n / 2] : (runs[n / 2 - 1] + runs[n / 2]) / 2;
+	if (d)
+		closedir(d);
+	for (size_t f = 0; f < NSTAMPS; f++)
+		prims[stamp_fields[f].prim] = median(found[f], n[f]);
 }
 
 /*
@@ -268,10 +290,7 @@ static int read_prims(const char *path, double *prims, char *err, size_t errlen)
 		}
 	}
 	free(text);
-	prims[PRIM_WAKEPATH_RUN] = wakepath_median(folder, "run_p50_ns", false);
-	prims[PRIM_WAKEPATH_NOTICE] = wakepath_median(folder, "notice_p50_ns", true);
-	prims[PRIM_P90 + PRIM_WAKEPATH_RUN] = wakepath_median(folder, "run_p90_ns", false);
-	prims[PRIM_P90 + PRIM_WAKEPATH_NOTICE] = wakepath_median(folder, "notice_p90_ns", true);
+	wakepath_medians(folder, prims);
 	return 0;
 }
 
