@@ -30,15 +30,6 @@ uint64_t sim_knob(const struct sim *s, enum knob_id id)
 	return (uint64_t)s->cfg->knobs.v[id];
 }
 
-/*
- * A time cost as one use of it takes. A cost with a spread (the cost table's `~`, its p90
- * less its median) is drawn at each use from a shifted exponential, median + spread *
- * (E - ln 2) / ln 5 with E ~ Exp(1), which has the median and the p90 given and a long tail
- * to the right, as wake-ups and IPIs have; never below 0. Why not constants: every halt
- * then lasts the same, and a host window near that length would cover all of them or none,
- * where KVM's counters show a mix. A cost without a spread is the constant and draws
- * nothing, so a table without spreads (hardware) gives what it always gave.
- */
 static double cost_uniform(struct sim *s)
 {
 	return ((double)(prng_next(&s->cost_rng) >> 11) + 1.0) / 9007199254740992.0; /* (0, 1] */
@@ -55,6 +46,15 @@ static uint64_t cost_at(const struct sim *s, enum sim_cost_id id, double u)
 	return x > 0 ? (uint64_t)(x + 0.5) : 0;
 }
 
+/*
+ * A time cost as one use of it takes. A cost with a spread (the cost table's `~`, its p90
+ * less its median) is drawn at each use from a shifted exponential, median + spread *
+ * (E - ln 2) / ln 5 with E ~ Exp(1), which has the median and the p90 given and a long tail
+ * to the right, as wake-ups and IPIs have; never below 0. Why not constants: every halt
+ * then lasts the same, and a host window near that length would cover all of them or none,
+ * where KVM's counters show a mix. A cost without a spread is the constant and draws
+ * nothing, so a table without spreads (hardware) gives what it always gave.
+ */
 uint64_t sim_cost(struct sim *s, enum sim_cost_id id)
 {
 	return s->spread[id] ? cost_at(s, id, cost_uniform(s)) : s->c[id];
