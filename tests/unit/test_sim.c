@@ -215,7 +215,7 @@ static void test_costs_spread(void **state)
 	assert_int_equal(c.spread[COST_ipi_send], 2000);
 	cost_text(text, sizeof(text), "wake_cold_ppm", "wake_cold_ppm = 5 ~ 1\n");
 	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "'wake_cold_ppm' is not a time"));
+	assert_non_null(strstr(err, "'wake_cold_ppm' is not a drawn cost"));
 	cost_text(text, sizeof(text), "ipi_send", "ipi_send = 1us ~ 1us - 2us\n");
 	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "ipi_send spread"));

@@ -17,14 +17,15 @@
  * trip in each phase of the wake path (tools/idlelab/insncount.py) of the kernel the bench
  * ran, counted under TCG when it measured its cost table (cost_table.path_insns). A term is
  * factors joined by * and /, so a fitted path cost can follow the kernel's own path:
- * `alu*215*insns_block/217` is 215 alu where the block phase had the fit's 217 instructions.
+ * `alu*80*insns_enter/50` is 80 alu where the enter phase had the fit's 50 instructions.
  * The *_ppm costs are plain numbers, parts per million, at most 1000000.
  *
  * A time cost may have a spread: `name = MEDIAN ~ SPREAD`, SPREAD being the 90th percentile
  * less the median (`ipi_send = ipi_send ~ ipi_send_p90 - ipi_send`; every measured primitive
  * has its `_p90`, the stamps theirs from the records' p90 fields). The engine then draws the
- * cost at each use from a shifted exponential with that median and p90 (engine.c: cost()).
- * Without one the cost is a constant, as in the hardware table.
+ * cost at each use from a shifted exponential with that median and p90 (engine.c:
+ * sim_cost(), cost_at()). Without one the cost is a constant, as in the hardware table. The
+ * poll loops' steps, wake_cold_max and the *_ppm costs are read as constants: no spread.
  *
  * What each cost is (all ns but the last):
  *   ipi_send        the sender's time for one reschedule IPI (the ICR write and its exit)
@@ -362,9 +363,9 @@ static const char *factor(const char *p, const double *prims, double *out, const
 }
 
 /*
- * One term: factors joined by * and / (`alu*215*insns_block/217`: a fitted multiple of
- * alu scaled by how a path's instruction count changed since the fit). The missing-primitive
- * error wins over a later syntax error only where nothing else is wrong before it.
+ * One term: factors joined by * and / (`alu*80*insns_enter/50`: a fitted multiple of alu
+ * scaled by how a path's instruction count changed since the fit). A primitive the folder
+ * lacks does not stop the parse (factor()): a later error in the term is still an error.
  */
 static const char *term(const char *p, const double *prims, double *out, const char *field,
 			bool *missing, char *err, size_t errlen)
@@ -520,8 +521,8 @@ int sim_costs_parse_text(const char *text, const char *what, const double *prims
 			*tilde = 0;
 			if (strstr(name, "_ppm") || i == COST_wake_cold_max) {
 				snprintf(err, errlen,
-					 "costs: %s line %u: '%s' is not a time: no spread", what,
-					 lineno, name);
+					 "costs: %s line %u: '%s' is not a drawn cost: no spread",
+					 what, lineno, name);
 				return -1;
 			}
 			/* the poll loops' steps set how often a flag is looked at: constants */
