@@ -27,6 +27,9 @@
 #define COST_CLI_STI_BATCH    128
 #define COST_CPUID_BATCH      64
 #define COST_WRMSR_BATCH      64
+#define COST_LOAD_BATCH	      512
+#define COST_CALL_BATCH	      128
+#define COST_PUSHF_BATCH      128
 
 /*
  * The TSC, read after every earlier instruction has completed (LFENCE), so a batch is
@@ -65,6 +68,41 @@ static inline void cost_locked_rmw_batch(uint64_t *p)
 			 : "+m"(*p)
 			 :
 			 : "memory", "cc");
+}
+
+/*
+ * A load whose address is the previous load's result: *p holds p, so each copy waits for the
+ * one before (a load-to-use chain, not loads in flight side by side). The wake-up path is
+ * mostly loads and stores of per-CPU and thread words; here what one costs.
+ */
+static inline void cost_load_batch(uint64_t *p)
+{
+	uint64_t *q = p;
+
+	__asm__ volatile(".rept " COST_STR(COST_LOAD_BATCH) "\n\tmov (%0), %0\n\t.endr"
+			 : "+r"(q)
+			 :
+			 : "memory");
+}
+
+/* A call of a function that only returns (cost_ret_stub, costprims.c), and its RET: the
+ * pair every non-inlined function on a hot path costs at least. */
+void cost_ret_stub(void);
+static inline void cost_call_batch(void)
+{
+	__asm__ volatile(".rept " COST_STR(COST_CALL_BATCH) "\n\tcall cost_ret_stub\n\t.endr" ::
+			     : "memory");
+}
+
+/* PUSHF and the POP of it into a register: irq_save()'s reading of the flags. */
+static inline void cost_pushf_batch(void)
+{
+	uint64_t f;
+
+	__asm__ volatile(".rept " COST_STR(COST_PUSHF_BATCH) "\n\tpushfq\n\tpop %0\n\t.endr"
+			 : "=r"(f)
+			 :
+			 : "memory");
 }
 
 /* CLI then STI, COST_CLI_STI_BATCH times: leaves interrupts enabled. */

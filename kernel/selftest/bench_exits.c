@@ -4,7 +4,7 @@
  * reported as ns per operation (median and p90), one `@idlelab bench name=exits` record
  * each. A primitive this run cannot execute is reported as skipped, with the reason.
  *
- * Local primitives (alu ... wrmsr_pollctl) time a batch of unrolled copies per sample
+ * Local primitives (alu ... wrmsr_pollctl, load, call, pushf) time a batch of unrolled copies per sample
  * (arch/x86/costprims.h) with interrupts off and divide by the batch size; nothing is
  * subtracted: the batch amortises the two TSC reads, whose cost (empty_sample_ns, per
  * sample, not per op) every record carries so a reader can judge.
@@ -66,6 +66,8 @@ static struct {
 } ex;
 
 static uint64_t rmw_word __attribute__((aligned(CACHELINE)));
+/* Holds its own address (set up before sampling): sample_load's chain. */
+static uint64_t load_word __attribute__((aligned(CACHELINE)));
 static uint64_t pollctl_value;
 static struct timer bench_timer;
 static uint64_t timer_fired_tsc;
@@ -211,6 +213,9 @@ BATCH_SAMPLE(sample_locked_rmw, cost_locked_rmw_batch(&rmw_word))
 BATCH_SAMPLE(sample_cli_sti, cost_cli_sti_batch())
 BATCH_SAMPLE(sample_cpuid, cost_cpuid_batch())
 BATCH_SAMPLE(sample_wrmsr_pollctl, cost_pollctl_write_batch(pollctl_value))
+BATCH_SAMPLE(sample_load, cost_load_batch(&load_word))
+BATCH_SAMPLE(sample_call, cost_call_batch())
+BATCH_SAMPLE(sample_pushf, cost_pushf_batch())
 
 /* ICR write to the halted responder; its answer is awaited outside the timed part. */
 static uint64_t sample_ipi_send(void)
@@ -330,6 +335,11 @@ static void setup_pollctl(void)
 	pollctl_value = cost_pollctl_read();
 }
 
+static void setup_load(void)
+{
+	load_word = (uint64_t)&load_word;
+}
+
 static void setup_poll(void)
 {
 	responder_mode(MODE_POLL);
@@ -367,6 +377,9 @@ static const struct prim prims[] = {
     {"cpuid", sample_cpuid, COST_CPUID_BATCH, 0, 0, "leaf=0 reload_insns=1", false},
     {"wrmsr_pollctl", sample_wrmsr_pollctl, COST_WRMSR_BATCH, need_pollctl, setup_pollctl,
      "msr=0x4b564d05", false},
+    {"load", sample_load, COST_LOAD_BATCH, 0, setup_load, "chain=dependent", false},
+    {"call", sample_call, COST_CALL_BATCH, 0, 0, "with=ret", false},
+    {"pushf", sample_pushf, COST_PUSHF_BATCH, 0, 0, "with=pop", false},
     {"poll_wake_rtt", sample_poll_wake_rtt, 1, need_two_cpus, setup_poll,
      "target=polling answer=memory", false},
     {"ipi_send", sample_ipi_send, 1, need_two_cpus, setup_halt, "target=halted", true},

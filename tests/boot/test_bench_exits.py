@@ -8,7 +8,8 @@ from test_boot import ACCELS, boot
 
 ITERS = 50
 NAMES = {"alu", "pause", "rdtsc", "locked_rmw", "cli_sti", "cpuid", "wrmsr_pollctl",
-         "ipi_send", "ipi_halt_rtt", "poll_wake_rtt", "timer", "ipi_run_rtt"}
+         "ipi_send", "ipi_halt_rtt", "poll_wake_rtt", "timer", "ipi_run_rtt", "load", "call",
+         "pushf"}
 PAIR = {"ipi_send", "ipi_halt_rtt", "poll_wake_rtt", "ipi_run_rtt"}
 # The record layout is an interface: these fields first, in this order.
 LAYOUT = re.compile(r'@idlelab bench name=exits prim=(\w+) '
@@ -57,6 +58,10 @@ def test_bench_exits_reports_every_primitive(accel):
     assert int(recs["ipi_halt_rtt"]["settle_ns"]) > 0
     assert recs["poll_wake_rtt"]["answer"] == "memory"
     assert recs["timer"]["timer"] == ("tsc_deadline" if accel == "kvm" else "oneshot")
+    # the instruction kinds the wake path is made of: a dependent load, a call with its
+    # return, irq_save()'s PUSHF and POP
+    assert (recs["load"]["chain"], recs["call"]["with"], recs["pushf"]["with"]) == \
+        ("dependent", "ret", "pop")
     # A human-readable table follows the records.
     assert re.search(r"^\s+ipi_halt_rtt\s+1\s+\d+\.\d{3}\s+\d+\.\d{3}", res.output, re.M)
 

@@ -66,7 +66,8 @@
 #define SIM__COST_NAME(n) #n,
 const char *const sim_cost_names[COST__COUNT] = {SIM_COSTS(SIM__COST_NAME)};
 
-/* The primitives of tools/idlelab/costtable.py's PRIMS, in that order, then the stamps. */
+/* The primitives of tools/idlelab/costtable.py's PRIMS that the tables use (named in its
+ * order; load, call and pushf are not used), then the stamps. */
 static const char *const prim_names[] = {
     "alu", "pause", "rdtsc", "locked_rmw", "cli_sti", "cpuid", "wrmsr_pollctl", "ipi_send",
     "ipi_halt_rtt", "poll_wake_rtt", "timer", "ipi_run_rtt", "wakepath_run", "wakepath_notice",
