@@ -140,6 +140,13 @@ WAKEPATH_PROFILE_ANNOTATE ?=
 wakepath-profile: deps all build/host/libinsncount.so
 	$(PYTHON) tools/insncount/profile "$(WAKEPATH_PROFILE_KNOBS)" $(WAKEPATH_PROFILE_ANNOTATE)
 
+# The same profile priced by a cost table (tools/idlelab/insnprice.py): estimated round trips
+# and the goals' ratios (WAKEPATH_ESTIMATE_ARGS="--costs RESULTS_DIR" or "--accel tcg").
+WAKEPATH_ESTIMATE_ARGS ?=
+.PHONY: wakepath-estimate
+wakepath-estimate: deps all build/host/libinsncount.so
+	$(PYTHON) tools/insncount/estimate $(WAKEPATH_ESTIMATE_ARGS)
+
 # The same path in time under KVM, against the lean path's goals as ratios of one sitting
 # (tools/wakepath-rtt; WAKEPATH_RTT_ARGS="--repeats N" or "--accel tcg").
 WAKEPATH_RTT_ARGS ?=

@@ -81,25 +81,39 @@ def profile(knobs, iters=None):
     return per_round_trip(counts, round_trips, parse_nm(nm.stdout))
 
 
-def annotate(by_addr, functions):
-    """objdump's disassembly of `functions`, each executed instruction with its count per
-    round trip (blank: not executed)."""
+def instructions():
+    """[(function, address, "mnemonic operands")] of the kernel in address order, from
+    objdump: the one reading of the disassembly."""
     dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", ELF64], capture_output=True,
                          text=True, check=True).stdout
-    lines, current = [], None
+    out, current = [], None
     for line in dis.splitlines():
         if line.endswith(">:"):
             current = line.split("<", 1)[1][:-2]
-            if current in functions:
-                lines += ["", line]
             continue
-        if current in functions and ":" in line:
-            try:
-                addr = int(line.split(":", 1)[0], 16)
-            except ValueError:
-                continue
-            d = by_addr.get(addr)
-            lines.append(f"{d:7.2f} {line.strip()}" if d else f"{'':7} {line.strip()}")
+        addr, sep, text = line.partition(":")
+        if current is None or not sep:
+            continue
+        try:
+            out.append((current, int(addr, 16), text.strip()))
+        except ValueError:
+            continue
+    return out
+
+
+def annotate(by_addr, functions):
+    """objdump's disassembly of `functions`, each executed instruction with its count per
+    round trip (blank: not executed)."""
+    lines, current = [], None
+    for fn, addr, text in instructions():
+        if fn not in functions:
+            continue
+        if fn != current:
+            current = fn
+            lines += ["", f"{addr:016x} <{fn}>:"]
+        d = by_addr.get(addr)
+        line = f"{addr:x}:\t{text}"
+        lines.append(f"{d:7.2f} {line}" if d else f"{'':7} {line}")
     return lines
 
 
