@@ -18,12 +18,12 @@ import argparse
 import re
 import sys
 
-from . import costtable, insnprofile, qemu, resultsfolder
+from . import costtable, insncount, insnprofile, qemu, resultsfolder
 from .toolexit import EXIT_NO_KVM, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 
-# The configurations priced: the floor and the two that poll (a hand-over is a poll's).
-CONFIGS = (("floor", "pingpong.mode=spin"), ("idle=poll", "idle=poll"),
-           ("idle=haltpoll", "idle=haltpoll"))
+# The configurations priced, insncount's: the floor and the two that poll (a hand-over is a
+# poll's; idle=halt's is an exit, which no instruction price covers).
+CONFIGS = tuple(c for c in insncount.CONFIGS if c[0] in ("floor", "idle=poll", "idle=haltpoll"))
 # The primitives it prices with, each the cost of one instruction of a kind (call: a call
 # with its return; cli_sti and pushf: a pair, split as below).
 NEEDED = ("alu", "load", "call", "locked_rmw", "cli_sti", "rdtsc", "pause", "pushf",
