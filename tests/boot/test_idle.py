@@ -104,16 +104,30 @@ WAKEUP_RUNS = [
 ]
 
 
+# Boots of one setup that may pass without the POLL flag having been used once: the verdict
+# (no wake-up lost) is every boot's; only the premise that the flag was exercised is retried,
+# as a loaded host can stall a vCPU past every haltpoll window of a run (seen once, under a
+# CPU hog: ipi_avoided=0 in 10000 wake-ups).
+PREMISE_BOOTS = 3
+
+
 @pytest.mark.parametrize("accel, knobs, iters", WAKEUP_RUNS)
 def test_no_wakeup_is_lost(accel, knobs, iters):
-    res = boot(accel, smp=4, cmdline=f"selftest=wakeup iters={iters} {knobs}")
-    w = [f for _, f in res.records("selftest") if f.get("name") == "wakeup"][0]
-    assert (w["ok"], w["lost"], w["wakeups"]) == ("1", "0", str(iters)), res.output
-    if {"pollflag=0", "idle=halt"} & set(knobs.split()):
-        assert w["ipi_avoided"] == "0"
-    elif "haltpoll.steal_threshold=10" not in knobs:
-        # (steal above 10 % suspends polling; predict polls where haltpoll does and more)
-        assert int(w["ipi_avoided"]) > 0
+    never_polls = bool({"pollflag=0", "idle=halt"} & set(knobs.split()))
+    # (steal above 10 % suspends polling; predict polls where haltpoll does and more)
+    may_poll_or_not = "haltpoll.steal_threshold=10" in knobs
+    avoided = []
+    for _ in range(PREMISE_BOOTS):
+        res = boot(accel, smp=4, cmdline=f"selftest=wakeup iters={iters} {knobs}")
+        w = [f for _, f in res.records("selftest") if f.get("name") == "wakeup"][0]
+        assert (w["ok"], w["lost"], w["wakeups"]) == ("1", "0", str(iters)), res.output
+        avoided.append(int(w["ipi_avoided"]))
+        if never_polls:
+            assert avoided[-1] == 0
+        if never_polls or may_poll_or_not or avoided[-1] > 0:
+            return
+    pytest.fail(f"the POLL flag never saved an IPI in {PREMISE_BOOTS} boots (ipi_avoided "
+                f"{avoided}): the test did not exercise what it is for")
 
 
 def test_the_wakeup_watchdog_bounds_silence_not_length():
