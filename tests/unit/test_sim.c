@@ -189,6 +189,26 @@ static void test_costs_expressions(void **state)
 	cost_text(text, sizeof(text), "ipi_send", "ipi_send = 5 parsecs | alu\n");
 	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "ipi_send"));
+	/* max(A, B): a difference kept from going negative, nested, as a factor */
+	cost_text(text, sizeof(text), "ipi_send", "ipi_send = max(alu - 2us, 0) + 1us\n");
+	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.v[COST_ipi_send], 1000);
+	cost_text(text, sizeof(text), "ipi_send", "ipi_send = 2*max(max(alu, 1us), alu*0.5)\n");
+	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.v[COST_ipi_send], 2000);
+	/* a primitive missing inside falls back like any other */
+	cost_text(text, sizeof(text), "ipi_send", "ipi_send = max(wakepath_notice, alu) | 3us\n");
+	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.v[COST_ipi_send], 3000);
+	cost_text(text, sizeof(text), "ipi_send", "ipi_send = max(alu)\n");
+	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "ipi_send: max needs two arguments"));
+	cost_text(text, sizeof(text), "ipi_send", "ipi_send = max(alu, 1us\n");
+	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "ipi_send: max needs two arguments"));
+	cost_text(text, sizeof(text), "ipi_send", "ipi_send = max(alu, 1 parsec)\n");
+	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "unexpected 'parsec"));
 }
 
 /* A cost's spread: `~` gives its p90 less its median, refused on a non-time cost. */

@@ -18,6 +18,7 @@
  * ran, counted under TCG when it measured its cost table (cost_table.path_insns). A term is
  * factors joined by * and /, so a fitted path cost can follow the kernel's own path:
  * `alu*80*insns_enter/50` is 80 alu where the enter phase had the fit's 50 instructions.
+ * `max(A, B)` is a factor too: the larger of two such sums (`max(ipi_run_rtt - ipi_send, 0)`).
  * The *_ppm costs are plain numbers, parts per million, at most 1000000.
  *
  * A time cost may have a spread: `name = MEDIAN ~ SPREAD`, SPREAD being the 90th percentile
@@ -303,15 +304,66 @@ static const char *skip_space(const char *p)
 	return p;
 }
 
+static int sum_of_terms(const char *p, const double *prims, const char *field, double *out,
+			char *err, size_t errlen);
+
 /*
- * One factor: a time with an optional unit, or a primitive. Returns the end, NULL on error;
- * *missing is set when the error is only a primitive the folder has no figure for.
+ * `max(A, B)`: the larger of two sums, e.g. a difference of two measured medians that only
+ * holds where one includes the other, kept from going negative where it does not. Returns
+ * the end, NULL on an error; a primitive missing in A or B sets *missing (factor()).
+ */
+static const char *max_of(const char *p, const double *prims, double *out, const char *field,
+			  bool *missing, char *err, size_t errlen)
+{
+	const char *arg = p;
+	char text[2][512];
+	double v[2];
+	int depth = 0, n = 0;
+
+	for (; *p && n < 2; p++) {
+		if (*p == '(')
+			depth++;
+		else if ((*p == ')' && depth-- == 0) || (*p == ',' && !depth && n == 0)) {
+			if ((size_t)(p - arg) >= sizeof(text[n])) {
+				snprintf(err, errlen, "costs: %s: max(): an argument too long",
+					 field);
+				return NULL;
+			}
+			snprintf(text[n], sizeof(text[n]), "%.*s", (int)(p - arg), arg);
+			arg = p + 1;
+			if (*p == ')' || ++n == 2)
+				break;
+		}
+	}
+	if (*p != ')' || n != 1) {
+		snprintf(err, errlen, "costs: %s: max needs two arguments: max(A, B)", field);
+		return NULL;
+	}
+	for (int i = 0; i < 2; i++) {
+		int rc = sum_of_terms(text[i], prims, field, &v[i], err, errlen);
+
+		if (rc == -1)
+			return NULL;
+		if (rc == -2) {
+			*missing = true;
+			v[i] = 0;
+		}
+	}
+	*out = v[0] > v[1] ? v[0] : v[1];
+	return p + 1;
+}
+
+/*
+ * One factor: a time with an optional unit, a primitive, or max(A, B). Returns the end, NULL
+ * on error; *missing is set when the error is only a primitive the folder has no figure for.
  */
 static const char *factor(const char *p, const double *prims, double *out, const char *field,
 			  bool *missing, char *err, size_t errlen)
 {
 	char *end;
 
+	if (!strncmp(p, "max", 3) && *skip_space(p + 3) == '(')
+		return max_of(skip_space(p + 3) + 1, prims, out, field, missing, err, errlen);
 	if (isalpha((unsigned char)*p)) {
 		size_t n = 0, i;
 
