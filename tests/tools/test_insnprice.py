@@ -2,6 +2,7 @@
 their prices from the table's primitives, the sum, its one-line refusals, and one real run
 under TCG."""
 import json
+import os
 
 import pytest
 
@@ -69,11 +70,35 @@ def test_bad_input_is_one_line_and_its_exit_code(tmp_path, capsys, monkeypatch):
     err = capsys.readouterr().err
     assert "not a meta.json" in err and err.count("\n") == 1
     (tmp_path / "meta.json").write_text(json.dumps({"cost_table": table()}))
-    monkeypatch.setattr(insnprice, "estimate", lambda t: [])
+    monkeypatch.setattr(insnprice, "estimate", lambda t, **kw: [])
     assert insnprice.main(["--costs", str(tmp_path)]) == EXIT_OK
+    assert insnprice.main(["--costs", str(tmp_path / "meta.json")]) == EXIT_OK  # the file
+    assert insnprice.main(["--costs", str(tmp_path), "--build", str(tmp_path)]) == EXIT_USAGE
+    assert capsys.readouterr().err.endswith(
+        f"--build {tmp_path}: no idlelab.elf there (a kernel's build folder)\n")
     monkeypatch.setattr(qemu, "kvm_usable", lambda: False)
     assert insnprice.main(["--accel", "kvm"]) == EXIT_NO_KVM
     assert insnprice.main(["--bogus"]) == EXIT_USAGE
+
+
+def test_the_recorded_ring0_costs_price_every_kind():
+    """docs/ring0-costs-kvm-20261130.json (platform-notes' KVM figures, which the README's
+    estimate for KVM uses) holds every primitive the estimate needs."""
+    table = insnprice.folder_table(os.path.join(qemu.TOP, "docs",
+                                                "ring0-costs-kvm-20261130.json"))
+    k = insnprice.kind_ns(table)
+    assert table["accel"] == "kvm" and k["call"] > k["load"] > k["alu"] > 0
+
+
+def test_another_builds_kernel_is_priced(tmp_path):
+    """--build counts and prices another build's kernel: this tree's own build folder,
+    given by path, gives this tree's profile (the floor, deterministic under TCG)."""
+    knobs = insnprice.CONFIGS[0][1]
+    assert insnprice.insnprofile.build_files(os.path.join(qemu.TOP, "build")) == (
+        insnprice.insnprofile.ELF64, qemu.KERNEL32)
+    mine = insnprice.insnprofile.profile(knobs)[0]
+    other = insnprice.insnprofile.profile(knobs, build=os.path.join(qemu.TOP, "build"))[0]
+    assert sum(other.values()) == pytest.approx(sum(mine.values()), rel=0.02)
 
 
 def test_a_real_estimate_under_tcg(capsys):

@@ -117,12 +117,15 @@ def guest_failure(res):
     return f"guest exit {res.outcome.name}"
 
 
-def boot_counted(knobs, iters, plugin_args, smp=2, timeout=300):
+def boot_counted(knobs, iters, plugin_args, smp=2, timeout=300, kernel=qemu.KERNEL32):
     """Boots pingpong under TCG with the plugin (`plugin_args`: what follows its path) and
-    returns the round trips its result record counts; RuntimeError (one line) otherwise."""
+    returns the round trips its result record counts; RuntimeError (one line) otherwise.
+    `kernel`: the 32-bit boot copy to run (another build's, to count another commit)."""
     if not os.path.exists(PLUGIN):
         raise RuntimeError(f"{PLUGIN} is missing: run `make {os.path.relpath(PLUGIN, TOP)}`")
-    cfg = qemu.Config(smp=smp, accel="tcg", plugin=f"{PLUGIN},{plugin_args}",
+    if not os.path.exists(kernel):
+        raise RuntimeError(f"{kernel} does not exist: build that kernel first")
+    cfg = qemu.Config(smp=smp, accel="tcg", plugin=f"{PLUGIN},{plugin_args}", kernel=kernel,
                       cmdline=f"workload=pingpong iters={iters} warmup=10ms hz=0 {knobs}")
     res = qemu.run(cfg, timeout=timeout)
     if not res.outcome.ok:

@@ -12,10 +12,14 @@ nothing of halts (idle=halt's wake is an exit: `make wakepath-rtt` measures it),
 beyond a dependent load's, or of two vCPUs sharing a host CPU. Check it against
 `make wakepath-rtt` in the same sitting before trusting a ratio from it.
 
-`make wakepath-estimate [WAKEPATH_ESTIMATE_ARGS="--costs RESULTS_DIR | --accel tcg"]`
+`make wakepath-estimate [WAKEPATH_ESTIMATE_ARGS="--costs RESULTS_DIR|META_JSON | --accel tcg
+                       | --build OTHER_BUILD_DIR"]`
 """
 import argparse
+import functools
+import os
 import re
+import subprocess
 import sys
 
 from . import costtable, insncount, insnprofile, qemu, resultsfolder
@@ -51,12 +55,14 @@ def kind(text):
     return "alu"
 
 
-def folder_table(folder):
-    """A results folder's cost table (meta.json); CostTableError if it has none."""
-    table = resultsfolder.read_meta(folder).get("cost_table") or {}
+def folder_table(where):
+    """The cost table of a results folder's meta.json, or of a meta.json-shaped file (e.g.
+    docs/ring0-costs-kvm-20261130.json); CostTableError if it has none."""
+    folder, name = (os.path.split(where) if os.path.isfile(where) else (where, None))
+    table = resultsfolder.read_meta(folder, name).get("cost_table") or {}
     if "prims" not in table:
-        raise costtable.CostTableError(f"{folder}: no cost table in its meta.json (a folder "
-                                       "of `make bench`, measured with its cost table)")
+        raise costtable.CostTableError(f"{where}: no cost table in it (a folder of `make "
+                                       "bench`, measured with its cost table, or its meta.json)")
     return table
 
 
@@ -132,6 +138,9 @@ def main(argv):
                          "of measuring one now")
     ap.add_argument("--accel", choices=("auto", "kvm", "tcg"), default="auto",
                     help="where to measure the cost table now (auto: KVM if usable)")
+    ap.add_argument("--build", metavar="BUILD_DIR",
+                    help="price another commit's kernel: its build folder (idlelab.elf and "
+                         "idlelab32.elf, with this tree's probe marks), e.g. a worktree's")
     try:
         args = ap.parse_args(argv)
     except SystemExit as e:
@@ -139,6 +148,11 @@ def main(argv):
     if args.accel == "kvm" and not args.costs and not qemu.kvm_usable():
         print("wakepath-estimate: --accel kvm: /dev/kvm is not usable here", file=sys.stderr)
         return EXIT_NO_KVM
+    missing = [f for f in insnprofile.build_files(args.build) if not os.path.isfile(f)]
+    if args.build and missing:
+        print(f"wakepath-estimate: --build {args.build}: no {os.path.basename(missing[0])} "
+              "there (a kernel's build folder)", file=sys.stderr)
+        return EXIT_USAGE
     try:
         if args.costs:
             table = folder_table(args.costs)
@@ -147,11 +161,12 @@ def main(argv):
             accel = qemu.resolve_accel(args.accel)
             table = costtable.measure(accel)
             where = f"a cost table measured now ({accel})"
-        rows = estimate(table)
+        rows = estimate(table, profile=functools.partial(insnprofile.profile, build=args.build),
+                        insns=functools.partial(insnprofile.instructions, args.build))
     except (costtable.CostTableError, resultsfolder.FolderError) as e:
         print(f"wakepath-estimate: {e}", file=sys.stderr)
         return EXIT_USAGE if args.costs else EXIT_RUN_FAILED
-    except (RuntimeError, ValueError, OSError) as e:
+    except (RuntimeError, ValueError, OSError, subprocess.CalledProcessError) as e:
         print(f"wakepath-estimate: {e}", file=sys.stderr)
         return EXIT_RUN_FAILED
     for line in report(rows, where):

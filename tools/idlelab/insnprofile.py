@@ -66,26 +66,36 @@ def plugin_args(knobs, out, prof, ids):
             f"skip={ids[wait[0]]}:{ids[wait[1]]}")
 
 
-def profile(knobs, iters=None):
+def build_files(build=None):
+    """(the ELF with the symbols, the 32-bit copy that boots) of a build folder: this tree's
+    by default, or another commit's `build/` (whose probe marks must be this tree's
+    arch/x86/probe.h: a kernel from before them cannot be counted)."""
+    if build is None:
+        return ELF64, qemu.KERNEL32
+    return os.path.join(build, "idlelab.elf"), os.path.join(build, "idlelab32.elf")
+
+
+def profile(knobs, iters=None, build=None):
     """By function and by address, instructions per round trip under `knobs`."""
     if iters is None:
         iters = SPIN_ITERS if "pingpong.mode=spin" in knobs else ITERS
+    elf, kernel = build_files(build)
     with tempfile.TemporaryDirectory(prefix="idlelab-insnprofile-") as tmp:
         prof = os.path.join(tmp, "profile.txt")
         round_trips = insncount.boot_counted(
             knobs, iters, plugin_args(knobs, os.path.join(tmp, "marks.txt"), prof,
-                                      insncount.probe_ids()))
+                                      insncount.probe_ids()), kernel=kernel)
         with open(prof, encoding="utf-8") as f:
             counts = parse_profile(f.read())
-    nm = subprocess.run(["nm", "-n", ELF64], capture_output=True, text=True, check=True)
+    nm = subprocess.run(["nm", "-n", elf], capture_output=True, text=True, check=True)
     return per_round_trip(counts, round_trips, parse_nm(nm.stdout))
 
 
-def instructions():
+def instructions(build=None):
     """[(function, address, "mnemonic operands")] of the kernel in address order, from
     objdump: the one reading of the disassembly."""
-    dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", ELF64], capture_output=True,
-                         text=True, check=True).stdout
+    dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", build_files(build)[0]],
+                         capture_output=True, text=True, check=True).stdout
     out, current = [], None
     for line in dis.splitlines():
         if line.endswith(">:"):

@@ -193,9 +193,10 @@ def _json_error(e):
     return "not UTF-8 text"
 
 
-def read_meta(outdir):
-    """meta.json of a results folder, {} if it has none; FolderError if it is unreadable."""
-    path = os.path.join(outdir, META)
+def read_meta(outdir, name=None):
+    """meta.json of a results folder (or `name` there, a file of its shape), {} if it has
+    none; FolderError if it is unreadable."""
+    path = os.path.join(outdir, name or META)
     if not os.path.exists(path):
         return {}
     try:
