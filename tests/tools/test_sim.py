@@ -172,6 +172,26 @@ def test_here_reads_the_notice_from_the_stamps(tmp_path):
     assert int(f["cost.wake_latency"]) == 189000
 
 
+def test_here_without_the_poll_control_msr(tmp_path):
+    """costs=here on a table without wrmsr_pollctl (a host that does not offer the MSR, or
+    TCG): a VM exit is CPUID's, and ipi_running, the run round trip less a send that cost
+    more, is 0 rather than a refusal."""
+    folder = wakepath_folder(tmp_path, [])
+    meta = json.loads((folder / "meta.json").read_text())
+    prims = meta["cost_table"]["prims"]
+    del prims["wrmsr_pollctl"]
+    prims["cpuid"]["ns_p50"] = 700.0
+    prims["ipi_run_rtt"] = {"ns_p50": 300.0}
+    (folder / "meta.json").write_text(json.dumps(meta))
+    r = sim("workload=idle", "duration=10ms", "smp=1", f"costs=here:{folder}")
+    assert r.returncode == 0, r.stderr
+    f = next(f for k, f in records.parse_records(r.stdout) if k == "sim")
+    assert (int(f["cost.halt_exit"]), int(f["cost.vm_entry"])) == (700, 700)
+    assert int(f["cost.ipi_running"]) == 0
+    # ipi_halt_rtt 100000 - ipi_send 500 - poll_wake_rtt/2 250 - cpuid 700 - alu*40 20000
+    assert int(f["cost.wake_latency"]) == 78550
+
+
 def test_here_scales_the_fitted_paths_by_the_kernels_counts(tmp_path):
     """costs=here: with the wake path's instruction counts of the folder's kernel
     (cost_table.path_insns), each fitted path cost is its fit scaled by its phases' counts
@@ -245,6 +265,23 @@ def test_predict_maps_a_run_onto_the_simulator():
     assert predict.within(100, 109, "host_halt_exits") and not predict.within(100, 120,
                                                                                "host_halt_exits")
     assert predict.within(50.0, 59.0, "host_cpu_pct")
+
+
+def test_a_tcg_run_is_predicted_without_host_polling_and_not_judged():
+    """Under TCG there is no KVM: no host halt polling, whatever the matrix asked, and no
+    KVM counts to hold the prediction to (the bar is KVM's)."""
+    rec = {"cmdline": "workload=pingpong duration=300ms", "smp": 2, "accel": "tcg",
+           "halt_poll": {"scope": "vm", "ns": 300000},
+           "host_params": {"wanted": {}, "values": {"halt_poll_ns": 200000}}}
+    args = predict.sim_args(rec, "hardware")
+    assert args[-2:] == ["halt_poll_ns=0", "costs=hardware"]
+    assert not any(a.startswith("kvm_cap_halt_poll") for a in args)
+    entry = {"matrix": "m", "name": "n", "simulated": False, "ok": None, "accel": "tcg",
+             "measured": {"host_cpu_pct": 50.0}, "predicted": {"host_cpu_pct": 52.0},
+             "error": {"host_cpu_pct": 2.0}}
+    assert predict.markdown([entry])[-2] == (
+        "0 of 0 measured runs within the bar (counts ±10 % or ±10 events, host CPU ±10 "
+        "points); 1 not judged (no KVM counts: TCG).")
 
 
 def governors_sweep(*args):
