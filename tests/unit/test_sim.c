@@ -139,76 +139,62 @@ static void cost_text(char *buf, size_t size, const char *omit, const char *line
 	snprintf(buf + len, size - len, "%s", line);
 }
 
+/* ipi_send's line parsed into a full table with these primitives: its value in ns. */
+static void expect_ipi_send(const double *prims, const char *line, long ns)
+{
+	char text[1024], err[512];
+	struct sim_costs c;
+
+	cost_text(text, sizeof(text), "ipi_send", line);
+	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.v[COST_ipi_send], ns);
+}
+
+/* ipi_send's line refused, the message containing `why`. */
+static void expect_refused(const double *prims, const char *line, const char *why)
+{
+	char text[1024], err[512];
+	struct sim_costs c;
+
+	cost_text(text, sizeof(text), "ipi_send", line);
+	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, why));
+}
+
 static void test_costs_expressions(void **state)
 {
 	double prims[SIM_NPRIMS] = {500, 0, 0,	0,  0,	0,  0,	0,  0, 0,
 				    0,	 0, -1, -1, -1, -1, 80, -1, -1};
-	char text[1024], err[512];
-	struct sim_costs c;
 
 	(void)state;
-	cost_text(text, sizeof(text), "ipi_send", "ipi_send = alu*3 + 1.5us - 100ns # comment\n");
-	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), 0);
-	assert_int_equal(c.v[COST_ipi_send], 2900);
+	expect_ipi_send(prims, "ipi_send = alu*3 + 1.5us - 100ns # comment\n", 2900);
 
 	/* `|`: the first alternative whose primitives the folder has; wakepath_run is -1 here */
-	cost_text(text, sizeof(text), "ipi_send", "ipi_send = wakepath_run | alu*2\n");
-	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), 0);
-	assert_int_equal(c.v[COST_ipi_send], 1000);
+	expect_ipi_send(prims, "ipi_send = wakepath_run | alu*2\n", 1000);
 	prims[12] = 7000;
-	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), 0);
-	assert_int_equal(c.v[COST_ipi_send], 7000);
+	expect_ipi_send(prims, "ipi_send = wakepath_run | alu*2\n", 7000);
 	/* products and quotients: a fitted path scaled by its instruction count (insns_block,
 	 * 80 here, against the fit's 160); a count the folder lacks falls back */
-	cost_text(text, sizeof(text), "ipi_send", "ipi_send = alu*3*insns_block/160 + 1us\n");
-	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), 0);
-	assert_int_equal(c.v[COST_ipi_send], 1750);
-	cost_text(text, sizeof(text), "ipi_send", "ipi_send = alu*insns_enter/2 | alu*4\n");
-	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), 0);
-	assert_int_equal(c.v[COST_ipi_send], 2000);
-	cost_text(text, sizeof(text), "ipi_send", "ipi_send = alu/0\n");
-	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "ipi_send: division by zero"));
-	cost_text(text, sizeof(text), "ipi_send", "ipi_send = alu*\n");
-	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "ipi_send: '*' needs"));
+	expect_ipi_send(prims, "ipi_send = alu*3*insns_block/160 + 1us\n", 1750);
+	expect_ipi_send(prims, "ipi_send = alu*insns_enter/2 | alu*4\n", 2000);
+	expect_refused(prims, "ipi_send = alu/0\n", "ipi_send: division by zero");
+	expect_refused(prims, "ipi_send = alu*\n", "ipi_send: '*' needs");
 	/* a missing primitive falls back only if the rest of its alternative is sound */
-	cost_text(text, sizeof(text), "ipi_send", "ipi_send = alu*insns_entr/267 | 3us\n");
-	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "unknown primitive 'insns_entr'"));
-	cost_text(text, sizeof(text), "ipi_send", "ipi_send = insns_enter * 5 parsecs | 3us\n");
-	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "unexpected 'parsecs"));
-	cost_text(text, sizeof(text), "ipi_send", "ipi_send = alu/insns_enter | 3us\n");
-	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), 0);
-	assert_int_equal(c.v[COST_ipi_send], 3000);
-	cost_text(text, sizeof(text), "ipi_send", "ipi_send =\n");
-	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "ipi_send: empty expression"));
+	expect_refused(prims, "ipi_send = alu*insns_entr/267 | 3us\n",
+		       "unknown primitive 'insns_entr'");
+	expect_refused(prims, "ipi_send = insns_enter * 5 parsecs | 3us\n", "unexpected 'parsecs");
+	expect_ipi_send(prims, "ipi_send = alu/insns_enter | 3us\n", 3000);
+	expect_refused(prims, "ipi_send =\n", "ipi_send: empty expression");
 	/* a syntax error in the first alternative is an error, not a reason to fall back */
-	cost_text(text, sizeof(text), "ipi_send", "ipi_send = 5 parsecs | alu\n");
-	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "ipi_send"));
+	expect_refused(prims, "ipi_send = 5 parsecs | alu\n", "ipi_send");
 	/* max(A, B): a difference kept from going negative, nested, as a factor */
-	cost_text(text, sizeof(text), "ipi_send", "ipi_send = max(alu - 2us, 0) + 1us\n");
-	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), 0);
-	assert_int_equal(c.v[COST_ipi_send], 1000);
-	cost_text(text, sizeof(text), "ipi_send", "ipi_send = 2*max(max(alu, 1us), alu*0.5)\n");
-	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), 0);
-	assert_int_equal(c.v[COST_ipi_send], 2000);
+	expect_ipi_send(prims, "ipi_send = max(alu - 2us, 0) + 1us\n", 1000);
+	expect_ipi_send(prims, "ipi_send = 2*max(max(alu, 1us), alu*0.5)\n", 2000);
 	/* a primitive missing inside falls back like any other */
-	cost_text(text, sizeof(text), "ipi_send", "ipi_send = max(wakepath_notice, alu) | 3us\n");
-	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), 0);
-	assert_int_equal(c.v[COST_ipi_send], 3000);
-	cost_text(text, sizeof(text), "ipi_send", "ipi_send = max(alu)\n");
-	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "ipi_send: max needs two arguments"));
-	cost_text(text, sizeof(text), "ipi_send", "ipi_send = max(alu, 1us\n");
-	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "ipi_send: max needs two arguments"));
-	cost_text(text, sizeof(text), "ipi_send", "ipi_send = max(alu, 1 parsec)\n");
-	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "unexpected 'parsec"));
+	expect_ipi_send(prims, "ipi_send = max(wakepath_notice, alu) | 3us\n", 3000);
+	expect_refused(prims, "ipi_send = max(alu)\n", "ipi_send: max needs two arguments");
+	expect_refused(prims, "ipi_send = max(alu, 1us\n", "ipi_send: max needs two arguments");
+	expect_refused(prims, "ipi_send = max(alu, 1 parsec)\n", "unexpected 'parsec");
 }
 
 /* A cost's spread: `~` gives its p90 less its median, refused on a non-time cost. */
