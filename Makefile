@@ -148,7 +148,8 @@ wakepath-estimate: deps all build/host/libinsncount.so
 	$(PYTHON) tools/insncount/estimate $(WAKEPATH_ESTIMATE_ARGS)
 
 # The same path in time under KVM, against the lean path's goals as ratios of one sitting
-# (tools/wakepath-rtt; WAKEPATH_RTT_ARGS="--repeats N" or "--accel tcg").
+# (tools/wakepath-rtt; WAKEPATH_RTT_ARGS="--repeats N", "--accel tcg", or "--before BUILD_DIR"
+# for another commit's kernel side by side with this tree's).
 WAKEPATH_RTT_ARGS ?=
 .PHONY: wakepath-rtt
 wakepath-rtt: deps all

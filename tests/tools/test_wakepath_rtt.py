@@ -37,10 +37,35 @@ def test_the_configurations_alternate_within_each_repeat():
         return SimpleNamespace(outcome=SimpleNamespace(ok=True, name="SUCCESS"), output=out)
 
     s = w.measure("tcg", 2, "10ms", run=run,
-                  cost=lambda accel: {"prims": {"ipi_halt_rtt": {"ns_p50": 5.0}}})
+                  cost=lambda accel: {"prims": {"ipi_halt_rtt": {"ns_p50": 5.0}}})[""]
     names = [n for n, _ in w.CONFIGS]
     assert order == names + names
     assert s["ipi_halt_rtt"] == [5.0, 5.0] and s["floor"] == [1000, 1000]
+
+
+def test_two_kernels_alternate_configuration_by_configuration():
+    """--before: each configuration's two kernels run back to back, within each repeat, and
+    the table gives both with their ratio and each one's goals."""
+    order = []
+
+    def run(cfg, timeout):
+        name = next(n for n, k in w.CONFIGS if k in cfg.cmdline)
+        order.append((name, cfg.kernel))
+        rtt = 2000 if cfg.kernel == "old.elf" else 1000
+        out = f"@idlelab result workload=pingpong ok=1 rtt_p50_ns={rtt}\n"
+        return SimpleNamespace(outcome=SimpleNamespace(ok=True, name="SUCCESS"), output=out)
+
+    s = w.measure("tcg", 1, "10ms", run=run, kernels={"before": "old.elf", "after": "new.elf"},
+                  cost=lambda accel: {"prims": {"ipi_halt_rtt": {"ns_p50": 5000.0}}})
+    assert order == [(n, k) for n, _ in w.CONFIGS for k in ("old.elf", "new.elf")]
+    lines = w.side_by_side(w.medians(s["before"]), w.medians(s["after"]), 1, "tcg", "old/")
+    assert "  floor               2.0 us    1.0 us          0.50" in lines
+    assert lines[-1].startswith("goals, after: idle=poll / floor 1.00 (met)")
+
+
+def test_before_needs_a_build_folder(tmp_path, capsys):
+    assert w.main(["--accel", "tcg", "--before", str(tmp_path)]) == EXIT_USAGE
+    assert "no idlelab32.elf there" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("argv", [["--repeats", "0"], ["--repeats", "x"],

@@ -8,10 +8,15 @@ The goals are ratios within that one sitting, so the machine's speed of the day 
 idle=poll at most 3x the spin floor, idle=haltpoll at most 1.1x idle=poll, and a poll-hit
 round trip (idle=haltpoll, whose replies are poll hits) below half of ipi_halt_rtt.
 
+`--before BUILD_DIR` measures another commit's kernel (its build folder, e.g. a worktree's) in
+the same sitting, alternated with this tree's configuration by configuration, and prints the
+two side by side: the before and after of a change to the path, as the README gives them.
+
 Exit status: 0 measured (whether or not the goals are met: the table says), 1 a run failed,
 2 bad arguments, 3 KVM asked for and not usable.
 """
 import argparse
+import os
 import re
 import statistics
 import sys
@@ -76,24 +81,48 @@ def table(med, repeats, accel, duration="1s"):
     return lines
 
 
-def measure(accel, repeats, duration, timeout=120, run=qemu.run, cost=costtable.measure):
-    """{name: [rtt p50 ns per repeat]} plus "ipi_halt_rtt"; raises RuntimeError naming the
-    configuration whose run failed."""
-    samples = {name: [] for name, _ in CONFIGS}
-    samples["ipi_halt_rtt"] = []
+def measure(accel, repeats, duration, timeout=120, run=qemu.run, cost=costtable.measure,
+            kernels=None):
+    """{kernel label: {name: [rtt p50 ns per repeat]} plus "ipi_halt_rtt"} for `kernels`
+    ({label: 32-bit boot image}, this tree's alone by default, labelled ""), each
+    configuration's kernels run back to back; raises RuntimeError naming the run that
+    failed. ipi_halt_rtt is the platform's (this tree's bench=exits), the same for all."""
+    kernels = kernels or {"": qemu.KERNEL32}
+    samples = {label: {name: [] for name, _ in CONFIGS + (("ipi_halt_rtt", ""),)}
+               for label in kernels}
     for r in range(repeats):
         for name, knobs in CONFIGS:
-            res = run(qemu.Config(smp=2, accel=accel,
-                                  cmdline=f"workload=pingpong duration={duration} "
-                                          f"warmup=100ms hz=0 {knobs}"), timeout=timeout)
-            if not res.outcome.ok:
-                raise RuntimeError(f"{name}, repeat {r + 1}: guest exit {res.outcome.name}")
-            samples[name].append(rtt_p50_ns(res.output))
+            for label, kernel in kernels.items():
+                res = run(qemu.Config(smp=2, accel=accel, kernel=kernel,
+                                      cmdline=f"workload=pingpong duration={duration} "
+                                              f"warmup=100ms hz=0 {knobs}"), timeout=timeout)
+                if not res.outcome.ok:
+                    raise RuntimeError(f"{name}{' ' + label if label else ''}, repeat {r + 1}: "
+                                       f"guest exit {res.outcome.name}")
+                samples[label][name].append(rtt_p50_ns(res.output))
         prim = cost(accel)["prims"].get("ipi_halt_rtt", {})
         if "ns_p50" in prim:
-            samples["ipi_halt_rtt"].append(prim["ns_p50"])
+            for label in kernels:
+                samples[label]["ipi_halt_rtt"].append(prim["ns_p50"])
         print(f"wakepath-rtt: repeat {r + 1} of {repeats} done", file=sys.stderr, flush=True)
     return samples
+
+
+def side_by_side(before, after, repeats, accel, where, duration="1s"):
+    """The before/after table of two kernels' medians, and the goals for each."""
+    lines = [f"wake-up path round trips, {accel}, pingpong 2 vCPUs hz=0 {duration}, p50, "
+             f"median of {repeats} alternated repeats; before: {where}, after: this tree:",
+             f"  {'configuration':16} {'before':>9} {'after':>9}  after/before"]
+    for name, _ in CONFIGS + (("ipi_halt_rtt", ""),):
+        b, a = before.get(name), after.get(name)
+        shown = [f"{v / 1000:6.1f} us" if v is not None else f"{'n/a':>9}" for v in (b, a)]
+        ratio = f"{a / b:12.2f}" if a is not None and b else f"{'n/a':>12}"
+        lines.append(f"  {name:16} {shown[0]} {shown[1]}  {ratio}")
+    for label, med in (("before", before), ("after", after)):
+        lines.append(f"goals, {label}: " + "; ".join(
+            f"{what} {ratio:.2f} ({'met' if met else 'NOT met'})" if ratio is not None
+            else f"{what} n/a" for what, ratio, _, met in verdicts(med)))
+    return lines
 
 
 def main(argv=None):
@@ -102,6 +131,9 @@ def main(argv=None):
     ap.add_argument("--accel", choices=("kvm", "tcg"), default="kvm",
                     help="the goals are about KVM; tcg measures the emulator instead")
     ap.add_argument("--duration", default="1s", help="each run's window (guest time knob)")
+    ap.add_argument("--before", metavar="BUILD_DIR",
+                    help="also measure this build folder's kernel (another commit's), "
+                         "alternated with this tree's, and print the two side by side")
     try:
         args = ap.parse_args(argv)
     except SystemExit as e:
@@ -117,11 +149,25 @@ def main(argv=None):
         print(f"wakepath-rtt: KVM not run: /dev/kvm is missing or not usable (exit "
               f"{EXIT_NO_KVM}); --accel tcg measures the emulator instead", file=sys.stderr)
         return EXIT_NO_KVM
+    kernels = {"": qemu.KERNEL32}
+    if args.before:
+        other = os.path.join(args.before, os.path.basename(qemu.KERNEL32))
+        if not os.path.isfile(other):
+            print(f"wakepath-rtt: --before {args.before}: no "
+                  f"{os.path.basename(qemu.KERNEL32)} there (a kernel's build folder)",
+                  file=sys.stderr)
+            return EXIT_USAGE
+        kernels = {"before": other, "after": qemu.KERNEL32}
     try:
-        samples = measure(args.accel, args.repeats, args.duration)
+        samples = measure(args.accel, args.repeats, args.duration, kernels=kernels)
     except (RuntimeError, ValueError, costtable.CostTableError) as e:
         print(f"wakepath-rtt: {e}", file=sys.stderr)
         return EXIT_RUN_FAILED
-    for line in table(medians(samples), args.repeats, args.accel, args.duration):
+    if args.before:
+        lines = side_by_side(medians(samples["before"]), medians(samples["after"]),
+                             args.repeats, args.accel, args.before, args.duration)
+    else:
+        lines = table(medians(samples[""]), args.repeats, args.accel, args.duration)
+    for line in lines:
         print(line)
     return EXIT_OK
