@@ -74,8 +74,8 @@ def test_bad_input_is_one_line_and_its_exit_code(tmp_path, capsys, monkeypatch):
     assert insnprice.main(["--costs", str(tmp_path)]) == EXIT_OK
     assert insnprice.main(["--costs", str(tmp_path / "meta.json")]) == EXIT_OK  # the file
     assert insnprice.main(["--costs", str(tmp_path), "--build", str(tmp_path)]) == EXIT_USAGE
-    assert capsys.readouterr().err.endswith(
-        f"--build {tmp_path}: no idlelab.elf there (a kernel's build folder)\n")
+    assert capsys.readouterr().err == (
+        f"wakepath-estimate: --build: no idlelab.elf in {tmp_path} (a kernel's build folder)\n")
     monkeypatch.setattr(qemu, "kvm_usable", lambda: False)
     assert insnprice.main(["--accel", "kvm"]) == EXIT_NO_KVM
     assert insnprice.main(["--bogus"]) == EXIT_USAGE
@@ -94,8 +94,7 @@ def test_another_builds_kernel_is_priced(tmp_path):
     """--build counts and prices another build's kernel: this tree's own build folder,
     given by path, gives this tree's profile (the floor, deterministic under TCG)."""
     knobs = insnprice.CONFIGS[0][1]
-    assert insnprice.insnprofile.build_files(os.path.join(qemu.TOP, "build")) == (
-        insnprice.insnprofile.ELF64, qemu.KERNEL32)
+    assert qemu.build_files(os.path.join(qemu.TOP, "build")) == (qemu.ELF64, qemu.KERNEL32)
     mine = insnprice.insnprofile.profile(knobs)[0]
     other = insnprice.insnprofile.profile(knobs, build=os.path.join(qemu.TOP, "build"))[0]
     assert sum(other.values()) == pytest.approx(sum(mine.values()), rel=0.02)

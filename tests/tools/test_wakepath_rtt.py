@@ -65,7 +65,8 @@ def test_two_kernels_alternate_configuration_by_configuration():
 
 def test_before_needs_a_build_folder(tmp_path, capsys):
     assert w.main(["--accel", "tcg", "--before", str(tmp_path)]) == EXIT_USAGE
-    assert "no idlelab32.elf there" in capsys.readouterr().err
+    assert capsys.readouterr().err == (f"wakepath-rtt: --before: no idlelab.elf in {tmp_path} "
+                                       "(a kernel's build folder)\n")
 
 
 @pytest.mark.parametrize("argv", [["--repeats", "0"], ["--repeats", "x"],

@@ -148,10 +148,9 @@ def main(argv):
     if args.accel == "kvm" and not args.costs and not qemu.kvm_usable():
         print("wakepath-estimate: --accel kvm: /dev/kvm is not usable here", file=sys.stderr)
         return EXIT_NO_KVM
-    missing = [f for f in insnprofile.build_files(args.build) if not os.path.isfile(f)]
-    if args.build and missing:
-        print(f"wakepath-estimate: --build {args.build}: no {os.path.basename(missing[0])} "
-              "there (a kernel's build folder)", file=sys.stderr)
+    why = args.build and qemu.build_missing(args.build)
+    if why:
+        print(f"wakepath-estimate: --build: {why}", file=sys.stderr)
         return EXIT_USAGE
     try:
         if args.costs:

@@ -17,7 +17,6 @@ import tempfile
 from . import insncount, qemu
 from .toolexit import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 
-ELF64 = os.path.join(qemu.TOP, "build", "idlelab.elf")   # the symbols (the 32-bit copy boots)
 ITERS = 5 * insncount.ITERS
 SPIN_ITERS = 20     # a spin for the turn lasts a TCG time slice: the floor is slow to count
 SHOWN_BELOW = 0.5   # per round trip: functions that cost less are left out of the table
@@ -66,20 +65,13 @@ def plugin_args(knobs, out, prof, ids):
             f"skip={ids[wait[0]]}:{ids[wait[1]]}")
 
 
-def build_files(build=None):
-    """(the ELF with the symbols, the 32-bit copy that boots) of a build folder: this tree's
-    by default, or another commit's `build/` (whose probe marks must be this tree's
-    arch/x86/probe.h: a kernel from before them cannot be counted)."""
-    if build is None:
-        return ELF64, qemu.KERNEL32
-    return os.path.join(build, "idlelab.elf"), os.path.join(build, "idlelab32.elf")
-
-
 def profile(knobs, iters=None, build=None):
-    """By function and by address, instructions per round trip under `knobs`."""
+    """By function and by address, instructions per round trip under `knobs`; `build`:
+    another kernel's build folder (qemu.build_files), whose probe marks must be this tree's
+    arch/x86/probe.h (a kernel from before them cannot be counted)."""
     if iters is None:
         iters = SPIN_ITERS if "pingpong.mode=spin" in knobs else ITERS
-    elf, kernel = build_files(build)
+    elf, kernel = qemu.build_files(build)
     with tempfile.TemporaryDirectory(prefix="idlelab-insnprofile-") as tmp:
         prof = os.path.join(tmp, "profile.txt")
         round_trips = insncount.boot_counted(
@@ -94,7 +86,7 @@ def profile(knobs, iters=None, build=None):
 def instructions(build=None):
     """[(function, address, "mnemonic operands")] of the kernel in address order, from
     objdump: the one reading of the disassembly."""
-    dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", build_files(build)[0]],
+    dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", qemu.build_files(build)[0]],
                          capture_output=True, text=True, check=True).stdout
     out, current = [], None
     for line in dis.splitlines():

@@ -22,6 +22,7 @@ from .records import parse_records
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 KERNEL32 = os.path.join(TOP, "build", "idlelab32.elf")
+ELF64 = os.path.join(TOP, "build", "idlelab.elf")   # the symbols (the 32-bit copy boots)
 MACHINES = ("microvm", "pc", "q35")
 ACCELS = ("auto", "kvm", "tcg")
 DEBUG_EXIT = "isa-debug-exit,iobase=0xf4,iosize=0x04"
@@ -29,6 +30,22 @@ DEBUG_EXIT = "isa-debug-exit,iobase=0xf4,iosize=0x04"
 # with window_sync=1 waits on at each window marker. One byte acknowledges one marker.
 ACK_BYTE = b"\x06"
 
+
+
+def build_files(build=None):
+    """(the ELF with the symbols, the 32-bit copy that boots) of a build folder: this tree's
+    by default, or another commit's `build/` (a worktree's), to run or count that kernel."""
+    if build is None:
+        return ELF64, KERNEL32
+    return os.path.join(build, "idlelab.elf"), os.path.join(build, "idlelab32.elf")
+
+
+def build_missing(build):
+    """Why `build` is not a kernel's build folder, in one line; None if it is one."""
+    for f in build_files(build):
+        if not os.path.isfile(f):
+            return f"no {os.path.basename(f)} in {build} (a kernel's build folder)"
+    return None
 
 def kvm_usable():
     """True if /dev/kvm can be opened read-write (KVM present and permitted)."""

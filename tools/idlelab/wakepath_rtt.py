@@ -16,7 +16,6 @@ Exit status: 0 measured (whether or not the goals are met: the table says), 1 a 
 2 bad arguments, 3 KVM asked for and not usable.
 """
 import argparse
-import os
 import re
 import statistics
 import sys
@@ -151,13 +150,11 @@ def main(argv=None):
         return EXIT_NO_KVM
     kernels = {"": qemu.KERNEL32}
     if args.before:
-        other = os.path.join(args.before, os.path.basename(qemu.KERNEL32))
-        if not os.path.isfile(other):
-            print(f"wakepath-rtt: --before {args.before}: no "
-                  f"{os.path.basename(qemu.KERNEL32)} there (a kernel's build folder)",
-                  file=sys.stderr)
+        why = qemu.build_missing(args.before)
+        if why:
+            print(f"wakepath-rtt: --before: {why}", file=sys.stderr)
             return EXIT_USAGE
-        kernels = {"before": other, "after": qemu.KERNEL32}
+        kernels = {"before": qemu.build_files(args.before)[1], "after": qemu.KERNEL32}
     try:
         samples = measure(args.accel, args.repeats, args.duration, kernels=kernels)
     except (RuntimeError, ValueError, costtable.CostTableError) as e:
