@@ -195,6 +195,13 @@ static void test_costs_expressions(void **state)
 	expect_refused(prims, "ipi_send = max(alu)\n", "ipi_send: max needs two arguments");
 	expect_refused(prims, "ipi_send = max(alu, 1us\n", "ipi_send: max needs two arguments");
 	expect_refused(prims, "ipi_send = max(alu, 1 parsec)\n", "unexpected 'parsec");
+	expect_refused(prims, "ipi_send = max(alu, 1us, 2us)\n", "max needs two arguments");
+	expect_refused(prims, "ipi_send = max(alu, (1us)\n", "max needs two arguments");
+	/* the primitive named is the first one missing, wherever it stands */
+	expect_refused(prims, "ipi_send = insns_user + max(wakepath_notice, 0)\n",
+		       "uses primitive 'insns_user'");
+	expect_refused(prims, "ipi_send = max(wakepath_notice, insns_user)\n",
+		       "uses primitive 'wakepath_notice'");
 }
 
 /* A cost's spread: `~` gives its p90 less its median, refused on a non-time cost. */

@@ -18,7 +18,8 @@
  * ran, counted under TCG when it measured its cost table (cost_table.path_insns). A term is
  * factors joined by * and /, so a fitted path cost can follow the kernel's own path:
  * `alu*80*insns_enter/50` is 80 alu where the enter phase had the fit's 50 instructions.
- * `max(A, B)` is a factor too: the larger of two such sums (`max(ipi_run_rtt - ipi_send, 0)`).
+ * `max(A, B)` is a factor too: the larger of two such sums (`max(ipi_run_rtt - ipi_send, 0)`;
+ * no `|` or `~` inside it).
  * The *_ppm costs are plain numbers, parts per million, at most 1000000.
  *
  * A time cost may have a spread: `name = MEDIAN ~ SPREAD`, SPREAD being the 90th percentile
@@ -309,42 +310,49 @@ static int sum_of_terms(const char *p, const double *prims, const char *field, d
 
 /*
  * `max(A, B)`: the larger of two sums, e.g. a difference of two measured medians that only
- * holds where one includes the other, kept from going negative where it does not. Returns
- * the end, NULL on an error; a primitive missing in A or B sets *missing (factor()).
+ * holds where one includes the other, kept from going negative where it does not. A and B
+ * are sums of terms (no `|` or `~` inside: those split the whole expression first). `p` is
+ * past the `(`. Returns the end, NULL on an error; a primitive missing in A or B sets
+ * *missing, and err names the first one missing, as factor() does.
  */
 static const char *max_of(const char *p, const double *prims, double *out, const char *field,
 			  bool *missing, char *err, size_t errlen)
 {
-	const char *arg = p;
-	char text[2][512];
+	const char *arg = p, *comma = NULL;
+	char text[2][512], why[512];
 	double v[2];
-	int depth = 0, n = 0;
+	int depth = 0;
 
-	for (; *p && n < 2; p++) {
-		if (*p == '(')
-			depth++;
-		else if ((*p == ')' && depth-- == 0) || (*p == ',' && !depth && n == 0)) {
-			if ((size_t)(p - arg) >= sizeof(text[n])) {
-				snprintf(err, errlen, "costs: %s: max(): an argument too long",
-					 field);
-				return NULL;
-			}
-			snprintf(text[n], sizeof(text[n]), "%.*s", (int)(p - arg), arg);
-			arg = p + 1;
-			if (*p == ')' || ++n == 2)
+	for (; *p && !(*p == ')' && depth == 0); p++) {
+		depth += (*p == '(') - (*p == ')');
+		if (*p == ',' && depth == 0) {
+			if (comma) {
+				comma = NULL; /* a third argument */
 				break;
+			}
+			comma = p;
 		}
 	}
-	if (*p != ')' || n != 1) {
+	if (*p != ')' || !comma) {
 		snprintf(err, errlen, "costs: %s: max needs two arguments: max(A, B)", field);
 		return NULL;
 	}
+	if ((size_t)(comma - arg) >= sizeof(text[0]) || (size_t)(p - comma) > sizeof(text[1])) {
+		snprintf(err, errlen, "costs: %s: max(): an argument too long", field);
+		return NULL;
+	}
+	snprintf(text[0], sizeof(text[0]), "%.*s", (int)(comma - arg), arg);
+	snprintf(text[1], sizeof(text[1]), "%.*s", (int)(p - comma - 1), comma + 1);
 	for (int i = 0; i < 2; i++) {
-		int rc = sum_of_terms(text[i], prims, field, &v[i], err, errlen);
+		int rc = sum_of_terms(text[i], prims, field, &v[i], why, sizeof(why));
 
-		if (rc == -1)
+		if (rc == -1) {
+			snprintf(err, errlen, "%s", why);
 			return NULL;
+		}
 		if (rc == -2) {
+			if (!*missing)
+				snprintf(err, errlen, "%s", why);
 			*missing = true;
 			v[i] = 0;
 		}
