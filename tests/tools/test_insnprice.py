@@ -3,6 +3,7 @@ their prices from the table's primitives, the sum, its one-line refusals, and on
 under TCG."""
 import json
 import os
+import subprocess
 
 import pytest
 
@@ -90,14 +91,50 @@ def test_the_recorded_ring0_costs_price_every_kind():
     assert table["accel"] == "kvm" and k["call"] > k["load"] > k["alu"] > 0
 
 
-def test_another_builds_kernel_is_priced(tmp_path):
-    """--build counts and prices another build's kernel: this tree's own build folder,
-    given by path, gives this tree's profile (the floor, deterministic under TCG)."""
-    knobs = insnprice.CONFIGS[0][1]
-    assert qemu.build_files(os.path.join(qemu.TOP, "build")) == (qemu.ELF64, qemu.KERNEL32)
-    mine = insnprice.insnprofile.profile(knobs)[0]
-    other = insnprice.insnprofile.profile(knobs, build=os.path.join(qemu.TOP, "build"))[0]
-    assert sum(other.values()) == pytest.approx(sum(mine.values()), rel=0.02)
+@pytest.mark.parametrize("text, why", [
+    ('{"cost_table": {"prims": {"alu": 313}}}', "'alu' is not an object with ns_p50"),
+    ('{"cost_table": {"prims": []}}', "no cost table in it"),
+    ('{"cost_table": "prims"}', "no cost table in it"),
+    ('{"cost_table": {"prims": {"alu": {"ns_p50": "313"}}}}', "'alu' ns_p50 is '313'"),
+])
+def test_a_hand_written_table_is_refused_in_one_line(tmp_path, capsys, text, why):
+    f = tmp_path / "costs.json"
+    f.write_text(text)
+    assert insnprice.main(["--costs", str(f)]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert why in err and err.count("\n") == 1 and "Traceback" not in err
+    assert insnprice.main(["--costs", str(tmp_path / "none")]) == EXIT_USAGE
+    assert "no such file or folder" in capsys.readouterr().err
+
+
+def test_another_builds_kernel_is_priced(tmp_path, monkeypatch):
+    """--build: the other build's 32-bit image is what boots and its ELF is what names the
+    addresses (nm) and what is disassembled (objdump), not this tree's."""
+    build = tmp_path / "build"
+    build.mkdir()
+    for name in ("idlelab.elf", "idlelab32.elf"):
+        (build / name).write_text("")
+    booted, read = [], []
+
+    def boot_counted(knobs, iters, plugin_args, kernel=None):
+        booted.append(kernel)
+        with open(plugin_args.split("profile=")[1].split(",")[0], "w") as f:
+            f.write("")
+        return 1
+
+    def run(argv, **kw):
+        read.append((argv[0], argv[-1]))
+        return subprocess.CompletedProcess(argv, 0, stdout="", stderr="")
+
+    monkeypatch.setattr(insnprice.insncount, "boot_counted", boot_counted)
+    monkeypatch.setattr(insnprice.insnprofile.subprocess, "run", run)
+    monkeypatch.setattr(insnprice, "estimate",
+                        lambda t, profile, insns: [profile("k"), insns()] and [])
+    f = tmp_path / "meta.json"
+    f.write_text(json.dumps({"cost_table": table()}))
+    assert insnprice.main(["--costs", str(f), "--build", str(build)]) == EXIT_OK
+    assert booted == [str(build / "idlelab32.elf")]
+    assert read == [("nm", str(build / "idlelab.elf")), ("objdump", str(build / "idlelab.elf"))]
 
 
 def test_a_real_estimate_under_tcg(capsys):

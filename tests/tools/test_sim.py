@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import time
+import types
 
 import pytest
 
@@ -267,7 +268,7 @@ def test_predict_maps_a_run_onto_the_simulator():
     assert predict.within(50.0, 59.0, "host_cpu_pct")
 
 
-def test_a_tcg_run_is_predicted_without_host_polling_and_not_judged():
+def test_a_tcg_run_is_predicted_without_host_polling_and_not_judged(monkeypatch):
     """Under TCG there is no KVM: no host halt polling, whatever the matrix asked, and no
     KVM counts to hold the prediction to (the bar is KVM's)."""
     rec = {"cmdline": "workload=pingpong duration=300ms", "smp": 2, "accel": "tcg",
@@ -276,11 +277,17 @@ def test_a_tcg_run_is_predicted_without_host_polling_and_not_judged():
     args = predict.sim_args(rec, "hardware")
     assert args[-2:] == ["halt_poll_ns=0", "costs=hardware"]
     assert not any(a.startswith("kvm_cap_halt_poll") for a in args)
-    entry = {"matrix": "m", "name": "n", "simulated": False, "ok": None, "accel": "tcg",
-             "measured": {"host_cpu_pct": 50.0}, "predicted": {"host_cpu_pct": 52.0},
-             "error": {"host_cpu_pct": 2.0}}
-    assert predict.markdown([entry])[-2] == (
-        "0 of 0 measured runs within the bar (counts ±10 % or ±10 events, host CPU ±10 "
+    # compare(): the same figures under KVM are judged, under TCG not (the simulator and
+    # the folder's summary stood in for by what they would give)
+    fig = {k: 50.0 for k in predict.FIGURES}
+    monkeypatch.setattr(predict, "predict_record", lambda rec, costs, sim: dict(fig))
+    monkeypatch.setattr(predict, "summarize",
+                        lambda rec: types.SimpleNamespace(ok=True, **fig))
+    recs = [dict(rec, matrix="m", name=a, accel=a) for a in ("kvm", "tcg")]
+    entries = predict.compare("unused", "hardware", recs=recs)
+    assert [(e["accel"], e["ok"]) for e in entries] == [("kvm", True), ("tcg", None)]
+    assert predict.markdown(entries)[-2] == (
+        "1 of 1 measured runs within the bar (counts ±10 % or ±10 events, host CPU ±10 "
         "points); 1 not judged (no KVM counts: TCG).")
 
 

@@ -68,11 +68,19 @@ def placeholder():
 
 
 def median_ns(table, prim):
-    entry = table["prims"].get(prim)
+    """A primitive's median, ns; CostTableError if the table has none, or is not a table (a
+    hand-written file: `{"prims": {"alu": {"ns_p50": 313}}}`)."""
+    prims = table.get("prims") if isinstance(table, dict) else None
+    entry = prims.get(prim) if isinstance(prims, dict) else None
+    if entry is not None and not isinstance(entry, dict):
+        raise CostTableError(f"the cost table's {prim!r} is not an object with ns_p50")
     if entry is None or entry.get("skipped") or "ns_p50" not in entry:
         raise CostTableError(f"the cost table has no figure for {prim!r}"
                              + (f" ({entry['why']})" if entry and entry.get("why") else ""))
-    return entry["ns_p50"]
+    v = entry["ns_p50"]
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0:
+        raise CostTableError(f"the cost table's {prim!r} ns_p50 is {v!r}, not a number of ns")
+    return v
 
 
 def is_scaled(value):

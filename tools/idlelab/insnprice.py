@@ -58,9 +58,14 @@ def kind(text):
 def folder_table(where):
     """The cost table of a results folder's meta.json, or of a meta.json-shaped file (e.g.
     docs/ring0-costs-kvm-20261130.json); CostTableError if it has none."""
+    if not os.path.exists(where):
+        raise costtable.CostTableError(f"{where}: no such file or folder")
     folder, name = (os.path.split(where) if os.path.isfile(where) else (where, None))
-    table = resultsfolder.read_meta(folder, name).get("cost_table") or {}
-    if "prims" not in table:
+    try:
+        table = resultsfolder.read_meta(folder, name).get("cost_table") or {}
+    except OSError as e:
+        raise costtable.CostTableError(f"{where}: {e.strerror}") from None
+    if not isinstance(table, dict) or not isinstance(table.get("prims"), dict):
         raise costtable.CostTableError(f"{where}: no cost table in it (a folder of `make "
                                        "bench`, measured with its cost table, or its meta.json)")
     return table
@@ -133,9 +138,9 @@ def report(rows, where):
 
 def main(argv):
     ap = argparse.ArgumentParser(prog="wakepath-estimate", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--costs", metavar="RESULTS_DIR",
-                    help="price with this results folder's cost table (meta.json) instead "
-                         "of measuring one now")
+    ap.add_argument("--costs", metavar="RESULTS_DIR|FILE",
+                    help="price with this results folder's cost table (its meta.json), or a "
+                         "file of meta.json's shape, instead of measuring one now")
     ap.add_argument("--accel", choices=("auto", "kvm", "tcg"), default="auto",
                     help="where to measure the cost table now (auto: KVM if usable)")
     ap.add_argument("--build", metavar="BUILD_DIR",
