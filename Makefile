@@ -141,7 +141,8 @@ wakepath-profile: deps all build/host/libinsncount.so
 	$(PYTHON) tools/insncount/profile "$(WAKEPATH_PROFILE_KNOBS)" $(WAKEPATH_PROFILE_ANNOTATE)
 
 # The same profile priced by a cost table (tools/idlelab/insnprice.py): estimated round trips
-# and the goals' ratios (WAKEPATH_ESTIMATE_ARGS="--costs RESULTS_DIR" or "--accel tcg").
+# and the goals' ratios (WAKEPATH_ESTIMATE_ARGS="--costs RESULTS_DIR|FILE", "--accel tcg", or
+# "--build BUILD_DIR" for another commit's kernel).
 WAKEPATH_ESTIMATE_ARGS ?=
 .PHONY: wakepath-estimate
 wakepath-estimate: deps all build/host/libinsncount.so

@@ -60,6 +60,8 @@ def test_two_kernels_alternate_configuration_by_configuration():
     assert order == [(n, k) for n, _ in w.CONFIGS for k in ("old.elf", "new.elf")]
     lines = w.side_by_side(w.medians(s["before"]), w.medians(s["after"]), 1, "tcg", "old/")
     assert "  floor               2.0 us    1.0 us          0.50" in lines
+    assert "  ipi_halt_rtt        5.0 us (both)" in lines
+    assert any(ln.startswith("(under TCG") for ln in lines)
     assert lines[-1].startswith("goals, after: idle=poll / floor 1.00 (met)")
 
 
