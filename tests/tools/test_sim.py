@@ -2,8 +2,8 @@
 hardware table's seed checks, and predict.py's mapping of a bench run onto the simulator."""
 import json
 import os
+import resource
 import subprocess
-import time
 import types
 
 import pytest
@@ -224,13 +224,21 @@ def test_here_scales_the_fitted_paths_by_the_kernels_counts(tmp_path):
         round(500 * 215 * (108.5 + 50) / 267)
 
 
+def cpu_seconds_of_children():
+    u = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return u.ru_utime + u.ru_stime
+
+
 def test_a_million_wakeups_in_under_a_second():
-    t0 = time.monotonic()
+    """The issue's bound, on one core: the simulator's own CPU time, not the wall clock, so
+    another load on this shared machine does not fail it (about 0.3 s here)."""
+    t0 = cpu_seconds_of_children()
     r = sim("costs=hardware", "workload=pingpong", "idle=halt", "duration=12s", "hz=0")
-    elapsed = time.monotonic() - t0
+    cpu_s = cpu_seconds_of_children() - t0
     cpu0 = next(f for k, f in records.parse_records(r.stdout) if k == "cpu")
     wakes = 2 * int(cpu0["wakeups"])
-    assert wakes >= 1_000_000 and elapsed < 1.0, (wakes, elapsed)
+    print(f"idlelab-sim: {wakes} wake-ups in {cpu_s:.2f} s of CPU")
+    assert wakes >= 1_000_000 and cpu_s < 1.0, (wakes, cpu_s)
 
 
 def test_64_vcpus():
