@@ -153,7 +153,7 @@ def main(argv):
     if args.accel == "kvm" and not args.costs and not qemu.kvm_usable():
         print("wakepath-estimate: --accel kvm: /dev/kvm is not usable here", file=sys.stderr)
         return EXIT_NO_KVM
-    why = args.build and qemu.build_missing(args.build)
+    why = qemu.build_missing(args.build) if args.build is not None else None
     if why:
         print(f"wakepath-estimate: --build: {why}", file=sys.stderr)
         return EXIT_USAGE

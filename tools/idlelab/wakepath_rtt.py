@@ -154,7 +154,7 @@ def main(argv=None):
               f"{EXIT_NO_KVM}); --accel tcg measures the emulator instead", file=sys.stderr)
         return EXIT_NO_KVM
     kernels = {"": qemu.KERNEL32}
-    if args.before:
+    if args.before is not None:
         why = qemu.build_missing(args.before)
         if why:
             print(f"wakepath-rtt: --before: {why}", file=sys.stderr)
@@ -165,7 +165,7 @@ def main(argv=None):
     except (RuntimeError, ValueError, costtable.CostTableError) as e:
         print(f"wakepath-rtt: {e}", file=sys.stderr)
         return EXIT_RUN_FAILED
-    if args.before:
+    if args.before is not None:
         lines = side_by_side(medians(samples["before"]), medians(samples["after"]),
                              args.repeats, args.accel, args.before, args.duration)
     else:
