@@ -150,15 +150,21 @@ static void expect_ipi_send(const double *prims, const char *line, long ns)
 	assert_int_equal(c.v[COST_ipi_send], ns);
 }
 
-/* ipi_send's line refused, the message containing `why`. */
-static void expect_refused(const double *prims, const char *line, const char *why)
+/* `field`'s line refused, the message containing `why`. */
+static void expect_field_refused(const double *prims, const char *field, const char *line,
+				 const char *why)
 {
 	char text[1024], err[512];
 	struct sim_costs c;
 
-	cost_text(text, sizeof(text), "ipi_send", line);
+	cost_text(text, sizeof(text), field, line);
 	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, why));
+}
+
+static void expect_refused(const double *prims, const char *line, const char *why)
+{
+	expect_field_refused(prims, "ipi_send", line, why);
 }
 
 static void test_costs_expressions(void **state)
@@ -226,19 +232,14 @@ static void test_costs_spread(void **state)
 	cost_text(text, sizeof(text), "ipi_send", "ipi_send = 1us ~ wakepath_run_p90 | 2us\n");
 	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), 0);
 	assert_int_equal(c.spread[COST_ipi_send], 2000);
-	cost_text(text, sizeof(text), "wake_cold_ppm", "wake_cold_ppm = 5 ~ 1\n");
-	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "'wake_cold_ppm' is not a drawn cost"));
-	cost_text(text, sizeof(text), "ipi_send", "ipi_send = 1us ~ 1us - 2us\n");
-	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "ipi_send spread"));
-	cost_text(text, sizeof(text), "ipi_send", "ipi_send = 1us ~\n");
-	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "ipi_send spread: empty expression"));
+	expect_field_refused(prims, "wake_cold_ppm", "wake_cold_ppm = 5 ~ 1\n",
+			     "'wake_cold_ppm' is not a drawn cost");
+	expect_field_refused(prims, "ipi_send", "ipi_send = 1us ~ 1us - 2us\n", "ipi_send spread");
+	expect_field_refused(prims, "ipi_send", "ipi_send = 1us ~\n",
+			     "ipi_send spread: empty expression");
 	/* the engine reads the poll loops' steps as constants: a spread there is refused */
-	cost_text(text, sizeof(text), "host_poll_iter", "host_poll_iter = 60ns ~ 1us\n");
-	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "'host_poll_iter' is a poll loop's step"));
+	expect_field_refused(prims, "host_poll_iter", "host_poll_iter = 60ns ~ 1us\n",
+			     "'host_poll_iter' is a poll loop's step");
 }
 
 static int cmp_u64(const void *a, const void *b)
