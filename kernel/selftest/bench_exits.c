@@ -4,10 +4,10 @@
  * reported as ns per operation (median and p90), one `@idlelab bench name=exits` record
  * each. A primitive this run cannot execute is reported as skipped, with the reason.
  *
- * Local primitives (alu ... wrmsr_pollctl, load, call, pushf) time a batch of unrolled copies per sample
- * (arch/x86/costprims.h) with interrupts off and divide by the batch size; nothing is
- * subtracted: the batch amortises the two TSC reads, whose cost (empty_sample_ns, per
- * sample, not per op) every record carries so a reader can judge.
+ * Local primitives (alu ... wrmsr_pollctl, load, call, pushf) time a batch of unrolled
+ * copies per sample (arch/x86/costprims.h) with interrupts off and divide by the batch size;
+ * nothing is subtracted: the batch amortises the two TSC reads, whose cost
+ * (empty_sample_ns, per sample, not per op) every record carries so a reader can judge.
  *
  * The cross-CPU primitives use a responder thread pinned on CPU 1 that runs its own raw
  * loop with interrupts off, in one of two modes:
