@@ -47,15 +47,16 @@ build/idlelab32.elf: build/idlelab.elf
 
 # The ISO bakes ISO_CMDLINE into its grub.cfg, so it depends on $(ISO).cmdline, which holds
 # the command line it was built with and is rewritten (new mtime) only when ISO_CMDLINE
-# changes. mkiso checks the line with build/host/knobdoc (the kernel's own knob parser).
+# changes. mkiso checks the line with build/host/knobdoc (the kernel's own knob parser) and
+# quotes it for GRUB; $(value) and single quotes keep make and the shell from expanding a $.
 ISO_CMDLINE ?=
 ISO ?= build/idlelab.iso
 iso: $(ISO)
 $(ISO): build/idlelab.elf tools/mkiso build/host/knobdoc $(ISO).cmdline
-	tools/mkiso $@ "$(ISO_CMDLINE)"
+	tools/mkiso $@ '$(subst ','\'',$(value ISO_CMDLINE))'
 $(ISO).cmdline: iso-cmdline-force
 	@mkdir -p $(@D)
-	@printf '%s\n' '$(subst ','\'',$(ISO_CMDLINE))' > $@.tmp
+	@printf '%s\n' '$(subst ','\'',$(value ISO_CMDLINE))' > $@.tmp
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
 .PHONY: iso-cmdline-force
 
