@@ -1,7 +1,8 @@
 /*
  * Boot: the BSP arrives here from boot/entry.asm in long mode, brings up its own CPU, reads
- * the knobs, finds the other CPUs through ACPI and starts them one at a time, then prints
- * the boot records the host tools read.
+ * the knobs, finds the other CPUs through ACPI and starts them one at a time, checking each
+ * one's TSC against its own (kernel/tsc_sync.c), then prints the boot records the host tools
+ * read.
  */
 #include "arch/x86/apic.h"
 #include "arch/x86/apic_timer.h"
@@ -26,6 +27,7 @@
 #include "kernel/timeline.h"
 #include "kernel/timer.h"
 #include "kernel/trap_report.h"
+#include "kernel/tsc_sync.h"
 
 #define KSTACK_SIZE 16384
 
@@ -94,6 +96,7 @@ static __attribute__((noreturn)) void ap_main(uint64_t id)
 	cpu_bringup();
 	cpu_start_scheduling();
 	announce_online();
+	tsc_sync_join();
 	sched_idle_loop();
 }
 
@@ -142,6 +145,10 @@ static void start_aps(void)
 			}
 			cpu_relax();
 		}
+		if (!tsc_sync_check(i, (uint64_t)knob(KNOB_boot_timeout))) {
+			printk("idlelab: CPU %u did not join the TSC check within boot_timeout", i);
+			kernel_exit(EXIT_BOOT_FAILED);
+		}
 	}
 }
 
@@ -159,10 +166,12 @@ static void print_boot_records(void)
 	if (!f->invariant_tsc)
 		printk("idlelab: CPUID does not report an invariant TSC; assuming it is one "
 		       "(time would drift if the host changed the TSC rate)");
+	tsc_sync_report();
 	printk("@idlelab boot cpus=%u tsc_hz=%lu tsc_src=%s x2apic=%d tsc_deadline=%d "
-	       "invariant_tsc=%d kvm=%d pollctl=%d realtime=%d protocol=%s ram_mb=%lu",
+	       "invariant_tsc=%d tsc_sync=%d tsc_skew_ns=%lu kvm=%d pollctl=%d realtime=%d "
+	       "protocol=%s ram_mb=%lu",
 	       ncpus, tsc_hz, tsc_source, apic_x2apic_mode, f->tsc_deadline, f->invariant_tsc,
-	       f->kvm, kvm_has(KVM_FEATURE_POLL_CONTROL),
+	       tsc_sync.agree, tsc_sync.skew_ns, f->kvm, kvm_has(KVM_FEATURE_POLL_CONTROL),
 	       f->kvm && (f->kvm_hints >> KVM_HINTS_REALTIME) & 1, boot_info.protocol,
 	       boot_info.ram_bytes >> 20);
 	if (knob(KNOB_verbose))

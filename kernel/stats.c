@@ -1,12 +1,14 @@
 #include "arch/x86/kvm.h"
 #include "arch/x86/tsc.h"
 #include "kernel/idle.h"
+#include "kernel/policy/tsc_delta.h"
 #include "kernel/printk.h"
 #include "kernel/stats.h"
 
-/* Credits an idle state still in progress, so an idle CPU's idle time is current, and fills in
- * the counters that are sums of others. */
-static void read_cpu(const struct cpu *c, struct cpu_stats *out)
+/* Credits an idle state still in progress up to `now`, so an idle CPU's idle time is current,
+ * and fills in the counters that are sums of others. `since` is the idle CPU's stamp and
+ * `now` the reader's: tsc_delta, as the two TSCs may disagree. */
+static void read_cpu(const struct cpu *c, uint64_t now, struct cpu_stats *out)
 {
 	const volatile struct cpu *v = c;
 	uint32_t seq;
@@ -26,15 +28,17 @@ static void read_cpu(const struct cpu *c, struct cpu_stats *out)
 	out->poll_entries = out->poll_hits + out->poll_immediate + out->poll_expired;
 	out->idle_entries = out->poll_entries + out->halts;
 	if (since && polling)
-		out->poll_cycles += rdtsc() - since;
+		out->poll_cycles += tsc_delta(now, since);
 	else if (since)
-		out->halt_cycles += rdtsc() - since;
+		out->halt_cycles += tsc_delta(now, since);
 }
 
 void stats_snapshot(struct stats_snapshot *s)
 {
+	s->t = rdtsc();
+	s->reader = this_cpu()->id;
 	for (unsigned i = 0; i < ncpus; i++) {
-		read_cpu(&cpus[i], &s->cpu[i]);
+		read_cpu(&cpus[i], s->t, &s->cpu[i]);
 		s->cpu[i].steal_ns = kvm_steal_ns(i);
 		s->window_ns[i] = idle_window_ns(&cpus[i]);
 		/* (one aligned word that only its CPU writes: a plain load is whole) */
@@ -56,13 +60,26 @@ uint64_t stats_sum(const struct stats_snapshot *s, unsigned field_offset)
 	return sum;
 }
 
+void stats_idle_cycles(const struct stats_snapshot *a, const struct stats_snapshot *b, unsigned cpu,
+		       uint64_t *poll, uint64_t *halt)
+{
+	/* Two readers' stamps would make the span itself a cross-CPU difference. */
+	uint64_t span = a->reader == b->reader ? tsc_delta(b->t, a->t) : UINT64_MAX;
+
+	*poll = b->cpu[cpu].poll_cycles - a->cpu[cpu].poll_cycles;
+	*halt = b->cpu[cpu].halt_cycles - a->cpu[cpu].halt_cycles;
+	tsc_idle_clamp(poll, halt, span);
+}
+
 #define D(f) (y->f - x->f)
 
 void stats_print_delta(const struct stats_snapshot *a, const struct stats_snapshot *b)
 {
 	for (unsigned i = 0; i < ncpus; i++) {
 		const struct cpu_stats *x = &a->cpu[i], *y = &b->cpu[i];
+		uint64_t poll, halt;
 
+		stats_idle_cycles(a, b, i, &poll, &halt);
 		printk(
 		    "@idlelab cpu id=%u ctx_switches=%lu wakeups=%lu wakeups_local=%lu "
 		    "wakeups_remote=%lu ipi_sent=%lu ipi_avoided=%lu ipi_received=%lu "
@@ -76,9 +93,8 @@ void stats_print_delta(const struct stats_snapshot *a, const struct stats_snapsh
 		    D(wakeups_remote), D(ipi_sent), D(ipi_avoided), D(ipi_received), D(timer_irqs),
 		    D(ticks), D(idle_entries), D(idle_aborted), D(poll_entries), D(poll_hits),
 		    D(poll_immediate), D(poll_expired), D(halts), D(halts_aborted), D(hlt),
-		    D(window_grows), D(window_shrinks), b->window_ns[i],
-		    tsc_to_ns(D(poll_cycles) + D(halt_cycles)), tsc_to_ns(D(poll_cycles)),
-		    tsc_to_ns(D(halt_cycles)), tsc_to_ns(D(poll_overshoot_cycles)),
+		    D(window_grows), D(window_shrinks), b->window_ns[i], tsc_to_ns(poll + halt),
+		    tsc_to_ns(poll), tsc_to_ns(halt), tsc_to_ns(D(poll_overshoot_cycles)),
 		    tsc_to_ns(y->poll_overshoot_max_cycles), D(steal_ns), D(polls_suspended),
 		    b->takeovers[i] - a->takeovers[i]);
 	}

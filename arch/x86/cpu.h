@@ -55,6 +55,18 @@ static inline uint64_t rdtsc(void)
 	return ((uint64_t)hi << 32) | lo;
 }
 
+/*
+ * The TSC, read only once every earlier instruction has completed (LFENCE): a reading that
+ * is compared with another CPU's must not be taken before the load that ordered the two.
+ */
+static inline uint64_t rdtsc_ordered(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("lfence; rdtsc" : "=a"(lo), "=d"(hi)::"memory");
+	return ((uint64_t)hi << 32) | lo;
+}
+
 static inline void cpu_relax(void)
 {
 	__asm__ volatile("pause" ::: "memory");

@@ -8,8 +8,11 @@
 #include "arch/x86/tsc.h"
 #include "kernel/idle.h"
 #include "kernel/policy/knobs.h"
+#include "kernel/policy/wake_phases.h"
 #include "kernel/printk.h"
+#include "kernel/tsc_sync.h"
 #include "kernel/workloads/workload.h"
+#include "lib/format.h"
 
 /*
  * ping is set by the ping thread itself before its first hand-over, never by the creator:
@@ -29,6 +32,7 @@ static struct pair pairs[MAX_CPUS / 2];
 static unsigned npairs;
 static uint64_t iters; /* 0: run for duration= */
 static bool spin_mode; /* pingpong.mode=spin: the floor, no scheduler at all */
+static bool cross_cpu; /* the boot's TSC check: the two CPUs' stamps can be subtracted */
 
 /*
  * The wake-up path, phase by phase, per pair. A hand-over starts at the waker's stamp and
@@ -37,10 +41,13 @@ static bool spin_mode; /* pingpong.mode=spin: the floor, no scheduler at all */
  * entry; 0 if it was idle already), notice (the wake reaching the idle CPU: IPI and halt
  * exit, or the poll loop seeing the flag), and run (that CPU's own path back into the
  * thread: governor, schedule, switch). A target that never idled (it had not blocked yet)
- * has no notice; it counts in `busy`.
+ * has no notice; it counts in `busy`. kernel/policy/wake_phases.c splits the stamps; the
+ * phases that start at the waker's stamp are another CPU's time, recorded only where the
+ * boot found the TSCs in agreement (cross_cpu).
  */
 static struct wakepath {
 	struct hist going_idle, to_notice, to_run, total;
+	uint64_t sampled;
 	uint64_t busy;
 	uint64_t seen[2]; /* hand-overs in the window, sampled or not: to pong, to ping */
 } wakepaths[MAX_CPUS / 2];
@@ -54,34 +61,43 @@ static struct wakepath {
  */
 #define WAKEPATH_SAMPLE_EVERY 8
 
+/* since: the woken thread's own stamp from when it last ran, on this CPU. */
 static __attribute__((noinline)) void record_sample(struct wakepath *w, uint64_t woke,
-						    uint64_t running)
+						    uint64_t since, uint64_t running)
 {
 	const struct cpu *c = this_cpu();
-	uint64_t notice = c->idle_notice, entered = c->idle_entered;
+	struct wake_stamps st = {.woke = woke,
+				 .since = since,
+				 .entered = c->idle_entered,
+				 .notice = c->idle_notice,
+				 .running = running};
+	struct wake_phases ph;
 
-	hist_record(&w->total, tsc_to_ns(running - woke));
+	wake_phases_split(&st, cross_cpu, &ph);
+	w->sampled++;
+	if (cross_cpu)
+		hist_record(&w->total, tsc_to_ns(ph.total));
 	if (spin_mode)
 		return;
-	if (notice < woke || notice > running) {
+	if (!ph.idled) {
 		w->busy++;
 		return;
 	}
-	if (entered < woke)
-		entered = woke;
-	hist_record(&w->going_idle, tsc_to_ns(entered - woke));
-	hist_record(&w->to_notice, tsc_to_ns(notice - entered));
-	hist_record(&w->to_run, tsc_to_ns(running - notice));
+	if (cross_cpu) {
+		hist_record(&w->going_idle, tsc_to_ns(ph.going_idle));
+		hist_record(&w->to_notice, tsc_to_ns(ph.notice));
+	}
+	hist_record(&w->to_run, tsc_to_ns(ph.run));
 }
 
 /* The test is all that the hand-overs not sampled pay. */
-static inline void record_hand_over(struct pair *p, unsigned to_ping, uint64_t woke,
+static inline void record_hand_over(struct pair *p, unsigned to_ping, uint64_t woke, uint64_t since,
 				    uint64_t running)
 {
 	struct wakepath *w = &wakepaths[p->slot];
 
 	if (wl_phase() == WL_MEASURE && w->seen[to_ping]++ % WAKEPATH_SAMPLE_EVERY == 0)
-		record_sample(w, woke, running);
+		record_sample(w, woke, since, running);
 }
 
 /*
@@ -118,12 +134,15 @@ PINGPONG_BODY void hand_over(struct pair *p, unsigned turn, struct thread *partn
 
 PINGPONG_BODY void pong_body(struct pair *p, bool spin)
 {
+	uint64_t last = 0;
+
 	while (wait_turn(p, 1, spin)) {
 		uint64_t now = rdtsc();
 
 		probe_mark(PROBE_RUNNING);
-		record_hand_over(p, 0, p->woke_at, now);
+		record_hand_over(p, 0, p->woke_at, last, now);
 		hand_over(p, 0, p->ping, now, spin);
+		last = now;
 	}
 	join_done(&wl.threads);
 }
@@ -146,7 +165,7 @@ PINGPONG_BODY void ping_body(struct pair *p, bool spin)
 			break;
 		t1 = rdtsc();
 		probe_mark(PROBE_RUNNING);
-		record_hand_over(p, 1, p->woke_at, t1);
+		record_hand_over(p, 1, p->woke_at, t0, t1);
 		if (wl_phase() != WL_MEASURE || counted_out)
 			continue;
 		hist_record(&wl.hist[p->slot], tsc_to_ns(t1 - t0));
@@ -187,6 +206,7 @@ static int pingpong_start(void)
 	}
 	iters = knob_given(KNOB_iters) ? (uint64_t)knob(KNOB_iters) : 0;
 	spin_mode = knob(KNOB_pingpong_mode) == PINGPONG_SPIN;
+	cross_cpu = tsc_sync.agree;
 	wl.by_count = iters != 0;
 	join_init(&wl.threads, 2 * npairs);
 	join_init(&wl.measured, npairs);
@@ -206,12 +226,31 @@ static int pingpong_start(void)
 	return (int)(2 * npairs);
 }
 
+static const uint32_t percentiles[] = {5000, 9000, 9900};
+
+/* " NAME_pP_ns=V" for the first n of percentiles[]; V is `na` where the phase is not known. */
+static void phase_fields(char *buf, size_t size, const char *name, const struct hist *h, unsigned n,
+			 bool known)
+{
+	int len = 0;
+
+	for (unsigned i = 0; i < n && len < (int)size; i++) {
+		if (known)
+			len += snprintf(buf + len, size - (size_t)len, " %s_p%u_ns=%lu", name,
+					percentiles[i] / 100, hist_percentile(h, percentiles[i]));
+		else
+			len += snprintf(buf + len, size - (size_t)len, " %s_p%u_ns=na", name,
+					percentiles[i] / 100);
+	}
+}
+
 /* `@idlelab wakepath`: one hand-over (half a round trip), phase by phase, all pairs. */
 static void print_wakepath(void)
 {
 	/* 7.7 KiB each: off the 16 KiB thread stack. */
 	static struct hist going, notice, run, total;
-	uint64_t busy = 0;
+	char phases[4][128];
+	uint64_t busy = 0, sampled = 0;
 
 	hist_init(&going);
 	hist_init(&notice);
@@ -223,18 +262,15 @@ static void print_wakepath(void)
 		hist_merge(&run, &wakepaths[k].to_run);
 		hist_merge(&total, &wakepaths[k].total);
 		busy += wakepaths[k].busy;
+		sampled += wakepaths[k].sampled;
 	}
-	printk("@idlelab wakepath mode=%s idle=%s sampled=%lu every=%u busy=%lu total_p50_ns=%lu "
-	       "total_p90_ns=%lu total_p99_ns=%lu going_idle_p50_ns=%lu going_idle_p90_ns=%lu "
-	       "notice_p50_ns=%lu notice_p90_ns=%lu "
-	       "notice_p99_ns=%lu run_p50_ns=%lu run_p90_ns=%lu run_p99_ns=%lu",
+	phase_fields(phases[0], sizeof(phases[0]), "total", &total, 3, cross_cpu);
+	phase_fields(phases[1], sizeof(phases[1]), "going_idle", &going, 2, cross_cpu);
+	phase_fields(phases[2], sizeof(phases[2]), "notice", &notice, 3, cross_cpu);
+	phase_fields(phases[3], sizeof(phases[3]), "run", &run, 3, true);
+	printk("@idlelab wakepath mode=%s idle=%s sampled=%lu every=%u busy=%lu%s%s%s%s",
 	       knob_defs[KNOB_pingpong_mode].choices[knob(KNOB_pingpong_mode)], idle_policy_name(),
-	       hist_count(&total), WAKEPATH_SAMPLE_EVERY, busy, hist_percentile(&total, 5000),
-	       hist_percentile(&total, 9000), hist_percentile(&total, 9900),
-	       hist_percentile(&going, 5000), hist_percentile(&going, 9000),
-	       hist_percentile(&notice, 5000), hist_percentile(&notice, 9000),
-	       hist_percentile(&notice, 9900), hist_percentile(&run, 5000),
-	       hist_percentile(&run, 9000), hist_percentile(&run, 9900));
+	       sampled, WAKEPATH_SAMPLE_EVERY, busy, phases[0], phases[1], phases[2], phases[3]);
 }
 
 static bool pingpong_report(uint64_t window_ns)

@@ -71,11 +71,11 @@ static void print_table(const struct stats_snapshot *a, const struct stats_snaps
 	for (unsigned i = 0; i < ncpus; i++) {
 		const struct cpu_stats *x = &a->cpu[i], *y = &b->cpu[i];
 		char idle[16], poll[16];
+		uint64_t poll_cycles, halt_cycles;
 
-		pct(idle,
-		    tsc_to_ns(y->poll_cycles - x->poll_cycles + y->halt_cycles - x->halt_cycles),
-		    window_ns);
-		pct(poll, tsc_to_ns(y->poll_cycles - x->poll_cycles), window_ns);
+		stats_idle_cycles(a, b, i, &poll_cycles, &halt_cycles);
+		pct(idle, tsc_to_ns(poll_cycles + halt_cycles), window_ns);
+		pct(poll, tsc_to_ns(poll_cycles), window_ns);
 		printk("%3u %7lu %8lu %9lu %8lu %9lu %6lu %8lu %8lu %7lu %6s %6s %9lu", i,
 		       y->wakeups_local - x->wakeups_local + y->wakeups_remote - x->wakeups_remote,
 		       y->ipi_sent - x->ipi_sent, y->ipi_avoided - x->ipi_avoided,

@@ -39,6 +39,15 @@ def assert_exit(res, name):
     assert one(res, "exit")["name"] == name
 
 
+def assert_tsc_check_fields(b):
+    """tsc_sync is the verdict of the boot's TSC check (kernel/tsc_sync.c), tsc_skew_ns the
+    largest warp it saw: either may be anything a host gives, but agreement means no warp."""
+    assert b["tsc_sync"] in ("0", "1"), b
+    assert re.fullmatch(r"\d+", b["tsc_skew_ns"]), b
+    if b["tsc_sync"] == "1":
+        assert b["tsc_skew_ns"] == "0", b
+
+
 @pytest.mark.parametrize("accel", ACCELS)
 @pytest.mark.parametrize("smp", [1, 2, 4])
 def test_every_cpu_comes_online(accel, smp):
@@ -51,11 +60,15 @@ def test_every_cpu_comes_online(accel, smp):
     assert int(b["cpus"]) == smp
     assert int(b["tsc_hz"]) > 100_000_000
     assert b["protocol"] == "multiboot1"
+    assert_tsc_check_fields(b)
+    if smp == 1:  # one TSC agrees with itself: nothing to check
+        assert (b["tsc_sync"], b["tsc_skew_ns"]) == ("1", "0"), res.output
 
 
 @pytest.mark.parametrize("accel", ACCELS)
 def test_boot_record_matches_the_platform(accel):
     b = one(boot(accel, smp=2), "boot")
+    assert_tsc_check_fields(b)
     if accel == "kvm":
         # run script offers x2APIC, TSC-deadline, poll control and the REALTIME hint
         assert (b["kvm"], b["x2apic"], b["tsc_deadline"], b["pollctl"], b["realtime"]) == \

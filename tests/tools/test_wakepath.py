@@ -88,10 +88,16 @@ def test_wakepath_record(accel, knobs):
     assert len(w) == 1, res.output[-1500:]
     w = w[0]
     spin = "spin" in knobs
+    # the phases from the waker's stamp are `na` where the boot's TSC check found no agreement
+    cross = [f for k, f in records.parse_records(res.output) if k == "boot"][0]["tsc_sync"] == "1"
     assert w["mode"] == ("spin" if spin else "block")
-    assert int(w["sampled"]) > 0 and 0 < int(w["total_p50_ns"]) <= int(w["total_p99_ns"])
+    assert int(w["sampled"]) > 0
+    if cross:
+        assert 0 < int(w["total_p50_ns"]) <= int(w["total_p99_ns"])
+    else:
+        assert w["total_p50_ns"] == w["notice_p50_ns"] == "na"
     if spin:
-        assert w["notice_p50_ns"] == "0" and w["run_p50_ns"] == "0"
+        assert w["notice_p50_ns"] == ("0" if cross else "na") and w["run_p50_ns"] == "0"
     else:
         assert w["idle"] == knobs.split("=")[1]
-        assert int(w["notice_p50_ns"]) > 0 and int(w["run_p50_ns"]) > 0
+        assert int(w["run_p50_ns"]) > 0 and (not cross or int(w["notice_p50_ns"]) > 0)

@@ -33,3 +33,9 @@ UNIT_SRCS_governors := kernel/policy/governors.c kernel/policy/gov_haltpoll.c \
 	tests/unit/test_governors.c
 UNIT_TESTS += steal_gate
 UNIT_SRCS_steal_gate := kernel/policy/steal_gate.c tests/unit/test_steal_gate.c
+UNIT_TESTS += tsc_warp
+UNIT_SRCS_tsc_warp := kernel/policy/tsc_warp.c tests/unit/test_tsc_warp.c
+UNIT_TESTS += tsc_delta
+UNIT_SRCS_tsc_delta := kernel/policy/tsc_delta.c kernel/policy/histogram.c tests/unit/test_tsc_delta.c
+UNIT_TESTS += wake_phases
+UNIT_SRCS_wake_phases := tests/unit/test_wake_phases.c

@@ -135,15 +135,22 @@ static bool host_polling_off(const char *text)
 	return ns && ns < end && strtod(ns + 1, NULL) == 0;
 }
 
-/* A number after ` key=` within [p, end), or -1. */
+/*
+ * A number after ` key=` within [p, end), or -1: also where the value is not a number (a
+ * cross-CPU phase is `na` when the guest's TSCs disagree), which strtod would read as 0.
+ */
 static double field_in(const char *p, const char *end, const char *key)
 {
-	char k[64];
+	char k[64], *after;
 	const char *v;
+	double x;
 
 	snprintf(k, sizeof(k), " %s=", key);
 	v = strstr(p, k);
-	return v && v < end ? strtod(v + strlen(k), NULL) : -1;
+	if (!v || v >= end)
+		return -1;
+	x = strtod(v + strlen(k), &after);
+	return after == v + strlen(k) ? -1 : x;
 }
 
 /* The stamps' fields read from the wakepath records, and which records each is read from. */
