@@ -8,6 +8,7 @@ packages=(
 	qemu-system-x86 grub-pc-bin grub-common xorriso mtools
 	python3 python3-pytest python3-matplotlib
 	libcmocka-dev clang libclang-rt-dev clang-format cppcheck spin
+	busybox-static kmod cpio file
 )
 
 missing=()

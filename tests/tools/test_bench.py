@@ -183,8 +183,12 @@ def test_progress_line_counts_down_and_estimates():
 
 def test_accel_choice(monkeypatch):
     monkeypatch.setattr(cli.qemu, "kvm_usable", lambda: False)
+    monkeypatch.setattr(cli.hosts.nested, "available", lambda: (True, None))
+    accel, msg, code = cli.choose_accel("auto", True)      # the nested host is a KVM host
+    assert (accel, code) == ("nested", None) and "nested KVM host" in msg
+    monkeypatch.setattr(cli.hosts.nested, "available", lambda: (False, "no image here"))
     accel, msg, code = cli.choose_accel("auto", False)
-    assert (accel, code) == ("tcg", None) and "n/a (TCG)" in msg
+    assert (accel, code) == ("tcg", None) and "n/a (TCG)" in msg and "no image here" in msg
     accel, msg, code = cli.choose_accel("auto", True)
     assert (accel, code) == (None, cli.EXIT_NO_KVM) and "required" in msg
     assert cli.choose_accel("kvm", False)[2] == cli.EXIT_NO_KVM
@@ -194,10 +198,11 @@ def test_accel_choice(monkeypatch):
 
 def test_require_kvm_without_kvm_exits_3_and_writes_nothing(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(cli.qemu, "kvm_usable", lambda: False)
+    monkeypatch.setattr(cli.hosts.nested, "available", lambda: (False, "no image here"))
     code = cli.main(["--quick", "--require-kvm", "--results-dir", str(tmp_path / "r")])
     assert code == cli.EXIT_NO_KVM == 3
     assert not (tmp_path / "r").exists()
-    assert "/dev/kvm is missing or not usable" in capsys.readouterr().err
+    assert "no usable /dev/kvm" in capsys.readouterr().err
 
 
 def test_bad_matrix_is_a_usage_error(tmp_path, capsys):

@@ -124,6 +124,8 @@ def test_a_stall_not_made_is_not_run_never_ok():
     assert "not done" in tables.markdown("m", [row], META)
 
 
+@pytest.mark.kvm
+@pytest.mark.kvm_full
 def test_stall_under_kvm_through_the_bench(tmp_path):
     """The real thing: vCPU 1 of a pingpong guest stopped 300 ms, 200 ms into a 1 s window."""
     require("kvm")

@@ -64,6 +64,7 @@ def _start(sockdir, lib, ns, ctl=True, smp=2):
     return vm, qmp_path, ctl_path
 
 
+@pytest.mark.kvm
 def test_cap_is_enabled_at_vm_creation_and_changes_live(sockdir, lib):
     require("kvm")
     vm, qmp_path, ctl = _start(sockdir, lib, 0)
@@ -84,6 +85,7 @@ def test_cap_is_enabled_at_vm_creation_and_changes_live(sockdir, lib):
     assert values == [0, 50000, 0]
 
 
+@pytest.mark.kvm
 def test_control_socket_refuses_bad_values(sockdir, lib):
     require("kvm")
     vm, _, ctl = _start(sockdir, lib, None)
@@ -101,6 +103,7 @@ def test_control_socket_refuses_bad_values(sockdir, lib):
     assert [ns for ns, _ in haltpollcap.enabled_values(vm.output())] == [4294967295]
 
 
+@pytest.mark.kvm
 def test_without_env_the_library_does_nothing(sockdir, lib):
     require("kvm")
     vm, qmp_path, _ = _start(sockdir, lib, None, ctl=False)
@@ -113,6 +116,7 @@ def test_without_env_the_library_does_nothing(sockdir, lib):
     assert "ctl" not in os.listdir(sockdir)
 
 
+@pytest.mark.kvm
 def test_a_malformed_start_value_stops_qemu(sockdir, lib):
     require("kvm")
     cfg = qemu.Config(accel="kvm", extra=["-S"], preload=[lib],
@@ -123,6 +127,7 @@ def test_a_malformed_start_value_stops_qemu(sockdir, lib):
     assert "KVM_CREATE_VM" in res.output, "QEMU should report the failed VM creation"
 
 
+@pytest.mark.kvm
 def test_halt_poll_zero_paused_vm_does_not_poll(sockdir, lib):
     """What can be checked without a guest that halts: with the cap at 0 the stats are
     readable per vCPU and halt_attempted_poll does not move."""

@@ -226,6 +226,8 @@ def bench(tmp_path, matrix_path, timeout=180, ok=True):
     return out, recs, rows
 
 
+@pytest.mark.kvm
+@pytest.mark.kvm_full
 def test_quick_neighbours_through_the_bench(tmp_path):
     """The quick matrix: a hog on vCPU 1's host CPU, guest polling off and on. Every run
     records the neighbour and its throughput over the window; no hog outlives the bench."""
@@ -260,6 +262,8 @@ def steal_of(rec, vcpu):
     return {c["id"]: c["steal_ns"] for c in run.cpus}[vcpu] / run.window_ns
 
 
+@pytest.mark.kvm
+@pytest.mark.kvm_full
 def test_guest_steal_time_with_a_hog_on_the_vcpus_cpu(tmp_path):
     """vCPU 1 busy (idle=poll) on host CPU 1, a hog pinned there too: KVM charges vCPU 1
     steal for the time the hog ran, and the guest reads it; without the hog, about none:
@@ -282,12 +286,15 @@ def test_guest_steal_time_with_a_hog_on_the_vcpus_cpu(tmp_path):
         assert abs(steal - host) < 0.05 + 0.1 * host, (steal, host)
     load = alone["load"].get("window", {}).get("other_pct")
     assert with_hog > 0.2, f"steal with the hog on vCPU 1's CPU: {with_hog:.1%}"
-    assert without < 0.05 + (load or 0) / 100, \
-        f"steal alone: {without:.1%} (other load {load} %)"
+    # other_pct is a share of all host CPUs, and all of it may have run on vCPU 1's CPU
+    assert without < 0.05 + os.cpu_count() * (load or 0) / 100, \
+        f"steal alone: {without:.1%} (other load {load} % of {os.cpu_count()} CPUs)"
     if load is not None and load < 20:      # a quiet machine: alone is clearly below
         assert without < with_hog / 3, (without, with_hog)
 
 
+@pytest.mark.kvm
+@pytest.mark.kvm_full
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_to_the_bench_leaves_no_neighbour_running(tmp_path, sig):
     """The bench stopped by a signal while a hog and the guest run: it reports what it has
@@ -321,6 +328,8 @@ def _cmdline(pid):
         return ""
 
 
+@pytest.mark.kvm
+@pytest.mark.kvm_full
 def test_a_second_guest_as_the_neighbour(tmp_path):
     """neighbour=vm:...: a second idlelab guest spinning beside the measured one; its
     throughput is its QEMU's CPU (CPU-ms per second of the window), and it is stopped."""

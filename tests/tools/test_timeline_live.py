@@ -4,6 +4,7 @@ as it was found, after a normal run and after SIGTERM mid-run."""
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -12,7 +13,7 @@ import time
 import pytest
 
 from conftest import TOP, require
-from idlelab import kernelfs, tracefs
+from idlelab import kernelfs, nested, tracefs
 
 TOOL = os.path.join(TOP, "tools", "timeline")
 KNOBS = "workload=pingpong warmup=20ms duration=200ms hz=0 idle=haltpoll timeline=64"
@@ -33,8 +34,11 @@ def tracing_state():
                     return f.read()
             ours = [n for n in os.listdir(os.path.join(root, "instances"))
                     if n.startswith(tracefs.PREFIX)]
+            # A kernel whose tracing was never used says "7 (expanded: 1408)": its first
+            # instance expands the buffers for good, which is the kernel's, not a leftover.
+            buffer = re.sub(r" \(expanded: \d+\)", "", read("buffer_size_kb"))
             return {"clock": read("trace_clock"), "set_event": read("set_event"),
-                    "tracing_on": read("tracing_on"), "buffer": read("buffer_size_kb"),
+                    "tracing_on": read("tracing_on"), "buffer": buffer,
                     "ours": ours}
     except (kernelfs.Unavailable, OSError):
         return None
@@ -51,6 +55,8 @@ def run(tmp_path_factory):
     return res, out, before, after
 
 
+@pytest.mark.kvm
+@pytest.mark.kvm_full
 def test_the_folder_holds_console_trace_and_picture(run):
     res, out, _, _ = run
     assert res.returncode == 0, res.stdout + res.stderr
@@ -63,6 +69,8 @@ def test_the_folder_holds_console_trace_and_picture(run):
         assert str(out / path) in res.stdout
 
 
+@pytest.mark.kvm
+@pytest.mark.kvm_full
 def test_the_host_overlay_is_aligned_or_says_why_not(run):
     res, out, _, _ = run
     with open(out / "host.json", encoding="utf-8") as f:
@@ -71,6 +79,10 @@ def test_the_host_overlay_is_aligned_or_says_why_not(run):
     assert len(status) == 1, res.stdout
     if "why" in host:       # this host does not let us trace: said, and the rest went on
         assert "not available (" in status[0]
+        return
+    if nested.inside() and "the TSC offsets changed during the window" in status[0]:
+        # The nested host's own TSC is not stable (it runs under TCG), so its KVM moves the
+        # vCPUs' offsets while they run (docs/platform-notes.md): said, and not drawn.
         return
     # traced: the offsets were read and fit (the check found the host's wake-ups inside
     # the guest's halts), and the picture's tracks include the host's
@@ -82,6 +94,8 @@ def test_the_host_overlay_is_aligned_or_says_why_not(run):
     assert os.path.getsize(out / "host_trace.txt") > 0
 
 
+@pytest.mark.kvm
+@pytest.mark.kvm_full
 def test_the_host_is_left_as_it_was(run):
     _, _, (mounts_before, tracing_before), (mounts_after, tracing_after) = run
     assert mounts_after == mounts_before
@@ -89,6 +103,8 @@ def test_the_host_is_left_as_it_was(run):
     assert tracing_after is None or tracing_after["ours"] == []
 
 
+@pytest.mark.kvm
+@pytest.mark.kvm_full
 def test_sigterm_mid_run_puts_the_host_back(tmp_path):
     require("kvm")
     before = (kernel_mounts(), tracing_state())

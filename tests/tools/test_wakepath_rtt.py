@@ -79,5 +79,5 @@ def test_bad_arguments_exit_2(argv, capsys):
 
 def test_without_kvm_it_says_not_run(monkeypatch, capsys):
     monkeypatch.setattr(w.qemu, "kvm_usable", lambda: False)
-    assert w.main([]) == EXIT_NO_KVM
+    assert w.main(["--accel", "kvm"]) == EXIT_NO_KVM
     assert "not run" in capsys.readouterr().err

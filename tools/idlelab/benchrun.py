@@ -16,7 +16,8 @@ import sys
 import threading
 import time
 
-from . import console, costtable, derive, haltpollcap, insncount, onerun, report, resultsfolder
+from . import (console, costtable, derive, haltpollcap, hosts, insncount, onerun, report,
+               resultsfolder)
 from .hostconfig import HostParams
 from .hostload import QuietWaiter, loadavg
 from .onerun import Context, execute
@@ -104,8 +105,19 @@ def run_all(args, loaded, accel, signals=None):
     params = HostParams()
     ctx = Context(accel=accel, params=params, window_hold=args.window_hold,
                   timeout_s=args.timeout)
-    # First the platform's cost table: the matrices' scaled values are resolved from it.
-    if args.no_cost_table:
+    try:
+        resumed = resume_state(args.resume) if args.resume else None
+    except resultsfolder.FolderError as e:
+        say(f"--resume {e}")
+        return EXIT_USAGE
+    # First the platform's cost table: the matrices' scaled values are resolved from it (a
+    # resumed folder keeps its own, so its runs go on with the values they started with).
+    if resumed:
+        costs = resumed["meta"].get("cost_table") or {}
+        if "prims" in costs:
+            loaded = [(mid, path, [costtable.resolve_run(r, costs) for r in runs])
+                      for mid, path, runs in loaded]
+    elif args.no_cost_table:
         costs = {"error": "not measured (--no-cost-table)", "skipped": True}
     else:
         costs, loaded = measure_costs(accel, loaded, args.timeout)
@@ -118,16 +130,25 @@ def run_all(args, loaded, accel, signals=None):
     try:
         # The folder and its "running" meta.json exist together or not at all.
         with signals.deferred():
-            outdir = resultsfolder.new_results_dir(args.results_dir)
-            meta = invocation_meta(args, loaded, ctx, outdir)
-            meta["cost_table"] = costs
+            if resumed:
+                outdir, recs = args.resume, resumed["recs"]
+                meta = dict(resumed["meta"], state=resultsfolder.RUNNING,
+                            owner=resultsfolder.owner())
+                meta.setdefault("resumed", []).append(
+                    {"at_run": len(recs) + 1, "note": args.resume_note,
+                     "host": hosts.describe(accel)})
+            else:
+                outdir = resultsfolder.new_results_dir(args.results_dir)
+                meta = invocation_meta(args, loaded, ctx, outdir)
+                meta["cost_table"] = costs
             resultsfolder.write_meta(outdir, meta)
         if accel == "kvm":
             prepare_kvm(ctx, work)
         say(f"{len(work)} boots from {', '.join(m for m, _, _ in loaded)} under {accel}; "
             f"results in {relpath(outdir)}")
         waited = waiter.wait("before the first run")
-        run_work(work, ctx, outdir, waiter, waited, recs, args.quiet_below, signals)
+        run_work(work, ctx, outdir, waiter, waited, recs, args.quiet_below, signals,
+                 resume=(args.resume_note, args.resume_fail) if resumed else None)
     except resultsfolder.FolderError as e:
         say(f"--results-dir {e}")
         return EXIT_USAGE
@@ -207,13 +228,25 @@ def prepare_kvm(ctx, work):
         ctx.library = haltpollcap.build()
 
 
-def run_work(work, ctx, outdir, waiter, waited, recs, quiet_below, signals):
+def run_work(work, ctx, outdir, waiter, waited, recs, quiet_below, signals, resume=None):
     """The matrix loop: progress line, one boot, its raw file and result line, and a wait
-    for quiet after a run that saw other load."""
+    for quiet after a run that saw other load. Resuming (recs holds the runs made), the loop
+    starts after them; the first run it makes carries the resume note (`retried`), or with
+    resume_fail is recorded as failed with that note instead of being run."""
     progress = Progress(work)
+    start = len(recs)
     for i, (mid, run, rep) in enumerate(work):
+        if i < start:
+            continue
         say(progress.line(i))
-        rec = execute(mid, run, rep, ctx)
+        first_resumed = resume is not None and i == start
+        if first_resumed and resume[1]:
+            rec = ctx.base_record(mid, run, rep)
+            rec.update(status="failed", reason=resume[0])
+        else:
+            rec = execute(mid, run, rep, ctx)
+        if first_resumed and resume[0]:
+            rec["retried"] = resume[0]
         rec["quiet_wait"] = {"waited_s": round(waited[0], 2), "other_pct": waited[1],
                              "quiet": waited[2]}
         progress.done(run, rec)
@@ -227,6 +260,20 @@ def run_work(work, ctx, outdir, waiter, waited, recs, quiet_below, signals):
             waited = waiter.wait("the last run saw other load")
 
 
+def resume_state(outdir):
+    """The folder an interrupted bench left, to go on with: its meta.json and the records of
+    its runs, which must be the first runs of the work list in order (raw/NNN-...)."""
+    resultsfolder.check_folder(outdir)
+    meta = resultsfolder.read_meta(outdir)
+    recs = resultsfolder.read_raw(outdir)
+    names = sorted(n for n in os.listdir(os.path.join(outdir, resultsfolder.RAW))
+                   if n.endswith(".json"))
+    if [n[:3] for n in names] != [f"{i + 1:03d}" for i in range(len(names))]:
+        raise resultsfolder.FolderError(f"{outdir}: raw/ is not runs 1..{len(names)} in "
+                                        "order: it cannot be resumed")
+    return {"meta": meta, "recs": recs}
+
+
 def invocation_meta(args, loaded, ctx, outdir):
     """What the tables' headers say about this invocation and machine, and that the folder
     is being written (state running, by this process) until the end rewrites it."""
@@ -236,7 +283,7 @@ def invocation_meta(args, loaded, ctx, outdir):
         "started": time.strftime("%Y-%m-%d %H:%M:%S"),
         "quick": bool(args.quick and not args.matrix),
         "matrices": {mid: os.path.relpath(p, TOP) for mid, p, _ in loaded},
-        "accel": ctx.accel, "host_cpus": ctx.ncpus,
+        "accel": ctx.accel, "host": hosts.describe(ctx.accel), "host_cpus": ctx.ncpus,
         "host_params": ctx.params.values, "host_params_read_only": ctx.params.read_only,
         "host_params_note": ctx.params.describe(),
         "window_hold": ctx.window_hold, "loadavg_start": loadavg(),

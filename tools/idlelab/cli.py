@@ -6,8 +6,9 @@ it, checked before anything runs), EXIT_NO_KVM KVM required but /dev/kvm is not 
 import argparse
 import os
 import signal
+import sys
 
-from . import costtable, matrix, predict, qemu, report, resultsfolder, usage
+from . import costtable, hosts, matrix, predict, qemu, report, resultsfolder, usage
 from .benchrun import Signals, run_all
 from .progress import say
 from .toolexit import EXIT_NO_KVM, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
@@ -19,19 +20,25 @@ RESULTS_DIR = os.path.join(TOP, "results")
 
 
 def choose_accel(requested, require_kvm):
-    """(accel, message or None, exit code or None). Without KVM a bench cannot read host
-    counters: with --require-kvm (or --accel kvm) that is an error with its own exit code;
-    otherwise the runs go ahead under TCG with the host columns marked n/a (TCG)."""
-    usable = qemu.kvm_usable()
-    if (require_kvm or requested == "kvm") and not usable:
+    """(accel, message or None, exit code or None); accel kvm, nested or tcg (hosts.choose).
+    Without a KVM host a bench cannot read host counters: with --require-kvm that is an
+    error with its own exit code (the nested host is a KVM host), and so is --accel kvm on
+    a machine without /dev/kvm; otherwise the runs go ahead under TCG with the host columns
+    marked n/a (TCG)."""
+    if requested == "kvm" and not qemu.kvm_usable():
         return None, ("/dev/kvm is missing or not usable: KVM was required, so nothing was "
-                      f"run (exit {EXIT_NO_KVM})"), EXIT_NO_KVM
-    if requested == "tcg":
+                      f"run (exit {EXIT_NO_KVM}; --accel nested runs on the emulated KVM host)"), \
+            EXIT_NO_KVM
+    accel, why = hosts.choose(requested)
+    if accel == "tcg" and require_kvm:
+        return None, (f"{why or 'TCG asked for'}: KVM was required, so nothing was run "
+                      f"(exit {EXIT_NO_KVM})"), EXIT_NO_KVM
+    if accel == "tcg" and requested == "tcg":
         return "tcg", "running under TCG as asked: host KVM columns are n/a (TCG)", None
-    if not usable:
-        return "tcg", ("/dev/kvm is missing or not usable: running under TCG; the host KVM "
-                       "columns are n/a (TCG) (--require-kvm makes this an error)"), None
-    return "kvm", None, None
+    if accel == "tcg":
+        return "tcg", f"{why}; the host KVM columns are n/a (TCG) (--require-kvm makes this " \
+                      "an error)", None
+    return accel, why, None
 
 
 def window_hold(text):
@@ -60,8 +67,9 @@ def parse_args(argv):
                     help="built-in seeds to run, comma-separated (default: %(default)s)")
     ap.add_argument("--matrix", action="append", metavar="FILE",
                     help="run this matrix file instead of the built-ins (repeatable)")
-    ap.add_argument("--accel", choices=("auto", "kvm", "tcg"), default="auto",
-                    help="auto (default): KVM if usable, else TCG with host columns n/a")
+    ap.add_argument("--accel", choices=hosts.ACCELS, default="auto",
+                    help="auto (default): KVM if usable, else the nested KVM host, else TCG "
+                         "with host columns n/a")
     ap.add_argument("--require-kvm", action="store_true",
                     help=f"exit {EXIT_NO_KVM} without running anything if KVM is not usable")
     ap.add_argument("--wait-quiet", type=usage.seconds_or_zero, default=0, metavar="SECONDS",
@@ -81,6 +89,15 @@ def parse_args(argv):
     ap.add_argument("--no-cost-table", action="store_true",
                     help="do not measure the platform's cost table first (a few seconds); "
                          "refused for a matrix whose values are scaled by it")
+    ap.add_argument("--resume", metavar="RESULTS_FOLDER",
+                    help="go on with the folder an interrupted bench of the same matrices "
+                         "left: its runs are kept, the rest are made (the nested host's retry "
+                         "after a wedge uses it)")
+    ap.add_argument("--resume-note", metavar="TEXT",
+                    help="with --resume: recorded as `retried` on the first run made")
+    ap.add_argument("--resume-fail", action="store_true",
+                    help="with --resume: record the first run not made as failed, with "
+                         "--resume-note as its reason, instead of making it")
     ap.add_argument("--list", action="store_true",
                     help="print the matrices' runs and the time estimate; run nothing")
     ap.add_argument("--report", metavar="RESULTS_FOLDER",
@@ -89,6 +106,10 @@ def parse_args(argv):
                     help="also predict every run with build/idlelab-sim (the folder's own cost "
                          "table) and write predicted.md beside the measurements, with the error")
     args = ap.parse_args(argv)
+    if (args.resume_note or args.resume_fail) and not args.resume:
+        ap.error("--resume-note and --resume-fail go with --resume")
+    if args.resume_fail and not args.resume_note:
+        ap.error("--resume-fail needs --resume-note (the failed run's reason)")
     seeds = [s.strip() for s in args.seeds.split(",") if s.strip()]
     bad = [s for s in seeds if s not in SEEDS]
     if bad:
@@ -166,14 +187,24 @@ def main(argv=None):
         return EXIT_OK
     try:
         resultsfolder.check_parent(args.results_dir)
+        if args.resume:
+            resultsfolder.check_folder(args.resume)
     except resultsfolder.FolderError as e:
-        say(f"--results-dir {e}")
+        say(f"{'--resume' if args.resume else '--results-dir'} {e}")
         return EXIT_USAGE
     accel, msg, code = choose_accel(args.accel, args.require_kvm)
     if msg:
         say(msg)
     if code is not None:
         return code
+    if accel == "nested":
+        outside = [d for d in (args.results_dir, args.resume) if d and not
+                   os.path.realpath(d).startswith(TOP + os.sep)]
+        if outside:
+            say(f"{outside[0]}: the nested host writes results into the project tree only "
+                f"(it shares {TOP} read-write, the rest read-only)")
+            return EXIT_USAGE
+        return hosts.delegate_bench(sys.argv[1:] if argv is None else list(argv))
     with Signals() as signals:
         try:
             code = run_all(args, loaded, accel, signals)

@@ -22,7 +22,7 @@ import re
 import subprocess
 import sys
 
-from . import costtable, insncount, insnprofile, qemu, resultsfolder
+from . import costtable, hosts, insncount, insnprofile, qemu, resultsfolder
 from .toolexit import EXIT_NO_KVM, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 
 # The configurations priced, insncount's: the floor and the two that poll (a hand-over is a
@@ -141,8 +141,9 @@ def main(argv):
     ap.add_argument("--costs", metavar="RESULTS_DIR|FILE",
                     help="price with this results folder's cost table (its meta.json), or a "
                          "file of meta.json's shape, instead of measuring one now")
-    ap.add_argument("--accel", choices=("auto", "kvm", "tcg"), default="auto",
-                    help="where to measure the cost table now (auto: KVM if usable)")
+    ap.add_argument("--accel", choices=hosts.ACCELS, default="auto",
+                    help="where to measure the cost table now (auto: KVM if usable, else the "
+                         "nested KVM host, else TCG)")
     ap.add_argument("--build", metavar="BUILD_DIR",
                     help="price another commit's kernel: its build folder (idlelab.elf and "
                          "idlelab32.elf, with this tree's probe marks), e.g. a worktree's")
@@ -150,6 +151,11 @@ def main(argv):
         args = ap.parse_args(argv)
     except SystemExit as e:
         return EXIT_OK if e.code == 0 else EXIT_USAGE
+    if not args.costs:
+        args.accel, code = hosts.place("wakepath-estimate", "tools/insncount/estimate",
+                                       args.accel, argv)
+        if code is not None:
+            return code
     if args.accel == "kvm" and not args.costs and not qemu.kvm_usable():
         print("wakepath-estimate: --accel kvm: /dev/kvm is not usable here", file=sys.stderr)
         return EXIT_NO_KVM

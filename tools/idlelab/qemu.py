@@ -47,8 +47,16 @@ def build_missing(build):
             return f"no {os.path.basename(f)} in {build} (a kernel's build folder)"
     return None
 
+# IDLELAB_KVM=off: act as if /dev/kvm were not usable (auto then picks the nested host or
+# TCG), to run a machine's tests as one without KVM would.
+KVM_ENV = "IDLELAB_KVM"
+
+
 def kvm_usable():
-    """True if /dev/kvm can be opened read-write (KVM present and permitted)."""
+    """True if /dev/kvm can be opened read-write (KVM present and permitted), unless
+    IDLELAB_KVM=off says to do without it."""
+    if os.environ.get(KVM_ENV) == "off":
+        return False
     try:
         fd = os.open("/dev/kvm", os.O_RDWR | os.O_CLOEXEC)
     except OSError:
@@ -58,6 +66,10 @@ def kvm_usable():
 
 
 def resolve_accel(accel):
+    """The accelerator QEMU on this machine runs with. `nested` is not one: a tool given it
+    runs itself inside the nested host (hosts.delegate), where it is the local KVM."""
+    if accel == "nested" and os.environ.get("IDLELAB_HOST") == "nested":
+        return "kvm"
     if accel not in ACCELS:
         raise ValueError(f"accel must be one of {'|'.join(ACCELS)}, not {accel!r}")
     if accel == "auto":
@@ -249,70 +261,3 @@ def _read_some(proc, deadline):
             if data is None:
                 continue
             return data
-
-
-def _mem(text):
-    """--mem as QEMU's -m takes it: a size with an optional K/M/G/T suffix."""
-    if not re.fullmatch(r"[1-9]\d*[KMGT]?", text):
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a size like 256M or 1G")
-    return text
-
-
-def _file(text):
-    if not os.path.isfile(text):
-        raise argparse.ArgumentTypeError(f"{text!r}: no such file")
-    return text
-
-
-def _socket_path(text):
-    folder = os.path.dirname(os.path.abspath(text))
-    if os.path.exists(folder) and not os.path.isdir(folder):
-        raise argparse.ArgumentTypeError(f"{text!r}: {folder} is a file, not a folder")
-    if not os.path.isdir(folder):
-        raise argparse.ArgumentTypeError(f"{text!r}: its folder {folder} does not exist")
-    return text
-
-
-def main(argv=None):
-    """`tools/qemu-run`. Exit status: 0 the guest exited SUCCESS; 2 bad arguments (one line
-    naming the input); 124 timed out; else QEMU's status (the guest's exit code << 1 | 1)."""
-    ap = usage.Parser(prog="qemu-run", description="Boot idlelab under QEMU.")
-    ap.add_argument("--smp", type=usage.int_in(1, 64), default=1)
-    ap.add_argument("--machine", default="microvm", choices=MACHINES)
-    ap.add_argument("--accel", default="auto", choices=ACCELS)
-    ap.add_argument("--cmdline", default="")
-    ap.add_argument("--mem", type=_mem, default="256M")
-    ap.add_argument("--iso", type=_file, help="boot this GRUB ISO (multiboot2) instead of -kernel")
-    ap.add_argument("--qmp", type=_socket_path, help="create a QMP socket at this path")
-    ap.add_argument("--timeout", type=usage.positive_seconds, default=600)
-    ap.add_argument("--gdb", action="store_true", help="start halted, gdb stub on :1234")
-    ap.add_argument("--print-cmd", action="store_true", help="print the QEMU command and exit")
-    args = ap.parse_args(argv)
-    cfg = Config(smp=args.smp, machine=args.machine, accel=args.accel, cmdline=args.cmdline,
-                 mem=args.mem, iso=args.iso, qmp=args.qmp, gdb=args.gdb)
-    try:
-        cmd, accel = build_command(cfg)
-    except ValueError as e:
-        ap.error(str(e))
-    if args.print_cmd:
-        print(" ".join(cmd))
-        return 0
-    if not cfg.iso and not os.path.exists(cfg.kernel):
-        ap.error(f"{cfg.kernel} does not exist: run `make` first")
-    if args.accel == "auto" and accel == "tcg":
-        print("qemu-run: /dev/kvm is not usable; running under TCG (slow timing, no KVM "
-              "counters)", file=sys.stderr)
-    if args.gdb:
-        print("qemu-run: QEMU is halted with a gdb stub; attach with:\n"
-              f"  gdb {os.path.join(TOP, 'build', 'idlelab.elf')} -ex 'target remote :1234'",
-              file=sys.stderr)
-        args.timeout = 10 ** 9
-    # SIGTERM (e.g. from `timeout`) unwinds through run()'s cleanup like Ctrl-C does.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    res = run(cfg, timeout=args.timeout, echo=True)
-    out = res.outcome
-    print(f"qemu-run: guest exit {out.name} ({out.description}); QEMU status {res.status}, "
-          f"{res.seconds:.2f}s under {res.accel}", file=sys.stderr)
-    if out.ok:
-        return 0
-    return 124 if res.timed_out else (res.status if res.status > 0 else 1)

@@ -1,7 +1,7 @@
 """A boot's raw record: plain JSON-ready data, assembled from what the matrix asked for,
 what QEMU and the guest did, and what the probe saw. derive.py turns it into a RunRow;
 nothing here formats or derives figures beyond kvmstats.delta's subtraction."""
-from . import haltpollcap, kvmstats, matrix
+from . import haltpollcap, hosts, kvmstats, matrix
 from .hostload import loadavg, other_load
 from .workplan import config_of, guest_cmdline
 
@@ -24,6 +24,7 @@ def base_record(mid, run, repeat, accel, params, window_hold):
                         "read_only": params.read_only, "changed": {}},
         "cmdline": guest_cmdline(run, window_hold),
         "pin": list(run.pin) if run.pin is not None else None,
+        "host": hosts.describe(run_accel(run, accel)),
         "status": None, "reason": None,
     }
 

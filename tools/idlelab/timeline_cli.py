@@ -16,7 +16,8 @@ import signal
 import sys
 import time
 
-from . import hostoverlay, qemu, timeline_plot, timeline_run, timeline_trace, usage, workplan
+from . import (hostoverlay, hosts, qemu, timeline_plot, timeline_run, timeline_trace, usage,
+               workplan)
 from .records import RecordError, parse_records
 from .timeline_records import TimelineError, parse
 
@@ -38,7 +39,8 @@ def _parser():
                     help=f"--run: the guest's knobs (default: {DEFAULT_KNOBS}); timeline="
                     f"{DEFAULT_EVENTS} is added if absent")
     ap.add_argument("--smp", type=usage.int_in(1, 64), default=2, help="--run: vCPUs")
-    ap.add_argument("--accel", choices=qemu.ACCELS, default="auto", help="--run: accelerator")
+    ap.add_argument("--accel", choices=hosts.ACCELS, default="auto",
+                    help="--run: accelerator (auto: KVM, else the nested KVM host, else TCG)")
     ap.add_argument("--no-host", action="store_true", help="--run: no host overlay")
     ap.add_argument("--timeout", type=usage.positive_seconds, default=120,
                     help="--run: seconds before the guest is stopped")
@@ -201,8 +203,7 @@ def run_and_draw(args):
     _mkdir(out)
     accel = qemu.resolve_accel(args.accel)
     if accel == "tcg":
-        why = "asked for" if args.accel == "tcg" else "/dev/kvm is not usable"
-        print(f"{PROG}: running under TCG ({why}): guest timing is TCG's, no host overlay")
+        print(f"{PROG}: running under TCG: guest timing is TCG's, no host overlay")
     print(f"{PROG}: booting {args.smp} vCPUs under {accel}: {knobs}")
     if not os.path.exists(qemu.KERNEL32):
         raise usage.UsageError(f"{qemu.KERNEL32} does not exist: run `make` first")
@@ -240,6 +241,10 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.run == bool(args.input):
         ap.error("give a console file or folder, or --run (one of the two)")
+    if args.run:
+        args.accel, code = hosts.place(PROG, "tools/timeline", args.accel, argv)
+        if code is not None:
+            return code
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _exit_on)
     try:

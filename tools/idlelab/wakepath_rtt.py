@@ -20,7 +20,7 @@ import re
 import statistics
 import sys
 
-from . import costtable, qemu, records
+from . import costtable, hosts, qemu, records
 from .toolexit import EXIT_NO_KVM, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 
 # (name, guest knobs). haltpoll's window is scaled to this kind of machine (README: with the
@@ -132,8 +132,9 @@ def side_by_side(before, after, repeats, accel, where, duration="1s"):
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="wakepath-rtt", description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=5, help="alternated repeats (1-50)")
-    ap.add_argument("--accel", choices=("kvm", "tcg"), default="kvm",
-                    help="the goals are about KVM; tcg measures the emulator instead")
+    ap.add_argument("--accel", choices=hosts.ACCELS, default="auto",
+                    help="the goals are about KVM: auto (default) is /dev/kvm, else the "
+                         "nested KVM host; tcg measures the emulator instead")
     ap.add_argument("--duration", default="1s", help="each run's window (guest time knob)")
     ap.add_argument("--before", metavar="BUILD_DIR",
                     help="also measure this build folder's kernel (another commit's), "
@@ -149,6 +150,9 @@ def main(argv=None):
         print(f"wakepath-rtt: --duration {args.duration!r}: a whole number of ms or s, "
               "e.g. 1s", file=sys.stderr)
         return EXIT_USAGE
+    args.accel, code = hosts.place("wakepath-rtt", "tools/wakepath-rtt", args.accel, argv)
+    if code is not None:
+        return code
     if args.accel == "kvm" and not qemu.kvm_usable():
         print(f"wakepath-rtt: KVM not run: /dev/kvm is missing or not usable (exit "
               f"{EXIT_NO_KVM}); --accel tcg measures the emulator instead", file=sys.stderr)

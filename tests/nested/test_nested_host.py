@@ -1,0 +1,147 @@
+"""The nested KVM host itself (tools/idlelab/nested.py, tools/nested/): its image, one boot
+that runs idlelab under its KVM, and a wedge caught, dumped and retried. Runs on any
+machine (the host is emulated); about a minute."""
+import json
+import os
+import subprocess
+
+import pytest
+
+from conftest import TOP
+from idlelab import hosts, nested, qemu
+from idlelab.records import parse_records
+
+MKIMAGE = os.path.join(TOP, "tools", "nested", "mkimage")
+
+
+@pytest.fixture(scope="module")
+def image():
+    ok, why = nested.image_state()
+    if not ok:
+        pytest.fail(f"make test builds the nested host first: {why}")
+    return nested.manifest()
+
+
+def test_the_image_names_its_kernel_and_modules(image):
+    with open(os.path.join(TOP, "tools", "nested", "kernel-package")) as f:
+        assert image["package"] == f.read().split()[0]
+    assert "kvm-amd.ko" in image["modules"] and "9p.ko" in image["modules"]
+    assert image["modules"].index("kvm.ko") < image["modules"].index("kvm-amd.ko")
+
+
+def test_a_changed_input_makes_the_image_stale(image, tmp_path, monkeypatch):
+    changed = tmp_path / "init"
+    changed.write_text(open(os.path.join(TOP, "tools", "nested", "init")).read() + "# changed\n")
+    monkeypatch.setattr(nested, "INPUTS", [changed if os.path.basename(p) == "init" else p
+                                           for p in nested.INPUTS])
+    ok, why = nested.image_state()
+    assert not ok and "stale" in why
+
+
+def test_a_package_debian_lacks_is_one_line_and_its_code(tmp_path):
+    tools = tmp_path / "nested"
+    subprocess.run(["cp", "-r", os.path.dirname(MKIMAGE), str(tools)], check=True)
+    (tools / "kernel-package").write_text("linux-image-0.0.0-0-nonesuch\n")
+    p = subprocess.run([str(tools / "mkimage"), str(tmp_path / "out" / "image")],
+                       capture_output=True, text=True)
+    assert p.returncode == nested.CODES["NESTED_NO_PACKAGE"]
+    assert p.stderr.count("\n") == 1 and "linux-image-0.0.0-0-nonesuch" in p.stderr
+    assert not (tmp_path / "out" / "image").exists()
+
+
+def test_idlelab_runs_under_the_nested_kvm_with_writable_parameters(image):
+    lines = []
+    res = nested.run_job(["/bin/sh", "tests/nested/smoke.sh"], echo=False,
+                         on_line=lines.append, timeout=300, retries=0)
+    out = "\n".join(lines)
+    assert res.status == 0 and res.error is None, out
+    assert "smoke kvm=1 host=nested attempt=1" in out
+    assert "smoke halt_poll_ns old=200000 set=123000" in out
+    recs = parse_records(out + "\n")
+    boot = next(f for t, f in recs if t == "boot")
+    assert (boot["kvm"], boot["pollctl"]) == ("1", "1")
+    cpus = [f for t, f in recs if t == "cpu"]
+    assert len(cpus) == 2 and all(int(c["hlt"]) > 0 for c in cpus), out
+    # the budget: /dev/kvm up within 10 s of the emulated host's start (its own uptime)
+    print(f"nested host: /dev/kvm at {res.kvm_ready_s:.1f} s, job start at {res.boot_s:.1f} s")
+
+
+def test_a_wedged_host_is_dumped_and_the_job_retried_once(image, monkeypatch):
+    """A host whose CPUs stop (the monitor's `stop`, as a wedge stops them) beats no more:
+    its registers are dumped with the kernel functions they are in, and the job runs again
+    on a new host, which says it is attempt 2."""
+    monkeypatch.setattr(nested, "WEDGE_S", 5)
+    lines = []
+
+    def on_line(line):
+        lines.append(line)
+        if line == "wedge me":
+            newest = sorted(os.listdir(nested.RUNS))[-1]
+            nested._monitor(os.path.join(nested.RUNS, newest, "monitor.sock"), "stop")
+
+    job = ["/bin/sh", "-c", 'if [ "$IDLELAB_NESTED_ATTEMPT" = 1 ]; then echo wedge me; '
+                            'sleep 600; else echo "second host"; fi']
+    res = nested.run_job(job, echo=False, on_line=on_line, timeout=300, retries=1)
+    assert res.status == 0 and res.attempts == 2 and len(res.wedges) == 1, lines
+    assert lines[-1] == "second host"
+    with open(os.path.join(res.wedges[0], "registers.txt")) as f:
+        dump = f.read()
+    assert "CPU 0: RIP" in dump and "CPU 1: RIP" in dump, dump[:2000]
+    # an idle host stops in the kernel: its RIP is named from System.map
+    named = [l for l in dump.split("\n\n")[0].splitlines() if "not in the kernel" not in l]
+    assert named and all("+0x" in l for l in named), dump[:2000]
+
+
+def test_a_host_that_resets_itself_is_dumped_and_the_job_retried():
+    """The emulated host's kernel rebooting mid-job (as a triple fault of it would) pauses
+    QEMU; that is seen within seconds, dumped, and the job runs again on a new host."""
+    job = ["/bin/sh", "-c", 'if [ "$IDLELAB_NESTED_ATTEMPT" = 1 ]; then echo b > '
+                            '/proc/sysrq-trigger; sleep 600; else echo "second host"; fi']
+    lines = []
+    res = nested.run_job(job, echo=False, on_line=lines.append, timeout=300, retries=1)
+    assert res.status == 0 and res.attempts == 2 and lines[-1] == "second host", lines
+    with open(os.path.join(res.wedges[0], "registers.txt")) as f:
+        assert "CPU 0: RIP" in f.read()
+
+
+def test_twice_wedged_is_a_failure_with_its_code(image, monkeypatch):
+    monkeypatch.setattr(nested, "WEDGE_S", 5)
+
+    def on_line(line):
+        if line == "wedge me":
+            newest = sorted(os.listdir(nested.RUNS))[-1]
+            nested._monitor(os.path.join(nested.RUNS, newest, "monitor.sock"), "stop")
+
+    res = nested.run_job(["/bin/sh", "-c", "echo wedge me; sleep 600"], echo=False,
+                         on_line=on_line, timeout=300, retries=1)
+    assert res.status == nested.CODES["NESTED_WEDGED"] and res.attempts == 2
+    assert "failed 2 times" in res.error
+
+
+def test_a_cpu_without_svm_is_one_line_and_its_code(image):
+    res = nested.run_job(["true"], echo=False, timeout=120, retries=0, cpu="Nehalem")
+    assert res.status == nested.CODES["NESTED_NO_SVM"] and "SVM" in res.error
+
+
+def test_auto_says_which_host_and_why(monkeypatch):
+    monkeypatch.setenv(qemu.KVM_ENV, "off")
+    accel, why = hosts.choose("auto")
+    assert accel == "nested" and "nested KVM host" in why
+    monkeypatch.setattr(nested, "available", lambda: (False, "no image"))
+    accel, why = hosts.choose("auto")
+    assert accel == "tcg" and "no image" in why
+
+
+def test_inside_the_nested_host_nested_is_the_local_kvm(monkeypatch):
+    monkeypatch.setenv(nested.HOST_ENV, "nested")
+    assert hosts.choose("nested") == ("kvm", None)
+    assert hosts.choose("auto") == ("kvm", None)
+    assert qemu.resolve_accel("nested") == "kvm"
+    assert hosts.describe("kvm")["host"] == "nested"
+
+
+def test_with_accel_replaces_either_spelling():
+    assert hosts.with_accel(["--quick", "--accel", "nested", "-x"], "kvm") == \
+        ["--quick", "-x", "--accel", "kvm"]
+    assert hosts.with_accel(["--accel=auto"], "kvm") == ["--accel", "kvm"]
+    assert json.dumps(hosts.with_accel([], "kvm")) == '["--accel", "kvm"]'
