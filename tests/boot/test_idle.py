@@ -8,7 +8,7 @@ import pytest
 
 from idlelab import fault, kvmstats, matrix, qemu, tolerance
 from conftest import require
-from test_boot import ACCELS, TIMEOUT, assert_exit, boot, one, run
+from test_boot import ACCELS, ACCELS_FULL, TIMEOUT, assert_exit, boot, one, run
 from test_window_sync import synced_run
 
 
@@ -25,6 +25,7 @@ def test_auto_policy_follows_the_platform(accel, policy, reason, msr):
     assert (r["policy"], r["reason"], r["msr"]) == (policy, reason, msr)
 
 
+@pytest.mark.kvm
 def test_auto_without_the_realtime_hint_halts_unless_forced():
     cfg = qemu.Config(smp=2, accel="kvm", hint_dedicated=False)
     r = idle_record(run(cfg))
@@ -34,6 +35,7 @@ def test_auto_without_the_realtime_hint_halts_unless_forced():
     assert (r["policy"], r["reason"], r["msr"]) == ("haltpoll", "forced", "0")
 
 
+@pytest.mark.kvm
 @pytest.mark.parametrize("hostpoll, idle, msr", [
     ("on", "haltpoll", "1"), ("off", "halt", "0"), ("auto", "poll", "0"), ("auto", "halt", "1"),
 ])
@@ -42,6 +44,7 @@ def test_hostpoll_knob_sets_the_msr(hostpoll, idle, msr):
     assert r["msr"] == msr  # the kernel reads the MSR back and panics on a mismatch
 
 
+@pytest.mark.kvm
 def test_without_poll_control_nothing_is_written_and_it_says_so():
     cfg = qemu.Config(smp=2, accel="kvm", poll_control=False, cmdline="idle=haltpoll")
     res = run(cfg)
@@ -158,6 +161,7 @@ def pingpong_with_host_stats(cmdline):
     return delta.per_vcpu_stats, guest
 
 
+@pytest.mark.kvm
 def test_msr_zero_keeps_host_polling_flat_and_polls_replace_ipis():
     """Acceptance: with idle=haltpoll (MSR=0) the host never polls, and the guest's avoided
     IPIs track its poll hits; with idle=halt (MSR=1) the same host does poll."""
@@ -201,7 +205,7 @@ def test_msr_zero_keeps_host_polling_flat_and_polls_replace_ipis():
             (cpu, h, guest[cpu])
 
 
-@pytest.mark.parametrize("accel", ACCELS)
+@pytest.mark.parametrize("accel", ACCELS_FULL)
 def test_a_stalled_vm_gives_the_honest_late_verdict(accel):
     """The whole QEMU is stopped (SIGSTOP) for 0.3 s shortly after the window opens, longer
     than the 200 ms bound: some wake-up in flight then took longer than the bound, whatever
@@ -245,7 +249,7 @@ def test_a_stalled_vm_gives_the_honest_late_verdict(accel):
 STALL_ATTEMPTS = 5
 
 
-@pytest.mark.parametrize("accel", ACCELS)
+@pytest.mark.parametrize("accel", ACCELS_FULL)
 def test_a_stalled_waker_vcpu_gives_the_honest_late_verdict(accel):
     """Only vCPU 2's host thread (a waker: targets live on CPUs 0-1) is stopped for 0.3 s,
     with the harness's own stall (ptrace), 0.2 s after the window opens. The target answers

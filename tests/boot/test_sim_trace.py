@@ -17,7 +17,7 @@ import pytest
 
 from conftest import TOP
 from idlelab import records, timeline_records
-from test_boot import ACCELS, boot
+from test_boot import ACCELS_FULL, boot
 
 SIM = os.path.join(TOP, "build", "idlelab-sim")
 # Random sleeps around a 2 ms cap: polls that hit and expire, grows and shrinks, on this
@@ -105,7 +105,7 @@ def simulated_windows(tmp_path, window, lines):
     return [int(f["window_ns"]) for k, f in records.parse_records(res.stdout) if k == "trace"]
 
 
-@pytest.mark.parametrize("accel", ACCELS)
+@pytest.mark.parametrize("accel", ACCELS_FULL)
 def test_the_simulated_governor_reflects_as_the_kernel_did(accel, tmp_path):
     subprocess.run(["make", "-s", "build/idlelab-sim"], cwd=TOP, check=True)
     res = boot(accel, smp=2, cmdline=KNOBS)

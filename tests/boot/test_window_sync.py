@@ -29,6 +29,7 @@ def synced_run(cfg, expect="SUCCESS"):
     return res, kvmstats.delta(p.samples["open"]["snapshot"], p.samples["close"]["snapshot"])
 
 
+@pytest.mark.kvm
 @pytest.mark.parametrize("workload", [
     "workload=pingpong idle=halt",
     "workload=pingpong idle=haltpoll",

@@ -14,6 +14,12 @@ from idlelab.records import parse_records
 MKIMAGE = os.path.join(TOP, "tools", "nested", "mkimage")
 
 
+def newest_run():
+    """The folder of the host booted last (build/nested/run/<time>-<pid>-<attempt>)."""
+    runs = [os.path.join(nested.RUNS, n) for n in os.listdir(nested.RUNS)]
+    return max((r for r in runs if os.path.isdir(r)), key=os.path.getmtime)
+
+
 @pytest.fixture(scope="module")
 def image():
     ok, why = nested.image_state()
@@ -57,6 +63,7 @@ def test_idlelab_runs_under_the_nested_kvm_with_writable_parameters(image):
     assert res.status == 0 and res.error is None, out
     assert "smoke kvm=1 host=nested attempt=1" in out
     assert "smoke halt_poll_ns old=200000 set=123000" in out
+    assert "smoke keys-held=1" in out
     recs = parse_records(out + "\n")
     boot = next(f for t, f in recs if t == "boot")
     assert (boot["kvm"], boot["pollctl"]) == ("1", "1")
@@ -76,8 +83,7 @@ def test_a_wedged_host_is_dumped_and_the_job_retried_once(image, monkeypatch):
     def on_line(line):
         lines.append(line)
         if line == "wedge me":
-            newest = sorted(os.listdir(nested.RUNS))[-1]
-            nested._monitor(os.path.join(nested.RUNS, newest, "monitor.sock"), "stop")
+            nested._monitor(os.path.join(newest_run(), "monitor.sock"), "stop")
 
     job = ["/bin/sh", "-c", 'if [ "$IDLELAB_NESTED_ATTEMPT" = 1 ]; then echo wedge me; '
                             'sleep 600; else echo "second host"; fi']
@@ -109,8 +115,7 @@ def test_twice_wedged_is_a_failure_with_its_code(image, monkeypatch):
 
     def on_line(line):
         if line == "wedge me":
-            newest = sorted(os.listdir(nested.RUNS))[-1]
-            nested._monitor(os.path.join(nested.RUNS, newest, "monitor.sock"), "stop")
+            nested._monitor(os.path.join(newest_run(), "monitor.sock"), "stop")
 
     res = nested.run_job(["/bin/sh", "-c", "echo wedge me; sleep 600"], echo=False,
                          on_line=on_line, timeout=300, retries=1)

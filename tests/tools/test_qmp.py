@@ -59,6 +59,7 @@ def test_query_cpus_fast_lists_every_vcpu_with_its_thread(paused):
     assert len({c["thread-id"] for c in cpus}) == SMP
 
 
+@pytest.mark.kvm
 def test_query_stats_gives_halt_counters_per_vcpu_under_kvm(kvm_vm):
     _, _, session = kvm_vm
     stats = session.query_stats_vcpus()
@@ -71,6 +72,7 @@ def test_query_stats_gives_halt_counters_per_vcpu_under_kvm(kvm_vm):
         assert s["blocking"] in (0, 1)
 
 
+@pytest.mark.kvm
 def test_query_stats_names_filter(kvm_vm):
     _, _, session = kvm_vm
     stats = session.query_stats_vcpus(["halt_exits", "halt_wait_hist"])
@@ -84,6 +86,7 @@ def test_query_stats_is_empty_under_tcg(tcg_vm):
     assert session.query_stats_schemas() == {}
 
 
+@pytest.mark.kvm
 def test_schemas_say_how_to_take_deltas(kvm_vm):
     _, _, session = kvm_vm
     vcpu = session.query_stats_schemas()["vcpu"]

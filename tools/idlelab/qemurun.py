@@ -47,18 +47,17 @@ def main(argv=None):
     ap.add_argument("--gdb", action="store_true", help="start halted, gdb stub on :1234")
     ap.add_argument("--print-cmd", action="store_true", help="print the QEMU command and exit")
     args = ap.parse_args(argv)
+    cfg = Config(smp=args.smp, machine=args.machine, accel="tcg", cmdline=args.cmdline,
+                 mem=args.mem, iso=args.iso, qmp=args.qmp, gdb=args.gdb)
     try:
+        build_command(cfg)        # bad input is refused before any host is chosen or built
         accel, why = hosts.choose(args.accel)
     except ValueError as e:
         ap.error(str(e))
     if why:
         print(f"qemu-run: {why}", file=sys.stderr, flush=True)
-    cfg = Config(smp=args.smp, machine=args.machine, accel="kvm" if accel == "nested" else accel,
-                 cmdline=args.cmdline, mem=args.mem, iso=args.iso, qmp=args.qmp, gdb=args.gdb)
-    try:
-        cmd, _ = build_command(cfg)
-    except ValueError as e:
-        ap.error(str(e))
+    cfg.accel = "kvm" if accel == "nested" else accel
+    cmd, _ = build_command(cfg)
     if args.print_cmd:
         print(("(inside the nested host) " if accel == "nested" else "") + " ".join(cmd))
         return 0

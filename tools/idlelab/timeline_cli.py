@@ -242,6 +242,10 @@ def main(argv=None):
     if args.run == bool(args.input):
         ap.error("give a console file or folder, or --run (one of the two)")
     if args.run:
+        try:
+            _knobs(args.knobs)    # refused here, in one line, before a host is chosen
+        except usage.UsageError as e:
+            usage.fail(PROG, str(e))
         args.accel, code = hosts.place(PROG, "tools/timeline", args.accel, argv)
         if code is not None:
             return code
