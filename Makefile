@@ -181,18 +181,19 @@ wakepath-estimate: deps all build/host/libinsncount.so
 WAKEPATH_RTT_ARGS ?=
 .PHONY: wakepath-rtt
 wakepath-rtt: deps all
-	$(PYTHON) tools/wakepath-rtt $(WAKEPATH_RTT_ARGS)
+	$(PYTHON) tools/wakepath-rtt --accel $(ACCEL) $(WAKEPATH_RTT_ARGS)
 
 # The four seed experiments (tools/bench; README "Reproducing the seeds"): KVM's per-vCPU
 # counters read over QMP at the guest's window markers, host polling set per VM through the
 # preload library. Writes results/<timestamp>/ and results/latest. QUICK=1: the reduced
-# matrices (under a minute). Without /dev/kvm the runs go ahead under TCG with the host
-# columns n/a; BENCH_ARGS=--require-kvm makes that an error instead (exit 3).
+# matrices. ACCEL= chooses the host (auto: /dev/kvm, else the nested KVM host, where the kvm
+# parameters are ours, else TCG with the host columns n/a; BENCH_ARGS=--require-kvm makes
+# TCG an error instead, exit 3).
 BENCH_WAIT_QUIET ?= 30
 BENCH_ARGS ?=
 .PHONY: bench
 bench: deps all harness-lib
-	$(PYTHON) tools/bench --predict $(if $(filter 1 y yes true,$(QUICK)),--quick) \
+	$(PYTHON) tools/bench --accel $(ACCEL) --predict $(if $(filter 1 y yes true,$(QUICK)),--quick) \
 	  --wait-quiet $(BENCH_WAIT_QUIET) $(BENCH_ARGS)
 
 # A timeline to look at (tools/timeline; README "A timeline to look at"): a short pingpong
@@ -203,18 +204,20 @@ bench: deps all harness-lib
 TIMELINE_KNOBS ?=
 .PHONY: timeline
 timeline: deps all
-	$(PYTHON) tools/timeline --run $(if $(strip $(TIMELINE_KNOBS)),--knobs "$(TIMELINE_KNOBS)")
+	$(PYTHON) tools/timeline --run --accel $(ACCEL) $(if $(strip $(TIMELINE_KNOBS)),--knobs "$(TIMELINE_KNOBS)")
 
 # What polling costs a neighbour on the host (tools/matrices/neighbours.txt; README "Neighbours").
 .PHONY: bench-neighbours
 bench-neighbours: deps all harness-lib
-	$(PYTHON) tools/bench --matrix tools/matrices/neighbours.txt --wait-quiet $(BENCH_WAIT_QUIET) \
+	$(PYTHON) tools/bench --accel $(ACCEL) --matrix tools/matrices/neighbours.txt \
+	  --wait-quiet $(BENCH_WAIT_QUIET) \
 	  $(BENCH_ARGS)
 
 # The idle governors side by side (tools/matrices/governors.txt; README "Idle governors").
 .PHONY: bench-governors
 bench-governors: deps all harness-lib
-	$(PYTHON) tools/bench --matrix tools/matrices/governors.txt --wait-quiet $(BENCH_WAIT_QUIET) \
+	$(PYTHON) tools/bench --accel $(ACCEL) --matrix tools/matrices/governors.txt \
+	  --wait-quiet $(BENCH_WAIT_QUIET) \
 	  $(BENCH_ARGS)
 
 # The same matrix made by the simulator (tools/sim/governors-matrix), judged by the same code:
