@@ -150,3 +150,33 @@ def test_with_accel_replaces_either_spelling():
         ["--quick", "-x", "--accel", "kvm"]
     assert hosts.with_accel(["--accel=auto"], "kvm") == ["--accel", "kvm"]
     assert json.dumps(hosts.with_accel([], "kvm")) == '["--accel", "kvm"]'
+
+
+def test_a_bench_goes_on_run_by_run_across_host_faults(tmp_path, monkeypatch):
+    """hosts.delegate_bench with the host faking its faults: the first fault resumes the
+    folder and retries the run it cut; a second fault in the same run records it as failed
+    and goes on; a clean end returns the bench's status."""
+    folder = tmp_path / "results" / "20261201-000000"
+    (folder / "raw").mkdir(parents=True)
+    monkeypatch.setattr(nested, "TOP", str(tmp_path))
+    calls = []
+
+    def fake_run_job(argv, on_line=None, retries=1, **kw):
+        calls.append(argv)
+        n = len(calls)
+        if n == 1:
+            on_line("bench: 3 boots from m under kvm; results in results/20261201-000000")
+            (folder / "raw" / "001-m-a.json").write_text("{}")
+        if n <= 3:              # a fault in run 2, twice, then all goes well
+            return nested.JobResult(nested.CODES["NESTED_WEDGED"], 1, [str(tmp_path)],
+                                    wedged=True, error="failed")
+        return nested.JobResult(0, 1, [])
+
+    monkeypatch.setattr(nested, "run_job", fake_run_job)
+    assert hosts.delegate_bench(["--quick", "--accel", "nested"]) == 0
+    assert calls[0] == ["tools/bench", "--quick", "--accel", "kvm"]
+    assert calls[1][calls[1].index("--resume") + 1] == str(folder)
+    assert "retried" in calls[1][calls[1].index("--resume-note") + 1]
+    assert "--resume-fail" not in calls[1]
+    assert "--resume-fail" in calls[2] and "twice" in calls[2][calls[2].index("--resume-note") + 1]
+    assert calls[2][-2:] == ["--accel", "kvm"] and len(calls) == 4

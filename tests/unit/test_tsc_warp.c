@@ -15,15 +15,22 @@ static void note_all(struct tsc_warp *w, const unsigned *side, const uint64_t *v
 		tsc_warp_note(w, side[i], v[i]);
 }
 
+/* Two CPUs strictly taking turns, every reading later than the one before it. */
+static const unsigned turns_side[] = {0, 1, 0, 1, 0};
+static const uint64_t turns_tsc[] = {100, 130, 150, 190, 200};
+
+static void note_forward_turns(struct tsc_warp *w)
+{
+	tsc_warp_init(w);
+	note_all(w, turns_side, turns_tsc, 5);
+}
+
 static void alternating_forward_readings_agree(void **state)
 {
-	static const unsigned side[] = {0, 1, 0, 1, 0};
-	static const uint64_t v[] = {100, 130, 150, 190, 200};
 	struct tsc_warp w;
 
 	(void)state;
-	tsc_warp_init(&w);
-	note_all(&w, side, v, 5);
+	note_forward_turns(&w);
 	assert_true(tsc_warp_agree(&w, 1));
 	assert_int_equal(w.warps, 0);
 	assert_int_equal(w.max_warp, 0);
@@ -70,13 +77,10 @@ static void readings_that_never_take_turns_prove_nothing(void **state)
 
 static void too_few_comparisons_are_no_evidence(void **state)
 {
-	static const unsigned side[] = {0, 1, 0, 1, 0};
-	static const uint64_t v[] = {100, 130, 150, 190, 200};
 	struct tsc_warp w;
 
 	(void)state;
-	tsc_warp_init(&w);
-	note_all(&w, side, v, 5);
+	note_forward_turns(&w);
 	assert_true(tsc_warp_agree(&w, 2));
 	assert_false(tsc_warp_agree(&w, 3)); /* two comparisons each way, not three */
 	assert_true(tsc_warp_agree(&w, 0));  /* 0 asks for one, as 1 does */

@@ -128,10 +128,13 @@ def delegate_bench(argv, prog="bench"):
             return res.status
         wedges += 1
         if folder is None or wedges > MAX_WEDGES:
-            print(f"{prog}: nested host: wedged {'before the first run' if folder is None else f'{wedges} times'}"
-                  f"; stopping (dump: {res.wedges or 'in build/nested/run'})", file=sys.stderr)
+            when = "before the bench made its folder" if folder is None else f"{wedges} times"
+            print(f"{prog}: nested host: failed {when}; stopping (dump: {res.wedges})",
+                  file=sys.stderr)
             return nested.CODES["NESTED_WEDGED"]
-        made = len([n for n in os.listdir(os.path.join(folder, "raw")) if n.endswith(".json")])
+        raw = os.path.join(folder, "raw")
+        made = len([n for n in os.listdir(raw) if n.endswith(".json")]) if os.path.isdir(raw) \
+            else 0
         if made == made_at_wedge:
             note = "failed: the nested host wedged twice in this run"
             extra = ["--resume", folder, "--resume-note", note, "--resume-fail"]
