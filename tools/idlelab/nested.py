@@ -49,7 +49,7 @@ FAULTS = {"wedged": f"the emulated host wedged (no heartbeat for {WEDGE_S} s)",
           "reset": "the emulated host reset itself (a triple fault or a reboot of its kernel)"}
 MARK = "@nested "
 ATTEMPT_ENV = "IDLELAB_NESTED_ATTEMPT"
-HOST_ENV = "IDLELAB_HOST"
+HOST_ENV = qemu.HOST_ENV
 
 
 def _exit_codes():
@@ -109,13 +109,12 @@ def manifest():
         return json.load(f)
 
 
-def ensure_image(quiet=False):
+def ensure_image():
     """Builds the image if it is missing or stale; raises NestedError with mkimage's line."""
     ok, why = image_state()
     if ok:
         return manifest()
-    if not quiet:
-        print(f"nested-host: {why}; building it", file=sys.stderr, flush=True)
+    print(f"nested-host: {why}; building it", file=sys.stderr, flush=True)
     try:
         proc = subprocess.run([os.path.join(TOOLS, "mkimage"), IMAGE], cwd=TOP,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -162,7 +161,7 @@ class JobResult:
     wedged: bool = False       # the last attempt's host wedged (the job did not finish)
 
 
-def host_command(run_dir, job_path, image=IMAGE, cpu=CPU, append_extra=()):
+def host_command(run_dir, job_path, image=IMAGE, cpu=CPU):
     """The emulated host's QEMU command line: TCG (multi-threaded, one host thread per
     emulated CPU) emulating an SVM CPU, the console on stdio, the heartbeat into a file,
     the monitor on a socket for dumps, this machine's root and the tree over virtio-9p."""
@@ -176,7 +175,7 @@ def host_command(run_dir, job_path, image=IMAGE, cpu=CPU, append_extra=()):
         # (docs/platform-notes.md). The guest's page tables never change after boot.
         "kvm_amd.npt=0",
         f"idlelab.tree={TOP}", f"idlelab.job={job_path}", f"idlelab.image={image}",
-    ] + list(append_extra) + os.environ.get("IDLELAB_NESTED_APPEND", "").split())
+    ] + os.environ.get("IDLELAB_NESTED_APPEND", "").split())
     return [
         "qemu-system-x86_64", "-accel", "tcg,thread=multi", "-cpu", cpu,
         "-smp", str(SMP), "-m", MEM, "-name", "idlelab-nested-host",
@@ -388,14 +387,14 @@ def _read_until(s, token):
 _SYMBOLS = None
 
 
-def symbol(addr, system_map=os.path.join(IMAGE, "kallsyms")):
+def symbol(addr, table=os.path.join(IMAGE, "kallsyms")):
     """`function+0xoff` for a kernel address, from the image's kallsyms (its /init keeps a
     copy of /proc/kallsyms there: Debian ships a stub System.map; nokaslr fixes addresses)."""
     global _SYMBOLS
     if _SYMBOLS is None:
         _SYMBOLS = []
         try:
-            with open(system_map) as f:
+            with open(table) as f:
                 for line in f:
                     a, t, name, *mod = line.split()
                     if t in "tTwW":     # a module's (kvm_amd...) loads at the same place too

@@ -50,6 +50,8 @@ def build_missing(build):
 # IDLELAB_KVM=off: act as if /dev/kvm were not usable (auto then picks the nested host or
 # TCG), to run a machine's tests as one without KVM would.
 KVM_ENV = "IDLELAB_KVM"
+# Set by the nested host's /init for its job: there `nested` is the local KVM.
+HOST_ENV = "IDLELAB_HOST"
 
 
 def kvm_usable():
@@ -68,7 +70,7 @@ def kvm_usable():
 def resolve_accel(accel):
     """The accelerator QEMU on this machine runs with. `nested` is not one: a tool given it
     runs itself inside the nested host (hosts.delegate), where it is the local KVM."""
-    if accel == "nested" and os.environ.get("IDLELAB_HOST") == "nested":
+    if accel == "nested" and os.environ.get(HOST_ENV) == "nested":
         return "kvm"
     if accel not in ACCELS:
         raise ValueError(f"accel must be one of {'|'.join(ACCELS)}, not {accel!r}")
