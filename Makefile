@@ -22,7 +22,7 @@ ASM_OBJS := build/obj/boot/entry.o build/obj/boot/ap_blob.o \
 
 .PHONY: all iso run debug test deps clean format format-check lint boot-test model bench-sched stress \
 	stress-kvm nested-host test-kvm test-kvm-full
-all: build/idlelab.elf build/idlelab32.elf build/idlelab-sim
+all: build/idlelab.elf build/idlelab32.elf build/idlelab-sim build/idlelab-drop-ipi32.elf
 
 build/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -46,6 +46,19 @@ build/idlelab.elf: $(C_OBJS) $(ASM_OBJS) linker.ld
 build/idlelab32.elf: build/idlelab.elf
 	$(OBJCOPY) -O elf32-i386 $< $@
 
+# The fault build: the same kernel, except that every FAULT_DROP_WAKE_IPI-th wake IPI is
+# dropped (kernel/sched.c), so the tests can show that a guest losing a wake-up fails.
+FAULT_DROP_WAKE_IPI := 1000
+build/fault/sched.o: kernel/sched.c Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(KERNEL_CFLAGS) -DIDLELAB_FAULT_DROP_WAKE_IPI=$(FAULT_DROP_WAKE_IPI) -c $< -o $@
+build/idlelab-drop-ipi.elf: $(filter-out build/obj/kernel/sched.o,$(C_OBJS)) $(ASM_OBJS) \
+		build/fault/sched.o linker.ld
+	$(LD) $(LDFLAGS) -o $@ $(ASM_OBJS) $(filter-out build/obj/kernel/sched.o,$(C_OBJS)) \
+		build/fault/sched.o
+build/idlelab-drop-ipi32.elf: build/idlelab-drop-ipi.elf
+	$(OBJCOPY) -O elf32-i386 $< $@
+
 # The ISO bakes ISO_CMDLINE into its grub.cfg, so it depends on $(ISO).cmdline, which holds
 # the command line it was built with and is rewritten (new mtime) only when ISO_CMDLINE
 # changes. mkiso checks the line with build/host/knobdoc (the kernel's own knob parser) and
@@ -61,7 +74,7 @@ $(ISO).cmdline: iso-cmdline-force
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
 .PHONY: iso-cmdline-force
 
--include $(C_OBJS:.o=.d)
+-include $(C_OBJS:.o=.d) build/fault/sched.d
 
 deps:
 	@tools/deps.sh

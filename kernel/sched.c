@@ -172,6 +172,13 @@ static inline void resched(struct cpu *c, struct cpu *me)
 		timeline_rec((old & CPU_POLLING) ? TL_IPI_AVOIDED : TL_IPI_PENDING, c->id);
 		return;
 	}
+#ifdef IDLELAB_FAULT_DROP_WAKE_IPI
+	/* The fault build (build/idlelab-drop-ipi.elf): every Nth wake IPI is lost, as a
+	 * broken wake path would lose it; the tests' verdicts must blame the guest for it. */
+	static uint64_t wake_ipis;
+	if (__atomic_add_fetch(&wake_ipis, 1, __ATOMIC_RELAXED) % IDLELAB_FAULT_DROP_WAKE_IPI == 0)
+		return;
+#endif
 	me->stats.ipi_sent++;
 	timeline_rec(TL_IPI_SENT, c->id);
 	apic_send_ipi(c->apic_id, VEC_RESCHED);

@@ -69,6 +69,10 @@ def test_idlelab_runs_under_the_nested_kvm_with_writable_parameters(image):
     assert (boot["kvm"], boot["pollctl"]) == ("1", "1")
     cpus = [f for t, f in recs if t == "cpu"]
     assert len(cpus) == 2 and all(int(c["hlt"]) > 0 for c in cpus), out
+    # this machine's wait of the emulated host's two vCPU threads, measured over the job
+    w = res.outer_wait
+    assert w and sorted(w["total_ms"]) == [0, 1], w
+    assert 0 <= w["worst_1s_ms"] <= 1000 * len(w["total_ms"]), w
     # the budget: /dev/kvm up within 10 s of the emulated host's start (its own uptime)
     print(f"nested host: /dev/kvm at {res.kvm_ready_s:.1f} s, job start at {res.boot_s:.1f} s")
 

@@ -1,8 +1,12 @@
-"""Nothing measured is lost on the way out, with real signals: tools/bench runs a short TCG
-matrix as a subprocess and is sent SIGINT, SIGTERM or SIGHUP after its first run ended; it
-must exit 128 + the signal with runs.csv and the tables written from the runs made and
-meta.json marked interrupted. After SIGKILL the folder stays unfinished; the next bench and
---report say it is incomplete, mark it, and the temporary folder left behind is removed."""
+"""Nothing measured is lost on the way out, with real signals at three points of a matrix:
+before the first run (the folder exists, the bench measures the cost table), in a run (a
+QEMU is up) and between runs (the bench cools down before run 2).
+tools/bench runs a short TCG matrix as a subprocess. SIGINT, SIGTERM (and SIGHUP) must end it
+with 128 + the signal, meta.json "status": "interrupted" with the signal and where it landed,
+runs.csv and the tables written from the runs made, each table saying how many of how many.
+SIGKILL must leave meta.json "running", every finished run in raw/ and runs.csv and `latest`
+pointing at the folder; --report then marks it incomplete and its tables say so. No point
+leaves a temporary file outside the folder, nor tmp/ inside a finished one."""
 import csv
 import json
 import os
@@ -20,6 +24,7 @@ BENCH = os.path.join(TOP, "tools", "bench")
 # 1 s windows under TCG: long enough to be signalled in the middle of the second boot.
 SLOW = "defaults: accel=tcg smp=1 duration=1s guest.warmup=10ms\na: workload=idle repeat=6\n"
 FAST = "defaults: accel=tcg smp=1 duration=50ms guest.warmup=10ms\nb: workload=idle\n"
+PLANNED = 6
 
 
 @pytest.fixture
@@ -27,36 +32,46 @@ def place(tmp_path):
     (tmp_path / "slow.txt").write_text(SLOW)
     (tmp_path / "fast.txt").write_text(FAST)
     (tmp_path / "tmp").mkdir()
-    return tmp_path
+    yield tmp_path
 
 
-def start(place, matrix="slow.txt"):
+def start(place, matrix="slow.txt", extra=("--no-cost-table",)):
     env = dict(os.environ, TMPDIR=str(place / "tmp"))
     return subprocess.Popen([sys.executable, BENCH, "--matrix", str(place / matrix), "--accel",
-                             "tcg", "--results-dir", str(place / "res")],
+                             "tcg", "--results-dir", str(place / "res"), *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-
-
-def signal_after_first_run(proc, signum, tmp):
-    """Waits for the first run's result line, then for the second boot to be under way (its
-    temporary folder exists), and sends the signal."""
-    seen = []
-    for line in proc.stderr:
-        seen.append(line)
-        if line.startswith("bench: [ 2/"):
-            deadline = time.monotonic() + 10
-            while not os.listdir(tmp) and time.monotonic() < deadline:
-                time.sleep(0.01)
-            proc.send_signal(signum)
-            break
-    else:
-        pytest.fail("the bench ended before its second run:\n" + "".join(seen))
-    out, err = proc.communicate(timeout=60)
-    return out, "".join(seen) + err
 
 
 def folders(place):
     return [n for n in os.listdir(place / "res") if n != "latest"]
+
+
+def the_folder(place):
+    (name,) = folders(place)
+    return place / "res" / name
+
+
+def signal_at(place, proc, point, signum):
+    """Reads the bench's progress until `point` is reached, sends the signal there; returns
+    its stderr."""
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if point == "before" and "measuring the platform's cost table" in line:
+            break
+        if point == "between" and "cooling down" in line:
+            break
+        if point == "in" and line.startswith("bench: [ 2/"):
+            tmp = the_folder(place) / "tmp"
+            deadline = time.monotonic() + 10
+            while not os.listdir(tmp) and time.monotonic() < deadline:
+                time.sleep(0.01)             # the boot's temporary folder: QEMU is coming
+            break
+    else:
+        pytest.fail(f"the bench ended before the point '{point}':\n" + "".join(seen))
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=90)
+    return "".join(seen) + err
 
 
 def meta_of(path):
@@ -64,85 +79,97 @@ def meta_of(path):
         return json.load(f)
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP],
-                         ids=["SIGINT", "SIGTERM", "SIGHUP"])
-def test_a_stop_signal_finishes_the_folder(place, signum):
-    proc = start(place)
-    out, err = signal_after_first_run(proc, signum, place / "tmp")
-    assert proc.returncode == 128 + signum, err
-    assert "Traceback" not in err
-    (name,) = folders(place)
-    outdir = place / "res" / name
-    assert os.readlink(place / "res" / "latest") == name
-    meta = meta_of(outdir)
-    assert meta["state"] == "interrupted" and meta["interrupted"] is True
-    assert meta["signal"] == signal.Signals(signum).name
+def rows_of(outdir):
     with open(outdir / "runs.csv") as f:
-        rows = list(csv.DictReader(f))
-    raw = sorted(os.listdir(outdir / "raw"))
-    assert 1 <= len(rows) == len(raw) == meta["runs_made"] < meta["runs_planned"] == 6
-    assert all(r["status"] == "ok" for r in rows)
-    assert (outdir / "slow.md").exists()
-    assert f"interrupted after {len(rows)} of 6 runs" in err
-    assert os.listdir(place / "tmp") == []          # the boot's temporary folder went too
+        return list(csv.DictReader(f))
 
 
-def test_after_sigkill_the_next_bench_and_report_say_incomplete(place):
+WHERE = {"before": "before the first run", "between": "between runs 1 and 2 of 6",
+         "in": "in run 2 of 6 (a #2)"}
+MADE = {"before": 0, "between": 1, "in": 1}
+POINTS = [(p, s) for p in ("before", "in", "between")
+          for s in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL)] + [("in", signal.SIGHUP)]
+
+
+@pytest.mark.parametrize("point,signum", POINTS,
+                         ids=[f"{p}-{signal.Signals(s).name}" for p, s in POINTS])
+def test_a_signal_leaves_a_folder_that_says_what_it_holds(place, point, signum):
+    extra = {"before": (), "between": ("--no-cost-table", "--cooldown", "60"),
+             "in": ("--no-cost-table",)}[point]
+    proc = start(place, extra=extra)
+    err = signal_at(place, proc, point, signum)
+    outdir = the_folder(place)
+    made = MADE[point]
+    assert os.readlink(place / "res" / "latest") == outdir.name     # from its first moment
+    assert len(os.listdir(outdir / "raw")) == made
+    rows = rows_of(outdir)
+    assert len(rows) == made and all(r["status"] == "ok" for r in rows)
+    meta = meta_of(outdir)
+    assert meta["runs_made"] == made and meta["runs_planned"] == PLANNED
+    assert os.listdir(place / "tmp") == []            # nothing outside the folder
+    if signum == signal.SIGKILL:
+        assert proc.returncode == -signal.SIGKILL
+        assert meta["status"] == "running"
+        rep = subprocess.run([sys.executable, BENCH, "--report", str(outdir)],
+                             capture_output=True, text=True, timeout=60)
+        assert rep.returncode == 0, rep.stderr
+        assert rep.stderr.count("\n") == 1 and "incomplete" in rep.stderr
+        assert f"after {made} raw record" in rep.stderr and f"of {PLANNED} planned" in rep.stderr
+        meta = meta_of(outdir)
+        assert meta["status"] == "incomplete" and meta["incomplete"]["by"] == "--report"
+        why = "its bench ended without finishing (killed?)"
+    else:
+        assert proc.returncode == 128 + signum, err
+        assert "Traceback" not in err
+        assert meta["status"] == "interrupted" and meta["interrupted"] is True
+        assert meta["signal"] == signal.Signals(signum).name
+        assert meta["where"] == WHERE[point]
+        assert f"interrupted {WHERE[point]}, after {made} of {PLANNED} runs" in err
+        why = f"interrupted by {meta['signal']} {WHERE[point]}"
+    assert not (outdir / "tmp").exists()
+    assert len(rows_of(outdir)) == made
+    table = (outdir / "slow.md").read_text()
+    assert f"**Incomplete: {made} of {PLANNED} runs of this matrix made** ({why}" in table
+
+
+def test_the_next_bench_marks_a_killed_folder(place):
     proc = start(place)
-    signal_after_first_run(proc, signal.SIGKILL, place / "tmp")
-    assert proc.returncode == -signal.SIGKILL
-    (name,) = folders(place)
-    killed = place / "res" / name
-    assert meta_of(killed)["state"] == "running"
-    assert not (killed / "runs.csv").exists()
-    assert not os.path.lexists(place / "res" / "latest")    # never pointed at it
-    left = os.listdir(place / "tmp")
-    assert left and all(n.startswith(f"idlelab-bench-{proc.pid}-") for n in left)
-
-    # --report on it: says so in one line, rebuilds from what it holds, marks it
-    rep = subprocess.run([sys.executable, BENCH, "--report", str(killed)], capture_output=True,
-                         text=True, timeout=60)
-    assert rep.returncode == 0, rep.stderr
-    assert rep.stderr.count("\n") == 1 and "incomplete" in rep.stderr
-    assert (killed / "runs.csv").exists()
-    meta = meta_of(killed)
-    assert meta["state"] == "incomplete" and meta["incomplete"]["by"] == "--report"
-
-    # and the next bench, for a folder nobody reported yet
-    meta["state"] = "running"
-    resultsfolder.write_meta(str(killed), meta)
+    signal_at(place, proc, "in", signal.SIGKILL)
+    killed = the_folder(place)
     nxt = start(place, "fast.txt")
     out, err = nxt.communicate(timeout=60)
     assert nxt.returncode == 0, err
-    assert f"{killed}: incomplete" in err and "1 raw record" in err
-    assert "removed 1 temporary folder" in err and os.listdir(place / "tmp") == []
-    assert meta_of(killed)["state"] == "incomplete"
+    assert f"{killed}: incomplete" in err and "1 raw record of 6 planned" in err
+    assert meta_of(killed)["status"] == "incomplete"
+    assert not (killed / "tmp").exists()
     latest = os.readlink(place / "res" / "latest")
-    assert latest != name and meta_of(place / "res" / latest)["state"] == "complete"
+    assert latest != killed.name and meta_of(place / "res" / latest)["status"] == "complete"
+    assert "Incomplete" not in (place / "res" / latest / "fast.md").read_text()
 
 
 def test_a_running_folder_of_a_live_bench_is_not_reported(place):
     outdir = place / "res" / "20260101-000000"
     (outdir / "raw").mkdir(parents=True)
-    resultsfolder.write_meta(str(outdir), {"state": "running", "owner": resultsfolder.owner()})
+    resultsfolder.write_meta(str(outdir), {"status": "running", "owner": resultsfolder.owner()})
     rep = subprocess.run([sys.executable, BENCH, "--report", str(outdir)], capture_output=True,
                          text=True, timeout=60)
     assert rep.returncode == 2 and "still being written" in rep.stderr
     assert resultsfolder.find_incomplete(str(place / "res")) == []
 
 
-def test_a_folder_from_before_states_without_seconds_is_incomplete():
-    assert resultsfolder.state({"started": "x"}) == "incomplete"
-    assert resultsfolder.state({"seconds": 3}) == "complete"
-    assert resultsfolder.state({"seconds": 3, "interrupted": True}) == "interrupted"
+def test_folders_from_before_status_are_read_by_what_they_hold():
+    assert resultsfolder.status({"started": "x"}) == "incomplete"
+    assert resultsfolder.status({"seconds": 3}) == "complete"
+    assert resultsfolder.status({"seconds": 3, "interrupted": True}) == "interrupted"
+    assert resultsfolder.status({"state": "complete"}) == "complete"
     gone = {"pid": 999999999, "start": 1}
-    assert resultsfolder.state({"state": "running", "owner": gone}) == "incomplete"
+    assert resultsfolder.status({"status": "running", "owner": gone}) == "incomplete"
+    assert resultsfolder.status({"state": "running", "owner": gone}) == "incomplete"
 
 
 def test_a_bench_removes_its_own_temporary_folders_on_the_way_out(tmp_path):
-    """A signal can land between a boot's mkdtemp and the try block that removes its folder
-    (seen once in make test under load: the SIGINT case above left one behind), so a bench
-    finishing after a signal sweeps its own; another live bench's folders stay."""
+    """A signal can land between a boot's mkdtemp and the try block that removes its folder,
+    so a bench finishing after a signal sweeps its own; another live bench's folders stay."""
     from idlelab import onerun
     mine = tmp_path / f"{onerun.TEMP_PREFIX}{os.getpid()}-abc"
     live = tmp_path / f"{onerun.TEMP_PREFIX}{os.getppid()}-def"
@@ -152,3 +179,27 @@ def test_a_bench_removes_its_own_temporary_folders_on_the_way_out(tmp_path):
     assert onerun.reclaim_temp_dirs(str(tmp_path)) == 0          # all alive: nothing goes
     assert onerun.reclaim_temp_dirs(str(tmp_path), own=True) == 1
     assert sorted(os.listdir(tmp_path)) == sorted([live.name, other.name])
+
+
+def test_a_socket_in_a_folder_too_deep_for_sun_path_is_reached_all_the_same(tmp_path):
+    """The bench's boots keep their QMP socket in the results folder, which can be deeper
+    than a UNIX socket's path may be long: the socket is bound and reached through a
+    descriptor of its folder, as QEMU and the harness do it."""
+    import socket
+    from idlelab import onerun
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    path, fd = onerun.socket_path(str(deep), "qmp")
+    assert fd is not None and len(path) <= onerun.SOCKET_PATH_MAX
+    try:
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(path)
+        server.listen(1)
+        client = socket.socket(socket.AF_UNIX)
+        client.connect(path)
+        client.close()
+        server.close()
+    finally:
+        os.close(fd)
+    assert (deep / "qmp").exists()
+    assert onerun.socket_path("/short", "qmp") == ("/short/qmp", None)

@@ -33,7 +33,7 @@ def cut_after_first_run(tmp_path):
     for name in raw[1:]:
         os.unlink(os.path.join(folder, "raw", name))
     meta = resultsfolder.read_meta(folder)
-    meta["state"] = resultsfolder.RUNNING
+    meta[resultsfolder.STATUS] = resultsfolder.RUNNING
     resultsfolder.write_meta(folder, meta)
     return folder, first
 
@@ -53,7 +53,7 @@ def test_resume_keeps_the_runs_made_and_marks_the_retried_one(tmp_path):
     assert recs[1]["retried"] == "retried: wedged" and "retried" not in recs[2]
     assert all(r["status"] == "ok" for r in recs)
     meta = resultsfolder.read_meta(folder)
-    assert meta["state"] == resultsfolder.COMPLETE and meta["runs_made"] == 3
+    assert meta[resultsfolder.STATUS] == resultsfolder.COMPLETE and meta["runs_made"] == 3
     assert meta["resumed"][0]["at_run"] == 2
 
 

@@ -1,14 +1,16 @@
 """One bench invocation: prepares the host (recover a killed run's parameters, reclaim what a
-killed bench left, build the preload library if needed), makes a new results folder, runs
-the work list boot by boot (raw record written as each ends), then writes the reports and
-prints the summary.
+killed bench left, build the preload library if needed), makes a new results folder (marked
+running, `latest` pointed at it), measures the cost table, runs the work list boot by boot
+(raw record and runs.csv row written as each ends), then writes the reports and prints the
+summary.
 
 Nothing measured is lost on the way out. SIGINT, SIGTERM and SIGHUP stop the run in
 progress (qemu.run kills its QEMU, hostparams.override restores the host) and the folder is
-finished from the runs completed: runs.csv, tables, meta.json "state": "interrupted", exit
-128 + the signal. A second signal while the folder is finished is noted, not obeyed (only
-SIGKILL ends it then). After SIGKILL the folder stays "running" with its owner gone; the
-next bench says so and marks it (resultsfolder)."""
+finished from the runs completed: runs.csv, tables, meta.json "status": "interrupted" with
+the signal and where it landed, exit 128 + the signal. A second signal while the folder is
+finished is noted, not obeyed (only SIGKILL ends it then). After SIGKILL the folder stays
+"running" with its owner gone, every finished run in raw/ and runs.csv; the next bench says
+so and marks it (resultsfolder)."""
 import contextlib
 import os
 import signal
@@ -22,6 +24,7 @@ from .hostconfig import HostParams
 from .hostload import QuietWaiter, loadavg
 from .onerun import Context, execute
 from .progress import Progress, say
+from .runrow import append_csv, write_csv
 from .toolexit import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 from .workplan import TOP, plan, relpath
 
@@ -98,6 +101,24 @@ def reclaim(results_dir):
         resultsfolder.mark_incomplete(path, meta, f"the bench started at pid {os.getpid()}")
 
 
+class Place:
+    """Where the bench is, for meta.json when a signal or an error stops it."""
+
+    def __init__(self, planned):
+        self.planned = planned
+        self.run = None          # (index from 1, name) of the run under way
+        self.after = 0           # runs finished
+
+    def describe(self):
+        if self.run is not None:
+            return f"in run {self.run[0]} of {self.planned} ({self.run[1]})"
+        if self.after == 0:
+            return "before the first run"
+        if self.after >= self.planned:
+            return "after the last run"
+        return f"between runs {self.after} and {self.after + 1} of {self.planned}"
+
+
 def run_all(args, loaded, accel, signals=None):
     """Runs the work list and reports; returns the exit status."""
     signals = signals or Signals()
@@ -110,46 +131,64 @@ def run_all(args, loaded, accel, signals=None):
     except resultsfolder.FolderError as e:
         say(f"--resume {e}")
         return EXIT_USAGE
-    # First the platform's cost table: the matrices' scaled values are resolved from it (a
-    # resumed folder keeps its own, so its runs go on with the values they started with).
-    if resumed:
-        costs = resumed["meta"].get("cost_table") or {}
-        if "prims" in costs:
-            loaded = [(mid, path, [costtable.resolve_run(r, costs) for r in runs])
-                      for mid, path, runs in loaded]
-    elif args.no_cost_table:
-        costs = {"error": "not measured (--no-cost-table)", "skipped": True}
-    else:
-        costs, loaded = measure_costs(accel, loaded, args.timeout)
-    if costs is None:
-        return EXIT_RUN_FAILED
-    work = plan(loaded)
+    work = plan(loaded)        # its length and order; the cost table only resolves values
+    place = Place(len(work))
     waiter = QuietWaiter(args.wait_quiet, args.quiet_below)
-    outdir, meta, recs, error = None, {}, [], None
+    outdir, meta, recs, error, code = None, {}, [], None, None
     t0 = time.monotonic()
     try:
-        # The folder and its "running" meta.json exist together or not at all.
+        # The folder, its "running" meta.json, its runs.csv header and `latest` exist
+        # together or not at all.
         with signals.deferred():
             if resumed:
                 outdir, recs = args.resume, resumed["recs"]
-                meta = dict(resumed["meta"], state=resultsfolder.RUNNING,
-                            owner=resultsfolder.owner())
+                meta = dict({k: v for k, v in resumed["meta"].items() if k != "state"},
+                            status=resultsfolder.RUNNING, owner=resultsfolder.owner())
                 meta.setdefault("resumed", []).append(
                     {"at_run": len(recs) + 1, "note": args.resume_note,
                      "host": hosts.describe(accel)})
             else:
                 outdir = resultsfolder.new_results_dir(args.results_dir)
                 meta = invocation_meta(args, loaded, ctx, outdir)
-                meta["cost_table"] = costs
+            meta.update(runs_made=len(recs), runs_planned=len(work),
+                        runs_planned_by_matrix=planned_by_matrix(work))
             resultsfolder.write_meta(outdir, meta)
-        if accel == "kvm":
-            prepare_kvm(ctx, work)
-        say(f"{len(work)} boots from {', '.join(m for m, _, _ in loaded)} under {accel}; "
-            f"results in {relpath(outdir)}")
-        waited = waiter.wait("before the first run")
-        run_work(work, ctx, outdir, waiter, waited, recs, args.quiet_below, signals,
-                 resume=(args.resume_note, args.resume_fail) if resumed else None)
+            write_csv([derive.summarize(r) for r in recs],
+                      os.path.join(outdir, report.CSV_NAME))
+            resultsfolder.point_latest(outdir)
+        place.after = len(recs)
+        ctx.tmpdir = resultsfolder.tmp_dir(outdir)
+        # First the platform's cost table: the matrices' scaled values are resolved from it
+        # (a resumed folder keeps its own, so its runs go on with the values they started
+        # with).
+        if resumed:
+            costs = resumed["meta"].get("cost_table") or {}
+            if "prims" in costs:
+                loaded = [(mid, path, [costtable.resolve_run(r, costs) for r in runs])
+                          for mid, path, runs in loaded]
+        elif args.no_cost_table:
+            costs = {"error": "not measured (--no-cost-table)", "skipped": True}
+        else:
+            costs, loaded = measure_costs(accel, loaded, args.timeout)
+        if costs is None:
+            meta.update(interrupted=True, error="the cost table could not be measured, and "
+                        "the matrices place their values by it", where=place.describe())
+            code = EXIT_RUN_FAILED
+        else:
+            meta["cost_table"] = costs
+            resultsfolder.write_meta(outdir, meta)
+            work = plan(loaded)
+            if accel == "kvm":
+                prepare_kvm(ctx, work)
+            say(f"{len(work)} boots from {', '.join(m for m, _, _ in loaded)} under {accel}; "
+                f"results in {relpath(outdir)}")
+            waited = waiter.wait("before the first run")
+            run_work(work, ctx, outdir, waiter, waited, recs, args.quiet_below, signals,
+                     place, meta, args.cooldown,
+                     resume=(args.resume_note, args.resume_fail) if resumed else None)
     except resultsfolder.FolderError as e:
+        if outdir is not None:
+            raise
         say(f"--results-dir {e}")
         return EXIT_USAGE
     except KeyboardInterrupt as e:
@@ -157,18 +196,21 @@ def run_all(args, loaded, accel, signals=None):
             raise
         signals.finishing()
         name = signal.Signals(getattr(e, "signum", signal.SIGINT)).name
-        say(f"{name}: interrupted after {len(recs)} of {len(work)} runs: reporting those")
-        meta.update(interrupted=True, signal=name)
+        say(f"{name}: interrupted {place.describe()}, after {len(recs)} of {len(work)} "
+            "runs: reporting those")
+        meta.update(interrupted=True, signal=name, where=place.describe())
     except Exception as e:  # a bug or a host failure: the folder is finished, then it shows
         if outdir is None:
             raise
         signals.finishing()
-        say(f"stopped by an error after {len(recs)} of {len(work)} runs: reporting those")
-        meta.update(interrupted=True, error=f"{type(e).__name__}: {e}")
+        say(f"stopped by an error {place.describe()}, after {len(recs)} of {len(work)} runs: "
+            "reporting those")
+        meta.update(interrupted=True, error=f"{type(e).__name__}: {e}", where=place.describe())
         error = e
     signals.finishing()
-    onerun.reclaim_temp_dirs(own=True)     # a boot cut short between mkdtemp and its try
-    meta["state"] = resultsfolder.INTERRUPTED if meta.get("interrupted") \
+    resultsfolder.remove_tmp(outdir)
+    onerun.reclaim_temp_dirs(own=True)     # a neighbour's or an older bench's, outside it
+    meta[resultsfolder.STATUS] = resultsfolder.INTERRUPTED if meta.get("interrupted") \
         else resultsfolder.COMPLETE
     meta.update(runs_made=len(recs), runs_planned=len(work),
                 seconds=round(time.monotonic() - t0, 1), quiet_wait_s=round(waiter.spent_s, 1))
@@ -179,13 +221,22 @@ def run_all(args, loaded, accel, signals=None):
         resultsfolder.write_meta(outdir, meta)
         raise
     resultsfolder.write_meta(outdir, meta)
-    resultsfolder.point_latest(outdir)
     print(console.summary(recs, meta, written), flush=True)
     if error is not None:
         raise error
     if meta.get("signal"):
         return 128 + signal.Signals[meta["signal"]]
+    if code is not None:
+        return code
     return EXIT_RUN_FAILED if any(r["status"] == "failed" for r in recs) else EXIT_OK
+
+
+def planned_by_matrix(work):
+    """{matrix id: boots planned}, for the tables of a folder cut short."""
+    out = {}
+    for mid, _, _ in work:
+        out[mid] = out.get(mid, 0) + 1
+    return out
 
 
 def measure_costs(accel, loaded, timeout):
@@ -228,17 +279,24 @@ def prepare_kvm(ctx, work):
         ctx.library = haltpollcap.build()
 
 
-def run_work(work, ctx, outdir, waiter, waited, recs, quiet_below, signals, resume=None):
-    """The matrix loop: progress line, one boot, its raw file and result line, and a wait
-    for quiet after a run that saw other load. Resuming (recs holds the runs made), the loop
-    starts after them; the first run it makes carries the resume note (`retried`), or with
-    resume_fail is recorded as failed with that note instead of being run."""
+def run_work(work, ctx, outdir, waiter, waited, recs, quiet_below, signals, place, meta,
+             cooldown=0, resume=None):
+    """The matrix loop: progress line, one boot, its raw file, its runs.csv row, the runs
+    made in meta.json and the result line, and a wait for quiet after a run that saw other
+    load. Resuming (recs holds the runs made), the loop starts after them; the first run it
+    makes carries the resume note (`retried`), or with resume_fail is recorded as failed
+    with that note instead of being run."""
     progress = Progress(work)
     start = len(recs)
+    csv_path = os.path.join(outdir, report.CSV_NAME)
     for i, (mid, run, rep) in enumerate(work):
         if i < start:
             continue
+        if cooldown and i > start:
+            say(f"cooling down {cooldown:g} s before run {i + 1}")
+            time.sleep(cooldown)
         say(progress.line(i))
+        place.run = (i + 1, run.name + (f" #{rep}" if run.repeat > 1 else ""))
         first_resumed = resume is not None and i == start
         if first_resumed and resume[1]:
             rec = ctx.base_record(mid, run, rep)
@@ -250,10 +308,15 @@ def run_work(work, ctx, outdir, waiter, waited, recs, quiet_below, signals, resu
         rec["quiet_wait"] = {"waited_s": round(waited[0], 2), "other_pct": waited[1],
                              "quiet": waited[2]}
         progress.done(run, rec)
+        row = derive.summarize(rec)
+        # A run is in raw/, runs.csv and meta.json's count together, or in none of them.
         with signals.deferred():
             resultsfolder.write_json(resultsfolder.raw_path(outdir, i + 1, rec), rec)
+            append_csv(row, csv_path)
             recs.append(rec)
-        row = derive.summarize(rec)
+            meta["runs_made"] = len(recs)
+            resultsfolder.write_meta(outdir, meta)
+            place.run, place.after = None, i + 1
         print(console.result_line(rec, row), file=sys.stderr, flush=True)
         waited = (0.0, None, None)
         if console.saw_other_load(row, quiet_below) and i + 1 < len(work):
@@ -276,9 +339,9 @@ def resume_state(outdir):
 
 def invocation_meta(args, loaded, ctx, outdir):
     """What the tables' headers say about this invocation and machine, and that the folder
-    is being written (state running, by this process) until the end rewrites it."""
+    is being written (status running, by this process) until the end rewrites it."""
     return {
-        "state": resultsfolder.RUNNING, "owner": resultsfolder.owner(),
+        resultsfolder.STATUS: resultsfolder.RUNNING, "owner": resultsfolder.owner(),
         "results": relpath(outdir),
         "started": time.strftime("%Y-%m-%d %H:%M:%S"),
         "quick": bool(args.quick and not args.matrix),

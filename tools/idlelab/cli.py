@@ -78,6 +78,10 @@ def parse_args(argv):
     ap.add_argument("--quiet-below", type=usage.finite_number, default=10.0, metavar="PCT",
                     help="other load (%% of all host CPUs) that counts as quiet "
                          "(default %(default)s)")
+    ap.add_argument("--cooldown", type=usage.seconds_or_zero, default=0, metavar="SECONDS",
+                    help="sleep SECONDS before each run after the first, so that the last "
+                         "QEMU's teardown (freeing its memory, its threads' exit) is over "
+                         "before the next window (default 0)")
     ap.add_argument("--results-dir", default=RESULTS_DIR, metavar="DIR",
                     help="parent of the new <timestamp>/ folder and the `latest` link "
                          "(default: results/)")
@@ -149,12 +153,12 @@ def rebuild_report(outdir):
     except resultsfolder.FolderError as e:
         say(f"--report {e}")
         return EXIT_USAGE
-    state = resultsfolder.state(meta)
-    if state == resultsfolder.RUNNING:
+    status = resultsfolder.status(meta)
+    if status == resultsfolder.RUNNING:
         say(f"--report {outdir}: still being written by the bench with pid "
             f"{meta['owner']['pid']}: wait for it to end")
         return EXIT_USAGE
-    if state == resultsfolder.INCOMPLETE:
+    if status == resultsfolder.INCOMPLETE:
         say(resultsfolder.incomplete_note(outdir, meta) + "; reporting those")
         meta = resultsfolder.mark_incomplete(outdir, meta, "--report")
     for path in report.write_all(outdir, recs, meta):

@@ -4,7 +4,7 @@ The guest's figures come from its own `cpu` and `result` records (results.parse_
 KVM figure comes from kvmstats.Delta, rebuilt from the record's host.delta, and is only
 rounded here. A pure function of the record, so `tools/bench --report` can redo it.
 """
-from . import matrix, results, tolerance
+from . import attribution, matrix, results, tolerance
 from .kvmstats import Delta
 from .runrow import HOST_KVM, NA_TCG, RunRow, is_number
 
@@ -66,7 +66,18 @@ def identity(rec):
         hz=int(knobs["hz"]) if "hz" in knobs else None, period_us=time_us(knobs.get("period")),
         cpus=knobs.get("cpus", "0"), seconds=(rec.get("qemu") or {}).get("seconds"),
         stall=stall_setting(rec), neighbour=neighbour_setting(rec),
-        pin="+".join(map(str, rec["pin"])) if rec.get("pin") else None)
+        pin="+".join(map(str, rec["pin"])) if rec.get("pin") else None,
+        **late_counts(rec))
+
+
+def late_counts(rec):
+    """The late_host, late_guest, lost_host and lost_guest columns of a record's attributed
+    wake-ups (onerun: `late_wakeups`), all None when it has none."""
+    events = rec.get("late_wakeups")
+    if not events:
+        return dict.fromkeys((attribution.LATE_HOST, attribution.LATE_GUEST,
+                              attribution.LOST_HOST, attribution.LOST_GUEST))
+    return attribution.summary(events)
 
 
 def neighbour_setting(rec):

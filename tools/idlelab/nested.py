@@ -28,6 +28,7 @@ import sys
 import time
 
 from . import qemu
+from .hostwait import WaitSampler
 
 TOP = qemu.TOP
 TOOLS = os.path.join(TOP, "tools", "nested")
@@ -43,6 +44,7 @@ SMP, MEM = 2, "2G"
 CPU = "max"        # under TCG: SVM with nested paging and vGIF (no nrip-save)
 BOOT_S = 90        # emulated host start to its job (about 5 s here); beyond, it is wedged
 WEDGE_S = 30       # no heartbeat for this long while a job runs: wedged
+OUTER_WAIT_PERIOD_S = 0.1  # sampling of the emulated host's own vCPU threads' waits (hostwait)
 ASK_S = 3          # no heartbeat for this long: ask the monitor whether the host reset
 # The host faults a job is retried after, by what _attempt puts in JobResult.error.
 FAULTS = {"wedged": f"the emulated host wedged (no heartbeat for {WEDGE_S} s)",
@@ -159,6 +161,9 @@ class JobResult:
     kvm_ready_s: float = None  # emulated host start to /dev/kvm, as its uptime said
     boot_s: float = None       # QEMU start to the job's start, by our clock
     wedged: bool = False       # the last attempt's host wedged (the job did not finish)
+    # how long this machine kept the emulated host's own vCPU threads waiting to run over
+    # the job (hostwait): {"total_ms": {cpu: ms}, "worst_1s_ms": the most in any second}
+    outer_wait: dict = None
 
 
 def host_command(run_dir, job_path, image=IMAGE, cpu=CPU):
@@ -178,7 +183,7 @@ def host_command(run_dir, job_path, image=IMAGE, cpu=CPU):
     ] + os.environ.get("IDLELAB_NESTED_APPEND", "").split())
     return [
         "qemu-system-x86_64", "-accel", "tcg,thread=multi", "-cpu", cpu,
-        "-smp", str(SMP), "-m", MEM, "-name", "idlelab-nested-host",
+        "-smp", str(SMP), "-m", MEM, "-name", "idlelab-nested-host,debug-threads=on",
         "-nodefaults", "-no-user-config", "-display", "none",
         # A reset or power-off pauses instead of ending QEMU, so a host that reset itself
         # mid-job can still be dumped; the harness ends QEMU once /init said the job ended.
@@ -240,6 +245,8 @@ def _attempt(argv, run_dir, attempt, echo, on_line, timeout, cpu):
                             stderr=subprocess.STDOUT, start_new_session=True,
                             preexec_fn=qemu.die_with_parent)
     res = JobResult(CODES["NESTED_BOOT_FAILED"], attempt, [])
+    waits = WaitSampler(period_s=OUTER_WAIT_PERIOD_S)
+    waits.start(proc.pid)
     watch = _Heartbeat(beat)
     job_started = None
     try:
@@ -296,11 +303,28 @@ def _attempt(argv, run_dir, attempt, echo, on_line, timeout, cpu):
             os.killpg(proc.pid, signal.SIGKILL)
         qemu_status = proc.wait()
         log.close()
+        waits.stop()
+        res.outer_wait = outer_wait(waits)
     if res.error is None and res.status == CODES["NESTED_BOOT_FAILED"]:
         when = "before it was up" if job_started is None else "during its job"
         res.error = (f"the emulated host stopped (QEMU status {qemu_status}) {when}; its "
                      f"console is in {os.path.relpath(run_dir, TOP)}/console.txt")
     return res
+
+
+def outer_wait(waits):
+    """JobResult.outer_wait from the sampler of the emulated host's QEMU."""
+    if len(waits.times) < 2:
+        return None
+    t0, t1 = waits.times[0], waits.times[-1]
+    total = {cpu: round((waits.wait_ns(cpu, t0, t1) or 0) / 1e6, 1) for cpu in waits.cpus()}
+    worst = 0
+    for i, t in enumerate(waits.times):
+        if t + 1_000_000_000 > t1:
+            break
+        worst = max(worst, max((waits.wait_ns(c, t, t + 1_000_000_000) or 0)
+                               for c in waits.cpus()))
+    return {"total_ms": total, "worst_1s_ms": round(worst / 1e6, 1)}
 
 
 def _control(line, res, start, job_started):

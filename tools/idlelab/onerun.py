@@ -6,7 +6,8 @@
      and only through hostparams.override (journal, restore on every exit). Where they are
      read-only such a run is recorded as "not run: <reason>", never faked.
   2. Boot the guest (qemu.run, the one QEMU command line) with a QMP socket in a private
-     temporary directory and the WindowProbe attached (probe.py).
+     temporary directory (inside the results folder's tmp/ for a bench) and the WindowProbe
+     attached (probe.py).
   3. Around the boot, sample the machine load (hostload.py); assemble the record
      (rawrecord.py).
 """
@@ -15,20 +16,28 @@ import os
 import re
 import shutil
 import tempfile
+import time
 from dataclasses import dataclass, field
 
-from . import haltpollcap, hostparams, matrix, neighbour, qemu, rawrecord, resultsfolder
+from . import (attribution, haltpollcap, hostparams, matrix, neighbour, qemu, rawrecord,
+               resultsfolder)
 from .derive import side_by_side
 from .hostconfig import HostParams
 from .hostload import host_cpus, load_sample
+from .hostwait import WaitSampler
 from .probe import WindowProbe
 from .progress import say
 from .workplan import WINDOW_HOLD
 
 # A boot's private temporary folder (its QMP socket) is named after the bench's pid, so a
-# later bench can tell the folder of a killed one (pid gone) from a running one's.
+# later bench can tell the folder of a killed one (pid gone) from a running one's. A bench
+# keeps them in its results folder's tmp/ (removed with it); other callers in TMPDIR.
 TEMP_PREFIX = "idlelab-bench-"
 _TEMP_NAME = re.compile(re.escape(TEMP_PREFIX) + r"(\d+)-")
+# A UNIX socket's path holds at most 107 bytes (sun_path). A folder deeper than that is
+# reached through an open descriptor of it, /proc/self/fd/N/: QEMU inherits the descriptor
+# under the same number, so the one short path names the same socket in both processes.
+SOCKET_PATH_MAX = 107
 
 
 @dataclass
@@ -39,6 +48,7 @@ class Context:
     window_hold: str = WINDOW_HOLD
     timeout_s: float = 120.0
     library: str = None              # the preload library, built once if any run needs it
+    tmpdir: str = None               # where boots keep temporary files (None: TMPDIR)
     ncpus: int = field(default_factory=host_cpus)
     # neighbour= specs measured alone in this invocation: (spec text, duration) -> throughput
     alone: dict = field(default_factory=dict)
@@ -81,6 +91,17 @@ def qemu_config(run, rec, ctx, qmp_path):
     return cfg
 
 
+def socket_path(folder, name):
+    """(path, fd): a path to folder/name short enough for a UNIX socket, and the descriptor
+    that path goes through (None when the plain path fits; the caller closes it and hands
+    it to QEMU)."""
+    path = os.path.join(folder, name)
+    if len(os.fsencode(path)) <= SOCKET_PATH_MAX:
+        return path, None
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    return f"/proc/self/fd/{fd}/{name}", fd
+
+
 def reclaim_temp_dirs(tmpdir=None, own=False):
     """Removes the temporary folders of benches that are gone (SIGKILL leaves them behind);
     returns how many. A folder named after a live pid is left alone, but with own=True this
@@ -119,8 +140,8 @@ def boot(run, rec, ctx):
     hold = run.guest.get("window_hold", ctx.window_hold)
     # Everything that can refuse a value comes before the temporary folder exists.
     hold_ns = matrix.parse_time(hold)
-    sockdir = tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-")
-    probe = nbr = None
+    sockdir = tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-", dir=ctx.tmpdir)
+    probe = nbr = dirfd = None
     if run.neighbour is not None:
         rec["neighbour"] = {"spec": run.neighbour.text, "kind": run.neighbour.kind,
                             "what": run.neighbour.describe(), "window": None, "error": None}
@@ -137,17 +158,33 @@ def boot(run, rec, ctx):
                                                    f"not start: {e}")
                 return rec
             rec["neighbour"]["tids"] = getattr(nbr, "tids", None)
-        probe = WindowProbe(os.path.join(sockdir, "qmp"), rec["accel"], hold_ns, run.stall,
-                            nbr, run.pin)
+        qmp_path, dirfd = socket_path(sockdir, "qmp")
+        probe = WindowProbe(qmp_path, rec["accel"], hold_ns, run.stall, nbr, run.pin)
         cfg = qemu_config(run, rec, ctx, probe.qmp_path)
+        if dirfd is not None:
+            cfg.pass_fds = (dirfd,)
         rec["argv"], _ = qemu.build_command(cfg)
-        res = qemu.run(cfg, timeout=ctx.timeout_s, on_line=probe.on_line,
-                       on_start=probe.on_start)
+        waits, lines = WaitSampler(), []
+
+        def started(proc):
+            waits.start(proc.pid)
+            probe.on_start(proc)
+
+        def line_seen(line):
+            lines.append((time.monotonic_ns(), line))
+            probe.on_line(line)
+
+        try:
+            res = qemu.run(cfg, timeout=ctx.timeout_s, on_line=line_seen, on_start=started)
+        finally:
+            waits.stop()
     finally:
         if probe is not None:
             probe.close()
         if nbr is not None:
             nbr.stop()
+        if dirfd is not None:
+            os.close(dirfd)
         shutil.rmtree(sockdir, ignore_errors=True)
     if nbr is not None:
         rec["neighbour"]["window"] = probe.neighbour_part()
@@ -161,6 +198,13 @@ def boot(run, rec, ctx):
     rec["haltpoll_cap"] = rawrecord.enabled_caps(res.output)
     if run.stall is not None:
         rec["fault"] = probe.fault_part()
+        st = probe.stall
+        if st is not None and "duration_ns" in st.actual:
+            begin = st.t0 + st.actual["start_ns"]
+            waits.add_stall(begin, begin + st.actual["duration_ns"], [run.stall.vcpu])
+    late = attribution.attribute_output(lines, waits)
+    if late:
+        rec["late_wakeups"] = late
     rec["status"], rec["reason"] = rawrecord.verdict(rec, out)
     if rec["status"] == "ok":
         rec["per_vcpu"] = side_by_side(rec)

@@ -89,6 +89,7 @@ class Config:
     iso: str = None            # boot this GRUB ISO instead of the -kernel fast path
     kernel: str = KERNEL32
     qmp: str = None            # path of a QMP unix socket to create
+    pass_fds: tuple = ()       # descriptors QEMU inherits under the same numbers
     gdb: bool = False          # start halted with a gdb stub on :1234
     name: str = "idlelab"
     # Under KVM: offer MSR_KVM_POLL_CONTROL and the REALTIME (dedicated pCPU) hint.
@@ -205,7 +206,7 @@ def run(cfg, timeout=120, echo=False, on_line=None, on_start=None):
     start = time.monotonic()
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, start_new_session=True,
-                            preexec_fn=die_with_parent,
+                            preexec_fn=die_with_parent, pass_fds=cfg.pass_fds,
                             env=process_env(cfg))
     if on_start:
         on_start(proc)

@@ -1,7 +1,7 @@
 """A boot's raw record: plain JSON-ready data, assembled from what the matrix asked for,
 what QEMU and the guest did, and what the probe saw. derive.py turns it into a RunRow;
 nothing here formats or derives figures beyond kvmstats.delta's subtraction."""
-from . import haltpollcap, hosts, kvmstats, matrix
+from . import attribution, haltpollcap, hosts, kvmstats, matrix
 from .hostload import loadavg, other_load
 from .workplan import config_of, guest_cmdline
 
@@ -77,6 +77,10 @@ def verdict(rec, outcome):
     not be injected (ptrace refused, ...) makes the run "not run": the boot happened, but
     not the experiment asked for, and its figures are not those of a disturbed run."""
     if not outcome.ok:
+        late = rec.get("late_wakeups") or []
+        if late and not any(e["kind"] in attribution.GUEST_FAULTS for e in late):
+            return "failed", (f"guest exit {outcome.name}, host-starved: "
+                              + attribution.describe(max(late, key=lambda e: e["late_ns"])))
         tail = " | ".join(rec["serial"].strip().splitlines()[-3:])
         return "failed", f"guest exit {outcome.name}: {tail}"
     f = rec.get("fault")

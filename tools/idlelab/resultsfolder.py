@@ -1,22 +1,27 @@
 """A results folder on disk: results/<timestamp>/ (never reused) with raw/NNN-*.json (one
-record per boot, written as soon as it ends), meta.json, and results/latest pointing at the
-newest finished folder. Files and the link are written under a temporary name and renamed
-into place, so a reader (or a killed bench) never sees half a file.
+record per boot, written as soon as it ends), runs.csv (a row appended as each run ends),
+meta.json, tmp/ (the boots' temporary files, removed at the end) and results/latest pointing
+at the newest folder from the moment it is made. Files and the link are written under a
+temporary name and renamed into place, so a reader (or a killed bench) never sees half a file.
 
-meta.json's "state" says how far the bench got: "running" from the start (with the owner's
-pid), then "complete" (every run made, reports written) or "interrupted" (a signal: reports
-written from the runs made). A "running" folder whose owner is gone was killed (SIGKILL,
-power loss): the next bench and --report call it "incomplete" and mark it so. `latest` moves
-only to a complete or interrupted folder, so it never points at a half-written one."""
+meta.json's "status" says how far the bench got: "running" from the first moment (with the
+owner's pid, the runs planned and the runs made so far), then "complete" (every run made,
+reports written) or "interrupted" (a signal or an error: with it, where the bench was, and
+the reports written from the runs made). A "running" folder whose owner is gone was killed
+(SIGKILL, power loss): the next bench and --report call it "incomplete" and mark it so, and
+every table written from it says how many runs of how many it holds."""
 import contextlib
 import json
 import os
 import re
+import shutil
 import time
 
 RAW = "raw"
 META = "meta.json"
 LATEST = "latest"
+TMP = "tmp"
+STATUS = "status"
 RUNNING, COMPLETE, INTERRUPTED, INCOMPLETE = "running", "complete", "interrupted", "incomplete"
 FINISHED = (COMPLETE, INTERRUPTED)
 _STAMP = re.compile(r"\d{8}-\d{6}(-\d+)?")
@@ -27,8 +32,8 @@ class FolderError(ValueError):
 
 
 def new_results_dir(parent):
-    """results/<timestamp>/ (a second invocation in the same second gets a suffix). Raises
-    FolderError naming `parent` if it cannot be made there."""
+    """results/<timestamp>/ with its raw/ (a second invocation in the same second gets a
+    suffix). Raises FolderError naming `parent` if it cannot be made there."""
     try:
         os.makedirs(parent, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
@@ -41,6 +46,7 @@ def new_results_dir(parent):
         path = os.path.join(parent, stamp if i == 0 else f"{stamp}-{i}")
         try:
             os.mkdir(path)
+            os.mkdir(os.path.join(path, RAW))
             return path
         except FileExistsError:
             continue
@@ -73,7 +79,8 @@ def _file_in_the_way(path):
 
 
 def point_latest(outdir):
-    """results/latest -> outdir, replaced atomically. Called once the folder is finished."""
+    """results/latest -> outdir, replaced atomically, as soon as the folder exists: `latest`
+    is the folder being written or the last one written (its status tells which)."""
     parent, name = os.path.split(os.path.abspath(outdir))
     tmp = os.path.join(parent, f".{LATEST}-{os.getpid()}")
     with contextlib.suppress(FileNotFoundError):
@@ -209,29 +216,52 @@ def read_meta(outdir, name=None):
     return meta
 
 
-def state(meta):
-    """The folder's state from its meta.json. A bench from before "state" existed wrote
-    "seconds" only when it finished; a folder with neither was cut short."""
-    if "state" in meta:
-        if meta["state"] == RUNNING and not owner_alive(meta.get("owner")):
+def tmp_dir(outdir):
+    """The folder's tmp/, made if missing: where its boots keep their temporary files."""
+    path = os.path.join(outdir, TMP)
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def remove_tmp(outdir):
+    """Removes the folder's tmp/ (at the bench's end, or when a killed folder is found)."""
+    shutil.rmtree(os.path.join(outdir, TMP), ignore_errors=True)
+
+
+def status(meta):
+    """The folder's status from its meta.json ("state" before 2026-12-02). A bench from
+    before either existed wrote "seconds" only when it finished; a folder with neither was
+    cut short."""
+    given = meta.get(STATUS, meta.get("state"))
+    if given is not None:
+        if given == RUNNING and not owner_alive(meta.get("owner")):
             return INCOMPLETE
-        return meta["state"]
+        return given
     if "seconds" not in meta:
         return INCOMPLETE
     return INTERRUPTED if meta.get("interrupted") else COMPLETE
 
 
+def count_raw(outdir):
+    raw = os.path.join(outdir, RAW)
+    return len([f for f in os.listdir(raw) if f.endswith(".json")]) if os.path.isdir(raw) else 0
+
+
 def incomplete_note(outdir, meta):
     """One line saying what is missing from a folder cut short."""
-    raw = os.path.join(outdir, RAW)
-    n = len([f for f in os.listdir(raw) if f.endswith(".json")]) if os.path.isdir(raw) else 0
+    n = count_raw(outdir)
+    planned = meta.get("runs_planned")
+    of = f" of {planned} planned" if planned is not None else ""
     return (f"{outdir}: incomplete: the bench writing it ended without finishing (killed?) "
-            f"after {n} raw record{'s' if n != 1 else ''}")
+            f"after {n} raw record{'s' if n != 1 else ''}{of}")
 
 
 def mark_incomplete(outdir, meta, how):
-    """Records in meta.json that the folder was found cut short, and by what."""
-    meta = dict(meta, state=INCOMPLETE)
+    """Records in meta.json that the folder was found cut short, and by what; its runs made
+    are what raw/ holds, and its temporary files go."""
+    remove_tmp(outdir)
+    meta = {k: v for k, v in meta.items() if k != "state"}
+    meta.update({STATUS: INCOMPLETE, "runs_made": count_raw(outdir)})
     meta.setdefault("incomplete", {})
     meta["incomplete"] = dict(meta["incomplete"], found=time.strftime("%Y-%m-%d %H:%M:%S"),
                               by=how)
@@ -252,7 +282,7 @@ def find_incomplete(parent):
             meta = read_meta(path)
         except FolderError:
             continue
-        if meta.get("state") == RUNNING and state(meta) == INCOMPLETE:
+        if meta.get(STATUS, meta.get("state")) == RUNNING and status(meta) == INCOMPLETE:
             out.append((path, meta))
     return out
 

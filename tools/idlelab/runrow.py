@@ -7,6 +7,7 @@ which run a row is. A field is None when it does not apply (not run, or a worklo
 that metric) and the text NA_TCG for a KVM figure under TCG.
 """
 import csv
+import os
 import statistics
 from dataclasses import dataclass, field, fields, replace
 from typing import Optional, Union
@@ -54,6 +55,12 @@ class RunRow:
     stall: str = None             # the fault asked for (stall=VCPU@OFFSET+DURATION), None: none
     neighbour: str = None         # the task beside the guest (neighbour=), None: none
     pin: str = None               # pin=: the host CPU of each vCPU ("0+1"), None: not pinned
+    # late and lost wake-ups the guest reported (selftest=wakeup), by whose fault the host's
+    # measured waits say it was (attribution.py); None: the run reported none to attribute
+    late_host: int = None
+    late_guest: int = None
+    lost_host: int = None
+    lost_guest: int = None
     # --- measured: the guest's counters, then KVM's over the same window --------------------
     guest_hlt: Num = _measured()
     guest_ipi_sent: Num = _measured()
@@ -163,13 +170,29 @@ def is_number(v):
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+def _cells(row):
+    return ["" if getattr(row, k) is None else getattr(row, k) for k in COLUMNS]
+
+
 def write_csv(rows, path):
-    """runs.csv: one row per boot, COLUMNS in order, None as an empty cell."""
-    with open(path, "w", newline="") as f:
+    """runs.csv: one row per boot, COLUMNS in order, None as an empty cell; written under a
+    temporary name and renamed, so a reader never sees half of it."""
+    tmp = path + ".tmp"
+    with open(tmp, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(COLUMNS)
         for r in rows:
-            w.writerow(["" if getattr(r, k) is None else getattr(r, k) for k in COLUMNS])
+            w.writerow(_cells(r))
+    os.replace(tmp, path)
+
+
+def append_csv(row, path):
+    """One more row at the end of runs.csv, as a run ends (the header is already there):
+    flushed to the disk before the bench goes on, so a bench killed later keeps it."""
+    with open(path, "a", newline="") as f:
+        csv.writer(f).writerow(_cells(row))
+        f.flush()
+        os.fsync(f.fileno())
 
 
 def aggregate(rows):

@@ -16,6 +16,8 @@ def header(title, meta, seed_table):
              f"Results folder `{meta.get('results', '?')}` ({mode}, {meta.get('accel', '?')}, "
              f"started {meta.get('started', '?')}; {meta.get('host_cpus', '?')} host CPUs). "
              f"Host: {meta.get('host_params_note', '?')}.", ""]
+    if meta.get("completeness"):
+        lines += [meta["completeness"], ""]
     if meta.get("accel") == "tcg":
         lines += ["Run under TCG: there are no KVM counters and no host halt polling, so the "
                   f"host columns say {NA_TCG}.", ""]
@@ -28,10 +30,11 @@ def header(title, meta, seed_table):
 def conditions(rows):
     """The run conditions under every table: other load, accuracy, sample latency."""
     ok = [r for r in rows if r.ok]
-    if not ok:
+    if not rows:
         return ["No run of this matrix was made."]
     lines = [line for line in (load_line(ok), accuracy_line(ok), sampling_line(ok),
-                               disturbed_line(ok)) if line]
+                               disturbed_line(ok)) if ok and line]
+    lines += [line for line in (late_line(rows),) if line]
     not_run = [r for r in rows if r.status == "not run"]
     failed = [r for r in rows if r.status == "failed"]
     if not_run:
@@ -39,6 +42,19 @@ def conditions(rows):
     if failed:
         lines.append("- Failed: " + "; ".join(f"{r.name} ({r.reason})" for r in failed) + ".")
     return lines
+
+
+def late_line(rows):
+    """Late and lost wake-ups the guests reported, by whose fault (attribution.py)."""
+    kinds = ("late_host", "late_guest", "lost_host", "lost_guest")
+    seen = [r for r in rows if any(getattr(r, k) for k in kinds)]
+    if not seen:
+        return None
+    total = {k: sum(getattr(r, k) or 0 for r in seen) for k in kinds}
+    return ("- Late or lost wake-ups (the host's measured waits of the vCPUs covered the "
+            "lateness: `_host`; did not: `_guest`): "
+            + ", ".join(f"{n} {k}" for k, n in total.items() if n)
+            + " in " + ", ".join(r.name for r in seen) + ".")
 
 
 def load_line(ok):

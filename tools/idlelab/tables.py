@@ -15,7 +15,10 @@ def generic(mid, rows, meta):
 
 
 def markdown(mid, rows, meta):
-    """The markdown for one matrix (rows already aggregated over repeats)."""
+    """The markdown for one matrix (rows already aggregated over repeats). A matrix of a
+    folder cut short before its first run gets its header and that line alone."""
+    if not rows:
+        return "\n".join(header(f"Matrix {mid}", meta, None) + conditions(rows)) + "\n"
     layout = LAYOUTS.get(mid)
     return layout(rows, meta) if layout else generic(mid, rows, meta)
 
