@@ -1,5 +1,5 @@
 # idlelab: `make run` boots the kernel under QEMU, `make test` runs every check.
-# See README.md for the knobs (CMDLINE, SMP, MACHINE, ACCEL) and the layout.
+# See README.md for the run knobs (CMDLINE, SMP, MACHINE, ACCEL) and the layout, docs/ for the rest.
 
 SHELL	:= /bin/bash
 CC	:= gcc
@@ -88,6 +88,7 @@ debug: deps all
 
 include tests/host.mk
 -include tests/knobdoc.mk
+include tests/docs.mk
 include tools/harness.mk
 include tools/sim/sim.mk
 
@@ -135,7 +136,7 @@ bench-nested: deps all harness-lib nested-host
 test: deps
 	$(MAKE) --no-print-directory format-check lint
 	$(MAKE) --no-print-directory all iso harness-lib nested-host
-	$(MAKE) --no-print-directory unit fuzz readme-knobs-check model
+	$(MAKE) --no-print-directory unit fuzz docs-check model
 	$(PYTHON) -m pytest -q -rs tests
 	$(PYTHON) tools/test-kvm
 
