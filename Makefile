@@ -1,5 +1,5 @@
 # idlelab: `make run` boots the kernel under QEMU, `make test` runs every check.
-# See README.md for the knobs (CMDLINE, SMP, MACHINE, ACCEL) and the layout.
+# See README.md for the run knobs (CMDLINE, SMP, MACHINE, ACCEL) and the layout, docs/ for the rest.
 
 SHELL	:= /bin/bash
 CC	:= gcc
@@ -101,6 +101,7 @@ debug: deps all
 
 include tests/host.mk
 -include tests/knobdoc.mk
+include tests/docs.mk
 include tools/harness.mk
 include tools/sim/sim.mk
 
@@ -131,7 +132,7 @@ build/nested/image/manifest.json: $(NESTED_IMAGE_INPUTS)
 	@tools/nested/mkimage build/nested/image
 
 # The KVM tests where /dev/kvm is missing: inside the nested host (tools/test-kvm). make test
-# runs the default set; test-kvm-full every KVM test (README "Tests").
+# runs the default set; test-kvm-full every KVM test (docs/hacking.md, "Tests").
 test-kvm: deps all iso harness-lib nested-host
 	$(PYTHON) tools/test-kvm
 test-kvm-full: deps all iso harness-lib nested-host
@@ -148,7 +149,7 @@ bench-nested: deps all harness-lib nested-host
 test: deps
 	$(MAKE) --no-print-directory format-check lint
 	$(MAKE) --no-print-directory all iso harness-lib nested-host
-	$(MAKE) --no-print-directory unit fuzz readme-knobs-check model
+	$(MAKE) --no-print-directory unit fuzz docs-check model
 	$(PYTHON) -m pytest -q -rs tests
 	$(PYTHON) tools/test-kvm
 
@@ -196,7 +197,7 @@ WAKEPATH_RTT_ARGS ?=
 wakepath-rtt: deps all
 	$(PYTHON) tools/wakepath-rtt --accel $(ACCEL) $(WAKEPATH_RTT_ARGS)
 
-# The four seed experiments (tools/bench; README "Reproducing the seeds"): KVM's per-vCPU
+# The four seed experiments (tools/bench; docs/bench.md, "Reproducing the seeds"): KVM's per-vCPU
 # counters read over QMP at the guest's window markers, host polling set per VM through the
 # preload library. Writes results/<timestamp>/ and results/latest. QUICK=1: the reduced
 # matrices. ACCEL= chooses the host (auto: /dev/kvm, else the nested KVM host, where the kvm
@@ -209,7 +210,7 @@ bench: deps all harness-lib
 	$(PYTHON) tools/bench --accel $(ACCEL) --predict $(if $(filter 1 y yes true,$(QUICK)),--quick) \
 	  --wait-quiet $(BENCH_WAIT_QUIET) $(BENCH_ARGS)
 
-# A timeline to look at (tools/timeline; README "A timeline to look at"): a short pingpong
+# A timeline to look at (tools/timeline; docs/bench.md, "A timeline to look at"): a short pingpong
 # under KVM (TCG, said so, where /dev/kvm is not usable), per CPU its states, wakes and IPIs
 # over the opening of the window, KVM's halt events beneath where the host lets us trace
 # them: results/timeline-<time>/{console.txt,trace.json,timeline.png}. TIMELINE_KNOBS= sets
@@ -219,14 +220,14 @@ TIMELINE_KNOBS ?=
 timeline: deps all
 	$(PYTHON) tools/timeline --run --accel $(ACCEL) $(if $(strip $(TIMELINE_KNOBS)),--knobs "$(TIMELINE_KNOBS)")
 
-# What polling costs a neighbour on the host (tools/matrices/neighbours.txt; README "Neighbours").
+# What polling costs a neighbour on the host (tools/matrices/neighbours.txt; docs/bench.md, "Neighbours").
 .PHONY: bench-neighbours
 bench-neighbours: deps all harness-lib
 	$(PYTHON) tools/bench --accel $(ACCEL) --matrix tools/matrices/neighbours.txt \
 	  --wait-quiet $(BENCH_WAIT_QUIET) \
 	  $(BENCH_ARGS)
 
-# The idle governors side by side (tools/matrices/governors.txt; README "Idle governors").
+# The idle governors side by side (tools/matrices/governors.txt; docs/governors.md).
 .PHONY: bench-governors
 bench-governors: deps all harness-lib
 	$(PYTHON) tools/bench --accel $(ACCEL) --matrix tools/matrices/governors.txt \

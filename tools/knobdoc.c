@@ -1,5 +1,6 @@
 /*
- * knobdoc: the README's knob table, generated from kernel/policy/knob_table.h through the same
+ * knobdoc: the knob tables of the documentation (docs/knobs.md, every knob; README.md, the
+ * ones people use most), generated from kernel/policy/knob_table.h through the same
  * knobs_print_markdown() the kernel carries, so the documentation cannot drift from the
  * parser.
  *
@@ -7,6 +8,9 @@
  *   knobdoc --check FILE   exit 1, with a diff, if the text between the lines
  *                          <!-- knobs:begin --> and <!-- knobs:end --> in FILE is not the table
  *   knobdoc --update FILE  rewrite that text in place (FILE is untouched if already current)
+ *
+ * A begin line that names knobs, <!-- knobs:begin idle hz -->, asks for the table's header
+ * and those knobs' rows alone, in that order (a short table whose rows are still generated).
  *   knobdoc --check-cmdline TEXT
  *                          exit 1, printing the kernel's own one-line error, if the kernel
  *                          would refuse the command line TEXT (EXIT_BAD_KNOB at boot)
@@ -29,6 +33,9 @@
 
 #define MARK_BEGIN "<!-- knobs:begin -->"
 #define MARK_END   "<!-- knobs:end -->"
+/* A begin line with knob names: this, the names separated by blanks, then " -->". */
+#define MARK_BEGIN_NAMED "<!-- knobs:begin "
+#define MARK_CLOSE	 " -->"
 
 /* A growable byte buffer; every allocation failure ends the program. */
 struct buf {
@@ -117,25 +124,52 @@ static bool write_file(const char *path, const struct buf *b)
 
 /* --- the marked section --- */
 
-/* Byte offsets of the text strictly between the marker lines, and its first line number. */
+/*
+ * Byte offsets of the text strictly between the marker lines, its first line number, and the
+ * knob names the begin line gives (names_len 0: every knob).
+ */
 struct section {
 	size_t start;
 	size_t end;
 	size_t first_line;
+	const char *names;
+	size_t names_len;
 };
 
 /* A marker line may carry surrounding blanks or a CR from a CRLF file. */
+static void trim(const char **line, size_t *n)
+{
+	while (*n > 0 && ((*line)[0] == ' ' || (*line)[0] == '\t')) {
+		(*line)++;
+		(*n)--;
+	}
+	while (*n > 0 &&
+	       ((*line)[*n - 1] == ' ' || (*line)[*n - 1] == '\t' || (*line)[*n - 1] == '\r'))
+		(*n)--;
+}
+
 static bool is_marker(const char *line, size_t n, const char *marker)
 {
 	size_t m = strlen(marker);
 
-	while (n > 0 && (line[0] == ' ' || line[0] == '\t')) {
-		line++;
-		n--;
-	}
-	while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t' || line[n - 1] == '\r'))
-		n--;
+	trim(&line, &n);
 	return n == m && memcmp(line, marker, m) == 0;
+}
+
+/* A begin line naming knobs: their list into *names (not NUL-terminated). */
+static bool is_named_begin(const char *line, size_t n, const char **names, size_t *names_len)
+{
+	size_t pre = strlen(MARK_BEGIN_NAMED);
+	size_t post = strlen(MARK_CLOSE);
+
+	trim(&line, &n);
+	if (n <= pre + post || memcmp(line, MARK_BEGIN_NAMED, pre) != 0 ||
+	    memcmp(line + n - post, MARK_CLOSE, post) != 0)
+		return false;
+	*names = line + pre;
+	*names_len = n - pre - post;
+	trim(names, names_len);
+	return *names_len > 0;
 }
 
 static bool marker_error(const char *path, const char *what)
@@ -157,12 +191,18 @@ static bool find_section(const char *path, const struct buf *text, struct sectio
 		size_t len = nl ? (size_t)(nl - (text->data + pos)) : text->len - pos;
 		size_t next = nl ? pos + len + 1 : text->len;
 
-		if (is_marker(text->data + pos, len, MARK_BEGIN)) {
+		const char *names = NULL;
+		size_t names_len = 0;
+
+		if (is_marker(text->data + pos, len, MARK_BEGIN) ||
+		    is_named_begin(text->data + pos, len, &names, &names_len)) {
 			if (in_section || found)
 				return marker_error(path, "more than one " MARK_BEGIN);
 			in_section = true;
 			sec->start = next;
 			sec->first_line = line_no + 1;
+			sec->names = names;
+			sec->names_len = names_len;
 		} else if (is_marker(text->data + pos, len, MARK_END)) {
 			if (!in_section)
 				return marker_error(path,
@@ -277,24 +317,94 @@ static void print_diff(const char *path, size_t first_line, const char *old, siz
 
 /* --- commands --- */
 
+/* The line of text starting at pos, without its newline; pos moves past it. */
+static struct span next_line(const struct buf *b, size_t *pos)
+{
+	const char *nl = memchr(b->data + *pos, '\n', b->len - *pos);
+	size_t n = nl ? (size_t)(nl - (b->data + *pos)) : b->len - *pos;
+	struct span line = {b->data + *pos, n};
+
+	*pos += nl ? n + 1 : n;
+	return line;
+}
+
+/* The generated row of the knob called name ("| `name` | ..."), or NULL. */
+static const char *knob_row(const struct buf *table, const char *name, size_t name_len,
+			    size_t *row_len)
+{
+	for (size_t pos = 0; pos < table->len;) {
+		struct span line = next_line(table, &pos);
+
+		if (line.n > name_len + 5 && memcmp(line.s, "| `", 3) == 0 &&
+		    memcmp(line.s + 3, name, name_len) == 0 &&
+		    memcmp(line.s + 3 + name_len, "` |", 3) == 0) {
+			*row_len = line.n;
+			return line.s;
+		}
+	}
+	return NULL;
+}
+
+/* What belongs in the section: the whole table, or its header and the named knobs' rows. */
+static bool wanted_text(const char *path, const struct section *sec, const struct buf *table,
+			struct buf *out)
+{
+	size_t pos = 0;
+	const char *p = sec->names;
+	const char *end = sec->names + sec->names_len;
+
+	if (sec->names_len == 0) {
+		buf_add(out, table->data, table->len);
+		return true;
+	}
+	for (int i = 0; i < 2; i++) { /* the header row and its rule */
+		struct span line = next_line(table, &pos);
+
+		buf_add(out, line.s, line.n);
+		buf_add(out, "\n", 1);
+	}
+	while (p < end) {
+		const char *name = p;
+		const char *row;
+		size_t row_len;
+
+		while (p < end && *p != ' ' && *p != '\t')
+			p++;
+		row = knob_row(table, name, (size_t)(p - name), &row_len);
+		if (!row) {
+			fprintf(stderr, "%s:%zu: no knob '%.*s' in kernel/policy/knob_table.h\n",
+				path, sec->first_line - 1, (int)(p - name), name);
+			return false;
+		}
+		buf_add(out, row, row_len);
+		buf_add(out, "\n", 1);
+		while (p < end && (*p == ' ' || *p == '\t'))
+			p++;
+	}
+	return true;
+}
+
 static int check(const char *path, const struct buf *table)
 {
 	struct buf text = {NULL, 0, 0};
+	struct buf want = {NULL, 0, 0};
 	struct section sec;
 	int status = 2;
 
-	if (read_file(path, &text) && find_section(path, &text, &sec)) {
+	if (read_file(path, &text) && find_section(path, &text, &sec) &&
+	    wanted_text(path, &sec, table, &want)) {
 		size_t len = sec.end - sec.start;
 
 		status = 0;
-		if (len != table->len || memcmp(text.data + sec.start, table->data, len) != 0) {
-			fprintf(stderr, "%s: knob table is out of date; run 'make readme-knobs'\n",
+		if (len != want.len || memcmp(text.data + sec.start, want.data, len) != 0) {
+			fprintf(stderr, "%s: knob table is out of date; run 'make knobs-doc'\n",
 				path);
-			print_diff(path, sec.first_line, text.data + sec.start, len, table->data,
-				   table->len);
+			print_diff(path, sec.first_line, text.data + sec.start, len, want.data,
+				   want.len);
 			status = 1;
 		}
 	}
+	free(want.data);
 	free(text.data);
 	return status;
 }
@@ -302,13 +412,15 @@ static int check(const char *path, const struct buf *table)
 static int update(const char *path, const struct buf *table)
 {
 	struct buf text = {NULL, 0, 0};
+	struct buf want = {NULL, 0, 0};
 	struct buf out = {NULL, 0, 0};
 	struct section sec;
 	int status = 2;
 
-	if (read_file(path, &text) && find_section(path, &text, &sec)) {
+	if (read_file(path, &text) && find_section(path, &text, &sec) &&
+	    wanted_text(path, &sec, table, &want)) {
 		buf_add(&out, text.data, sec.start);
-		buf_add(&out, table->data, table->len);
+		buf_add(&out, want.data, want.len);
 		buf_add(&out, text.data + sec.end, text.len - sec.end);
 		status = 0;
 		if (out.len != text.len || memcmp(out.data, text.data, out.len) != 0) {
@@ -318,6 +430,7 @@ static int update(const char *path, const struct buf *table)
 		}
 	}
 	free(out.data);
+	free(want.data);
 	free(text.data);
 	return status;
 }

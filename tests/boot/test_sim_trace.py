@@ -22,7 +22,7 @@ from test_boot import ACCELS_FULL, boot
 SIM = os.path.join(TOP, "build", "idlelab-sim")
 # Random sleeps around a 2 ms cap: polls that hit and expire, grows and shrinks, on this
 # nested KVM too (with the default 200 us cap its slow wake-ups shrink the window to 0 for
-# good: nothing but halts, README "The wake-up path, measured").
+# good: nothing but halts, docs/wakepath.md, "Why the haltpoll row's window is set").
 KNOBS = ("workload=random dist=exp mean=1ms cpus=0x2 hz=0 idle=haltpoll "
          "haltpoll.guest_halt_poll_ns=2ms haltpoll.guest_halt_poll_grow_start=100us "
          "warmup=20ms duration=500ms timeline=4096")

@@ -83,7 +83,7 @@ def test_bad_input_is_one_line_and_its_exit_code(tmp_path, capsys, monkeypatch):
 
 
 def test_the_recorded_ring0_costs_price_every_kind():
-    """docs/ring0-costs-kvm-20261130.json (platform-notes' KVM figures, which the README's
+    """docs/ring0-costs-kvm-20261130.json (platform-notes' KVM figures, which the notebook's
     estimate for KVM uses) holds every primitive the estimate needs."""
     table = insnprice.folder_table(os.path.join(qemu.TOP, "docs",
                                                 "ring0-costs-kvm-20261130.json"))

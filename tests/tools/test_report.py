@@ -343,7 +343,7 @@ def test_console_summary_shows_each_seed_table(written):
     assert "```" not in text
 
 
-# runs.csv's columns: an interface the README lists, so a field moved or renamed in the
+# runs.csv's columns: an interface docs/records.md lists, so a field moved or renamed in the
 # dataclass must fail here (window_sync and hlt_diff_vcpus came with the exact windows).
 CSV_COLUMNS = [
     "matrix", "config", "name", "repeat", "status", "reason", "accel", "workload", "smp",
@@ -387,8 +387,8 @@ def test_csv_header_is_the_run_row_fields_in_order(written):
         runrow.HOST_KVM   # thread CPU time exists under TCG too
 
 
-def test_readme_lists_only_real_csv_columns():
-    with open(os.path.join(TOP, "README.md")) as f:
+def test_records_doc_lists_only_real_csv_columns():
+    with open(os.path.join(TOP, "docs", "records.md")) as f:
         text = f.read()
     start = text.index("`runs.csv` (one row per boot:")
     listed = re.findall(r"`(\w+)`", text[start:text.index("...", start)])

@@ -1,6 +1,6 @@
 """RunRow: one boot as one typed row, the unit runs.csv, the tables and the plots share.
 
-runs.csv is an interface (the README lists its columns, scripts read it): its header is the
+runs.csv is an interface (docs/records.md lists its columns, scripts read it): its header is the
 RunRow field names in declaration order, so the order of the fields below IS the CSV's
 column order. Fields marked measured are combined over repeats (median); the others say
 which run a row is. A field is None when it does not apply (not run, or a workload without

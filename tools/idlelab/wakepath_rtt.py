@@ -1,5 +1,5 @@
-"""The wake-up path's round trips in time, against the goals of the lean path (README "The
-wake-up path, measured"): `make wakepath-rtt`.
+"""The wake-up path's round trips in time, against the goals of the lean path
+(docs/wakepath.md): `make wakepath-rtt`.
 
 One sitting: pingpong (2 vCPUs, hz=0, 1 s window) under each configuration, the
 configurations alternated within each repeat (this machine's speed drifts over minutes), and
@@ -10,7 +10,7 @@ round trip (idle=haltpoll, whose replies are poll hits) below half of ipi_halt_r
 
 `--before BUILD_DIR` measures another commit's kernel (its build folder, e.g. a worktree's) in
 the same sitting, alternated with this tree's configuration by configuration, and prints the
-two side by side: the before and after of a change to the path, as the README gives them.
+two side by side: the before and after of a change to the path, as docs/notebook/2026-12-01-wakepath-cuts.md gives them.
 
 Exit status: 0 measured (whether or not the goals are met: the table says), 1 a run failed,
 2 bad arguments, 3 KVM asked for and not usable.
@@ -23,7 +23,7 @@ import sys
 from . import costtable, hosts, qemu, records
 from .toolexit import EXIT_NO_KVM, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 
-# (name, guest knobs). haltpoll's window is scaled to this kind of machine (README: with the
+# (name, guest knobs). haltpoll's window is scaled to this kind of machine (docs/wakepath.md: with the
 # default 200 us a round trip here sits at the window's edge and the outcome is bimodal).
 CONFIGS = (
     ("floor", "pingpong.mode=spin"),

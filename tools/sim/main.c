@@ -1,7 +1,7 @@
 /*
  * idlelab-sim: predicts what idling costs (VM exits, KVM's halt polls, host CPU) for a guest
  * configuration, by running the guest's own governor code against a model of KVM's halt
- * polling and a cost table. README "Predicting: idlelab-sim" shows how to use it.
+ * polling and a cost table. docs/simulator.md shows how to use it.
  */
 #include <string.h>
 
@@ -16,7 +16,7 @@ static void usage(FILE *f)
 		"[kvm_cap_halt_poll=none|T]\n"
 		"       [costs=here|here:RESULTS|hardware|FILE] [trace=0|1] [halt_poll_fixed=0|1]\n"
 		"Guest knobs are the kernel's (idle=, workload=, duration=, ...; "
-		"README \"Knobs\").\n");
+		"docs/knobs.md).\n");
 }
 
 int main(int argc, char **argv)

@@ -1,0 +1,24 @@
+# The documentation's generated parts and its links, checked by `make test` (docs-check):
+#   make docs        regenerate every generated table (knobs, exit codes)
+#   make docs-check  fail if a generated table differs from its source or a relative link in
+#                    README.md or docs/ leads nowhere
+# Included by the top-level Makefile after tests/knobdoc.mk (knobs-doc, knobs-doc-check).
+
+EXITDOC_FILES ?= docs/exit-codes.md
+DOCLINKS_PATHS ?= README.md docs
+
+.PHONY: docs docs-check exit-codes-doc exit-codes-doc-check doc-links-check
+exit-codes-doc:
+	@for f in $(EXITDOC_FILES); do $(PYTHON) tools/exitdoc --update $$f || exit $$?; done
+
+exit-codes-doc-check:
+	@fail=0; for f in $(EXITDOC_FILES); do $(PYTHON) tools/exitdoc --check $$f || fail=1; done; exit $$fail
+
+doc-links-check:
+	$(PYTHON) tools/doclinks $(DOCLINKS_PATHS)
+
+docs: knobs-doc exit-codes-doc
+
+# Every check runs even if an earlier one fails (-k in the sub-make); the target fails if any did.
+docs-check:
+	@$(MAKE) --no-print-directory -k knobs-doc-check exit-codes-doc-check doc-links-check
