@@ -147,7 +147,9 @@ def test_load_sample_reads_this_machine():
     a = hostload.load_sample(os.getpid())
     b = hostload.load_sample(os.getpid())
     assert b["t_ns"] >= a["t_ns"] and b["idle_ns"] >= a["idle_ns"]
-    assert a["qemu_ns"] >= 0 and len(hostload.loadavg()) == 3
+    # asked about this process, the "QEMU" CPU time (/proc, in ticks) is our own rusage's
+    assert abs(a["qemu_ns"] - a["self_ns"]) <= 50_000_000 and a["self_ns"] > 0, a
+    assert len(hostload.loadavg()) == 3
 
 
 def test_quiet_waiter_without_budget_does_not_sample():

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -196,15 +197,26 @@ def test_the_neighbours_table_and_verdict():
     assert "host-poll +5.0 points" in md and "guest-poll +40.0 points" in md
 
 
-def test_the_neighbours_plot(tmp_path):
+def test_the_neighbours_plot(tmp_path, monkeypatch):
+    """A point per run at (its round trip, the neighbour's throughput), named by its
+    configuration, a series per neighbour case: read back from the figure drawn."""
     plt = plots.pyplot()
     if plt is None:
         pytest.skip("matplotlib is not installed")
-    rows = [derive.summarize(neighbour_record(f"{c}.shared1", c, 2e9, 4e9))
-            for c in ("neither", "guest-poll")]
-    path = tmp_path / "n.png"
-    plots.neighbours(rows, str(path), plt)
-    assert path.stat().st_size > 1000
+    runs = [("neither.shared1", 2e9, 600.0), ("guest-poll.shared1", 4e9, 450.0),
+            ("neither.shared2", 3e9, 700.0)]
+    rows = [replace(derive.summarize(neighbour_record(n, n.split(".")[0], ops, 5e9)),
+                    rtt_p50_us=rtt) for n, ops, rtt in runs]
+    drawn = []
+    monkeypatch.setattr(plots, "save", lambda fig, path, plt: drawn.append(fig))
+    plots.neighbours(rows, str(tmp_path / "n.png"), plt)
+    (ax,) = drawn[0].axes
+    series = {c.get_label(): [tuple(p) for p in c.get_offsets()] for c in ax.collections}
+    assert series == {case: [(r.rtt_p50_us, r.neighbour_ops_per_s / 1e6) for r in rows
+                             if r.name.endswith("." + case)] for case in ("shared1", "shared2")}
+    assert [(t.get_text(), t.xy) for t in ax.texts] == \
+        [(r.config, (r.rtt_p50_us, r.neighbour_ops_per_s / 1e6)) for r in
+         sorted(rows, key=lambda r: r.name.split(".")[1])]
     assert "neighbours" in plots.PLOTS and neighbours_table.MATRIX == "neighbours"
 
 

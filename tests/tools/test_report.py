@@ -4,13 +4,14 @@ import csv
 import json
 import os
 import re
+import statistics
 import subprocess
 
 import pytest
 
 from conftest import TOP
-from idlelab import (cli, console, derive, governors_table, predict, report, resultsfolder,
-                     runrow, tolerance)
+from idlelab import (cli, console, derive, governors_table, plots, predict, report,
+                     resultsfolder, runrow, tables, tolerance)
 from idlelab.runrow import NA_TCG
 
 CPU = ("@idlelab cpu id={id} ctx_switches=5 wakeups=3 wakeups_local=1 wakeups_remote=2 "
@@ -173,37 +174,50 @@ def test_aggregate_takes_medians_over_repeats():
     assert agg.rtt_p50_us == 600.0 and agg.repeat == 3
 
 
-def seed_records():
-    """A canned set covering the four seed matrices, shaped like the quick run."""
+def seed_records(varied=False):
+    """A canned set covering the four seed matrices, shaped like the quick run. varied: three
+    repeats of each run, every boot with figures of its own (no two alike), so that a report
+    cell or a plotted point taken from another run, another column or one repeat instead of
+    their median shows against runs.csv."""
     recs = []
+
+    def add(*args, **kw):
+        if not varied:
+            recs.append(record(*args, **kw))
+            return
+        for rep in (1, 2, 3):
+            n = len(recs) + 1
+            kw.update(repeat=rep, cpu_pct=(1.0 + n / 8, 2.0 + n / 4), rtt=400_000 + 1_000 * n,
+                      hlt=(100 + n, 200 + 3 * n), attempted=(100 + n, 100 + 2 * n),
+                      ok=(n, 2 * n))
+            recs.append(record(*args, **kw))
+
     for cfg, ns, cpu250 in (("no-poll", 0, 9.0), ("always-poll", 10_000_000, 88.0),
                             ("dynamic-poll", 200000, 11.0)):
         for hz, cpu in (("0", 0.02), ("250", cpu250)):
-            recs.append(record("seed000", f"{cfg}.idle-hz={hz}", cfg, "idle",
-                               {"idle": "halt", "hz": hz}, vm_ns=ns, cpu_pct=(5.0, cpu)))
-        recs.append(record("seed000", f"{cfg}.rr", cfg, "pingpong", {"idle": "halt"},
-                           vm_ns=ns, rtt={"no-poll": 590000}.get(cfg, 500000)))
+            add("seed000", f"{cfg}.idle-hz={hz}", cfg, "idle", {"idle": "halt", "hz": hz},
+                vm_ns=ns, cpu_pct=(5.0, cpu))
+        add("seed000", f"{cfg}.rr", cfg, "pingpong", {"idle": "halt"}, vm_ns=ns,
+            rtt={"no-poll": 590000}.get(cfg, 500000))
     for cfg, pol, msr, ns, rtt in (("neither", "halt", 1, 0, 600000),
                                    ("host-poll", "halt", 1, 300000, 500000),
                                    ("guest-poll", "haltpoll", 0, 300000, 480000),
                                    ("both", "haltpoll", 1, 300000, 470000)):
-        recs.append(record("seed002", cfg, cfg, "pingpong",
-                           {"idle": pol, "haltpoll.guest_halt_poll_ns": "300us"}, vm_ns=ns,
-                           policy=pol, msr=msr, rtt=rtt))
+        add("seed002", cfg, cfg, "pingpong",
+            {"idle": pol, "haltpoll.guest_halt_poll_ns": "300us"}, vm_ns=ns, policy=pol,
+            msr=msr, rtt=rtt)
     for period in ("200us", "1ms", "2ms"):
         for ns in (0, 200000, 400000):
             hot = period == "1ms" and ns == 400000
-            recs.append(record("seed003", f"periodic-period={period}-halt_poll_ns={ns}",
-                               "periodic", "periodic",
-                               {"idle": "halt", "hz": "0", "cpus": "0x2", "period": period},
-                               vm_ns=ns, cpu_pct=(1.0, 98.0 if hot else 60.0),
-                               poll_ns=(0, 300_000_000 if hot else 0), hlt=(1, 1000)))
+            add("seed003", f"periodic-period={period}-halt_poll_ns={ns}", "periodic",
+                "periodic", {"idle": "halt", "hz": "0", "cpus": "0x2", "period": period},
+                vm_ns=ns, cpu_pct=(1.0, 98.0 if hot else 60.0),
+                poll_ns=(0, 300_000_000 if hot else 0), hlt=(1, 1000))
     for w in ("random", "pingpong"):
-        recs.append(record("seed004", f"{w}-host_shrink=0", w, w, {"idle": "halt"},
-                           status="not run", shrink=0,
-                           reason="halt_poll_ns_shrink is read-only (fixed at 2)"))
-        recs.append(record("seed004", f"{w}-host_shrink=2", w, w, {"idle": "halt"}, shrink=2,
-                           attempted=(100, 100), ok=(20, 40)))
+        add("seed004", f"{w}-host_shrink=0", w, w, {"idle": "halt"}, status="not run",
+            shrink=0, reason="halt_poll_ns_shrink is read-only (fixed at 2)")
+        add("seed004", f"{w}-host_shrink=2", w, w, {"idle": "halt"}, shrink=2,
+            attempted=(100, 100), ok=(20, 40))
     return recs
 
 
@@ -315,13 +329,149 @@ def test_predict_fills_runs_csv_and_the_cells_that_could_not_run(tmp_path):
     assert (tmp_path / "predicted.md").exists()
 
 
-def test_plots_are_written(written):
-    out, _, paths = written
-    for name in ("seed000_latency.png", "seed000_idle_cpu.png", "seed002_latency.png",
-                 "seed003_cpu_vs_period.png", "seed004_poll_success.png"):
-        data = (out / name).read_bytes()
-        assert data.startswith(b"\x89PNG") and len(data) > 5000, name
-        assert str(out / name) in paths
+@pytest.fixture(scope="module")
+def varied(tmp_path_factory):
+    """The reports of seed_records(varied=True): (folder, runs.csv's rows, {plot file: its
+    figure as drawn}, the paths written)."""
+    out = tmp_path_factory.mktemp("varied")
+    drawn, save = {}, plots.save
+
+    def keep(fig, path, plt):
+        drawn[os.path.basename(path)] = fig
+        save(fig, path, plt)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(plots, "save", keep)
+        paths = report.write_all(str(out), seed_records(varied=True), META)
+    with open(out / "runs.csv") as f:
+        return out, list(csv.DictReader(f)), drawn, paths
+
+
+def median_of(rows, matrix, name, col):
+    """A run's figure in the reports: the median of runs.csv's column over its repeats that
+    ran; None when none did."""
+    got = [float(r[col]) for r in rows if (r["matrix"], r["name"], r["status"]) ==
+           (matrix, name, "ok")]
+    return statistics.median(got) if got else None
+
+
+def runs(rows, matrix, **want):
+    """The run names of a matrix in runs.csv order, each once, whose columns have the
+    wanted values."""
+    return list(dict.fromkeys(r["name"] for r in rows if r["matrix"] == matrix and
+                              all(r[k] == v for k, v in want.items())))
+
+
+def bars(ax):
+    """The axes' bar chart (matplotlib's BarContainer)."""
+    return next(c for c in ax.containers if hasattr(c, "patches"))
+
+
+def bar_heights(ax):
+    return [p.get_height() for p in bars(ax).patches]
+
+
+def whisker_tops(ax):
+    (_, _, (segments,)) = bars(ax).errorbar.lines
+    return [seg[1][1] for seg in segments.get_segments()]
+
+
+def labels(ax):
+    return [t.get_text() for t in ax.get_xticklabels()]
+
+
+def test_plots_draw_the_runs_csv_figures(varied):
+    """Each plot's bars and lines, read back from its figure, are the medians runs.csv
+    gives for the runs it names, in the report's order; and the PNG files are written."""
+    out, rows, drawn, paths = varied
+    assert sorted(drawn) == sorted(n for names in plots.PLOTS.values() for n, _ in names
+                                   if n.startswith("seed"))
+    for name in drawn:
+        assert (out / name).read_bytes().startswith(b"\x89PNG") and str(out / name) in paths
+    for mid in ("seed000", "seed002"):
+        (ax,) = drawn[f"{mid}_latency.png"].axes
+        names = runs(rows, mid, workload="pingpong")
+        assert labels(ax) == [next(r["config"] for r in rows if r["name"] == n) for n in names]
+        assert bar_heights(ax) == pytest.approx(
+            [median_of(rows, mid, n, "rtt_p50_us") for n in names])
+        assert whisker_tops(ax) == pytest.approx(
+            [median_of(rows, mid, n, "rtt_p99_us") for n in names])
+    (ax,) = drawn["seed000_idle_cpu.png"].axes
+    names = runs(rows, "seed000", workload="idle")
+    assert labels(ax) == [n.replace(".idle-", "\n") for n in names]
+    assert bar_heights(ax) == pytest.approx(
+        [median_of(rows, "seed000", n, "host_cpu_pct") for n in names])
+    cpu, exits = drawn["seed003_cpu_vs_period.png"].axes
+    for ax, col in ((cpu, "host_cpu_pct"), (exits, "halt_exits_per_s")):
+        assert [ln.get_label() for ln in ax.get_lines()] == \
+            [f"halt_poll_ns={w}" for w in (0, 200000, 400000)]
+        for line in ax.get_lines():
+            names = runs(rows, "seed003", halt_poll_ns=line.get_label().split("=")[1])
+            by_period = sorted((float(next(r["period_us"] for r in rows if r["name"] == n)), n)
+                               for n in names)
+            assert list(line.get_xdata()) == [p for p, _ in by_period]
+            assert list(line.get_ydata()) == pytest.approx(
+                [median_of(rows, "seed003", n, col) for _, n in by_period])
+    (ax,) = drawn["seed004_poll_success.png"].axes
+    names = runs(rows, "seed004")
+    assert bar_heights(ax) == pytest.approx(
+        [median_of(rows, "seed004", n, "poll_success_pct") or 0 for n in names])
+    assert [t.get_text() for t in ax.texts].count("not run (read-only)") == \
+        sum(median_of(rows, "seed004", n, "poll_success_pct") is None for n in names)
+
+
+def cells(md, first_cell):
+    """A table row's cells as numbers (the first number in each cell)."""
+    return [float(re.match(r"[-+]?[0-9.]+", c).group()) for c in _table(md, first_cell)]
+
+
+def test_seed_tables_show_the_runs_csv_figures(varied):
+    """Every figure of the seed tables against runs.csv: the median of the run the cell
+    names, to the digits the cell shows (no run alike, repeats differing)."""
+    out, rows, _, _ = varied
+    med = median_of
+    md = (out / "seed000.md").read_text()
+    configs = _table(md, "")
+    for hz, label in (("0", "Idle (nohz)"), ("250", "Idle (250HZ)")):
+        assert cells(md, f"{label} vCPU host CPU %") == pytest.approx(
+            [med(rows, "seed000", f"{c}.idle-hz={hz}", "host_cpu_pct") for c in configs],
+            abs=0.005)
+    assert cells(md, "pingpong RTT p50, µs (TCP_RR latency)") == pytest.approx(
+        [med(rows, "seed000", f"{c}.rr", "rtt_p50_us") for c in configs], abs=0.5)
+
+    md = (out / "seed002.md").read_text()
+    ref = med(rows, "seed002", "neither", "rtt_p50_us")
+    for name in runs(rows, "seed002"):
+        row = next(ln for ln in md.splitlines() if ln.startswith(f"| {name}: "))
+        rtt, pct, p99, _, cpu, exits = \
+            [float(x) for x in re.findall(r"[0-9]+\.?[0-9]*", row.split("|", 2)[2])][:6]
+        iters = med(rows, "seed002", name, "iters")
+        assert (rtt, pct, p99, cpu, exits) == pytest.approx(
+            (med(rows, "seed002", name, "rtt_p50_us"),
+             100 * ref / med(rows, "seed002", name, "rtt_p50_us"),
+             med(rows, "seed002", name, "rtt_p99_us"),
+             med(rows, "seed002", name, "host_cpu_pct"),
+             med(rows, "seed002", name, "host_halt_exits") / iters), abs=0.051), row
+
+    md = (out / "seed003.md").read_text()
+    for period in ("200us", "1ms", "2ms"):
+        names = [f"periodic-period={period}-halt_poll_ns={w}" for w in (0, 200000, 400000)]
+        p = med(rows, "seed003", names[0], "period_us")
+        want = [med(rows, "seed003", names[0], "achieved_period_us")]
+        for n in names:
+            want += [med(rows, "seed003", n, "host_cpu_pct"),
+                     med(rows, "seed003", n, "halt_exits_per_s")]
+        assert cells(md, f"{p:.0f}") == pytest.approx(want, abs=0.5)
+
+    md = (out / "seed004.md").read_text()
+    for w in ("random", "pingpong"):
+        for col, label, digits in (("poll_success_pct", "successful polls, % of attempted", 1),
+                                   ("host_cpu_pct", "host CPU %/vCPU", 1),
+                                   ("halt_exits_per_s", "halt exits/s/vCPU", 0)):
+            base, enabled, delta = _table(md, f"{w}: {label}")
+            assert base.startswith("not run") and delta == "n/a"
+            assert float(enabled) == pytest.approx(
+                med(rows, "seed004", f"{w}-host_shrink=2", col), abs=0.5 * 10 ** -digits)
 
 
 def test_report_only_rebuilds_from_raw(tmp_path, capsys):
@@ -334,12 +484,21 @@ def test_report_only_rebuilds_from_raw(tmp_path, capsys):
     assert sorted(os.listdir(tmp_path / "raw"))[0] == "001-seed000-no-poll.idle-hz=0.json"
 
 
-def test_console_summary_shows_each_seed_table(written):
-    _, recs, paths = written
+def test_console_summary_shows_each_seed_table(varied):
+    """The terminal's summary: the counts runs.csv holds, and each matrix's main table as
+    its markdown file has it (whose figures test_seed_tables_show_the_runs_csv_figures
+    holds to runs.csv)."""
+    out, rows, _, paths = varied
+    recs = seed_records(varied=True)
     text = console.summary(recs, dict(META, seconds=30.0), paths)
-    assert "24 ok, 2 not run, 0 failed; 0 accuracy flags" in text
+    count = {s: sum(r["status"] == s for r in rows) for s in ("ok", "not run", "failed")}
+    flags = sum(r["accuracy_flag"] == "True" for r in rows)
+    assert f"{count['ok']} ok, {count['not run']} not run, {count['failed']} failed; " \
+        f"{flags} accuracy flags" in text
     for mid in ("seed000", "seed002", "seed003", "seed004"):
-        assert f"-- {mid}" in text
+        table = tables.first_table((out / f"{mid}.md").read_text())
+        at = text.index(f"-- {mid}\n")
+        assert text[at:].split("\n")[1:1 + len(table)] == table, mid
     assert "```" not in text
 
 

@@ -8,7 +8,7 @@ import types
 
 import pytest
 
-from tools.idlelab import governors_table, matrix, predict, records, sim_governors
+from idlelab import governors_table, matrix, predict, records, sim_governors
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SIM = os.path.join(ROOT, "build", "idlelab-sim")
@@ -242,9 +242,35 @@ def test_a_million_wakeups_in_under_a_second():
 
 
 def test_64_vcpus():
-    r = sim("costs=hardware", "smp=64", "workload=pipeline", "duration=100ms")
-    assert r.returncode == 0
-    assert len([1 for k, _ in records.parse_records(r.stdout) if k == "host"]) == 64
+    """A token round a ring of 64 vCPUs for 100 ms at hz=250: every lap takes the same
+    time, so the laps fill the window; each vCPU wakes its successor once a lap, always by
+    IPI (it waits 63 hops, past haltpoll's 200 us, so it has halted), and receives what its
+    predecessor sent; each takes the 25 ticks of the window; KVM counts every HLT, and
+    never polls (the guest polls itself: MSR_KVM_POLL_CONTROL=0)."""
+    n, window_ns, hz = 64, 100_000_000, 250
+    r = sim("costs=hardware", f"smp={n}", "workload=pipeline", "duration=100ms", f"hz={hz}")
+    assert r.returncode == 0, r.stderr
+    recs = records.parse_records(r.stdout)
+    res = next(f for k, f in recs if k == "result")
+    cpus = {int(f["id"]): f for k, f in recs if k == "cpu"}
+    hosts = {int(f["vcpu"]): f for k, f in recs if k == "host"}
+    assert sorted(cpus) == sorted(hosts) == list(range(n))
+    laps, lap_ns = int(res["laps"]), int(res["lap_p50_ns"])
+    assert (res["ok"], int(res["cpus"]), int(res["window_ns"])) == ("1", n, window_ns)
+    assert lap_ns == int(res["lap_max_ns"]) and laps > 0
+    assert laps in (window_ns // lap_ns - 1, window_ns // lap_ns), (laps, lap_ns)
+    for c, f in cpus.items():
+        got = {k: int(v) for k, v in f.items()}
+        pred = {k: int(v) for k, v in cpus[(c - 1) % n].items()}
+        assert got["wakeups"] in (laps, laps + 1), (c, f)
+        assert got["wakeups_remote"] == got["ipi_sent"] == got["wakeups"], (c, f)
+        # (one IPI may cross the window's edge: sent before, received after it opened)
+        assert got["ipi_avoided"] == 0, (c, f)
+        assert abs(got["ipi_received"] - pred["ipi_sent"]) <= 1, (c, f, pred)
+        assert got["ticks"] == window_ns * hz // 1_000_000_000, (c, f)
+        assert got["hlt"] >= got["ipi_received"], (c, f)
+        h = {k: int(v) for k, v in hosts[c].items() if k != "poll_pct" and k != "cpu_pct"}
+        assert h["halt_exits"] == got["hlt"] and h["attempted_poll"] == 0, (c, hosts[c])
 
 
 def test_seed003_pathology_with_hardware_costs():

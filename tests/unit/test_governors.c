@@ -144,6 +144,61 @@ static void test_haltpoll_interface_is_exact(void **state)
 	assert_true(r.hits > 100 && r.expiries > 100 && r.halts > 100); /* every branch ran */
 }
 
+/*
+ * An entry given up after select because work had come (call_cpuidle(): -EBUSY) is not
+ * reflected (docs/haltpoll-spec.md §1.8): after haltpoll's aborted() the next select decides
+ * as if the entry had never been. Here the last poll expired, so select halts; were the
+ * abort taken for a halt, haltpoll would poll next.
+ */
+static void test_haltpoll_abort_is_not_reflected(void **state)
+{
+	const struct idle_governor *gov = &gov_haltpoll;
+	struct haltpoll_params p = params(200 * US, 50 * US);
+	struct gov_cpu g;
+	struct gov_entry halt = {.state = GOV_STATE_HALT, .residency_ns = 30 * US, .work = true};
+	struct gov_entry poll = {.state = GOV_STATE_POLL, .work = false};
+	bool stop_tick = true;
+
+	(void)state;
+	gov->enable(&g);
+	assert_int_equal(gov->reflect(&g, &p, &halt), HALTPOLL_ADJ_GROW); /* W = 50 us */
+	assert_int_equal(gov->select(&g, &p, false, &stop_tick), GOV_STATE_POLL);
+	gov->poll_begin(&g);
+	poll.limit_ns = gov->poll_limit(&g, &p, TICK_NS_250);
+	poll.residency_ns = poll.limit_ns;
+	gov->reflect(&g, &p, &poll); /* it expired */
+	for (int i = 0; i < 3; i++) {
+		stop_tick = true;
+		assert_int_equal(gov->select(&g, &p, false, &stop_tick), GOV_STATE_HALT);
+		assert_true(stop_tick);
+		gov->aborted(&g);
+		assert_int_equal(gov->window_ns(&g), 50 * US);
+	}
+	assert_int_equal(g.haltpoll.grow_events, 1);
+	assert_int_equal(g.haltpoll.shrink_events, 0);
+}
+
+/*
+ * The same from W = 0, where select halts whatever the last state: the abort leaves the last
+ * state a poll and W at 0, and counts no window event, as Linux's -EBUSY path (V1 of the
+ * two post-select work tests; V2 in tests/unit/test_haltpoll.c).
+ */
+static void test_haltpoll_abort_from_zero_keeps_the_last_state(void **state)
+{
+	const struct idle_governor *gov = &gov_haltpoll;
+	struct haltpoll_params p = params(200 * US, 50 * US);
+	struct gov_cpu g;
+	bool stop_tick = true;
+
+	(void)state;
+	gov->enable(&g);
+	assert_int_equal(gov->select(&g, &p, false, &stop_tick), GOV_STATE_HALT);
+	gov->aborted(&g);
+	assert_int_equal(g.haltpoll.last_state_idx, HALTPOLL_STATE_POLL);
+	assert_int_equal(gov->window_ns(&g), 0);
+	assert_int_equal(g.haltpoll.grow_events + g.haltpoll.shrink_events, 0);
+}
+
 /* One governor's decisions step by step against another's, over the same periods. */
 static void assert_same_run(const struct run *a, const struct run *b)
 {
@@ -464,6 +519,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_registry_matches_the_knob),
 	    cmocka_unit_test(test_haltpoll_interface_is_exact),
+	    cmocka_unit_test(test_haltpoll_abort_is_not_reflected),
+	    cmocka_unit_test(test_haltpoll_abort_from_zero_keeps_the_last_state),
 	    cmocka_unit_test(test_plateau_haltpoll_expires_predict_hits),
 	    cmocka_unit_test(test_off_the_plateau_it_is_haltpoll),
 	    cmocka_unit_test(test_long_periods_are_haltpoll_s),
