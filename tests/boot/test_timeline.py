@@ -76,6 +76,12 @@ def test_other_workloads_log_too(workload):
     assert any(e.kind == "wake" for log in tl.cpus for e in log.events)
 
 
+# Boots that may miss the premise (enough polls and halts to compare): on a loaded machine
+# under TCG haltpoll's window can stay shrunk for a whole run (3 polls in 40 round trips,
+# seen once in make test). Every boot's counts must match; only the premise is retried.
+PREMISE_BOOTS = 3
+
+
 @pytest.mark.parametrize("idle", ["poll", "haltpoll"])
 def test_the_idle_counters_match_the_logged_states(idle):
     """The `cpu` record's poll_entries and hlt against the poll and halt states the timeline
@@ -85,20 +91,26 @@ def test_the_idle_counters_match_the_logged_states(idle):
     log's, at each end by at most a state. A count of round trips, not a duration: on a
     loaded machine 30 ms under TCG once held only 8 polls."""
     knobs = PINGPONG.replace("duration=100ms", "iters=40").replace("idle=haltpoll", "")
-    res = boot("tcg", smp=2, cmdline=f"{knobs} idle={idle} timeline=4096")
-    tl = timeline_of(res.output)
-    cpus = {int(f["id"]): f for _, f in res.records("cpu")}
-    total_polls = total_halts = 0
-    for log in tl.cpus:
-        assert not log.full, "the log filled: make the window shorter"
-        polls = sum(1 for e in log.events if e.kind == "poll" and e.tsc >= tl.t0)
-        halts = sum(1 for e in log.events if e.kind == "halt" and e.tsc >= tl.t0)
-        f = cpus[log.cpu]
-        assert abs(int(f["poll_entries"]) - polls) <= 2, (log.cpu, f["poll_entries"], polls)
-        assert abs(int(f["hlt"]) - halts) <= 2, (log.cpu, f["hlt"], halts)
-        total_polls += polls
-        total_halts += halts
-    assert total_polls > 10 and (idle == "poll" or total_halts > 10), (total_polls, total_halts)
+    seen = []
+    for _ in range(PREMISE_BOOTS):
+        res = boot("tcg", smp=2, cmdline=f"{knobs} idle={idle} timeline=4096")
+        tl = timeline_of(res.output)
+        cpus = {int(f["id"]): f for _, f in res.records("cpu")}
+        total_polls = total_halts = 0
+        for log in tl.cpus:
+            assert not log.full, "the log filled: make the window shorter"
+            polls = sum(1 for e in log.events if e.kind == "poll" and e.tsc >= tl.t0)
+            halts = sum(1 for e in log.events if e.kind == "halt" and e.tsc >= tl.t0)
+            f = cpus[log.cpu]
+            assert abs(int(f["poll_entries"]) - polls) <= 2, (log.cpu, f["poll_entries"], polls)
+            assert abs(int(f["hlt"]) - halts) <= 2, (log.cpu, f["hlt"], halts)
+            total_polls += polls
+            total_halts += halts
+        seen.append((total_polls, total_halts))
+        if total_polls > 10 and (idle == "poll" or total_halts > 10):
+            return
+    pytest.fail(f"too few polls or halts to compare in {PREMISE_BOOTS} boots (polls, halts: "
+                f"{seen}): the test did not exercise what it is for")
 
 
 def test_timeline_off_prints_nothing():

@@ -5,6 +5,8 @@ intervals in which the harness itself stopped a thread or the whole VM (a stall:
 threads are not runnable, so schedstat does not count them). attribution.py asks it what a
 vCPU waited between two instants."""
 import bisect
+import json
+import os
 import threading
 import time
 
@@ -98,3 +100,147 @@ class WaitSampler:
         stalled = sum(max(0, min(e, end_ns) - max(s, start_ns))
                       for s, e, cpus in self.stalls if cpus is None or cpu in cpus)
         return (b - a) + stalled
+
+
+# --- the nested host's own vCPUs -------------------------------------------------------------
+# Inside the nested KVM host, a guest's lateness may come from this machine not running the
+# nested host's vCPU threads, which nothing inside can see (no steal time under TCG). The
+# harness outside (nested.py) samples those threads' run delay and writes it, with the
+# heartbeats that map the nested host's clock to its own, into the job's folder, which the
+# tree's share (no cache) shows inside at the same path; OUTER_ENV names the file.
+OUTER_ENV = "IDLELAB_OUTER_WAIT"
+OUTER_PERIOD_S = 0.01
+
+
+class OuterWaitWriter(WaitSampler):
+    """Outside: the nested host's QEMU vCPU threads' run delay, sampled every
+    OUTER_PERIOD_S, and the heartbeat lines (the nested host's uptime) with the instant each
+    was seen, appended to `out_path` as JSON lines: {"beat": [our ns, its uptime ns]} and
+    {"t": our ns, "d": {cpu: run delay ns}}."""
+
+    FLUSH_EVERY = 10
+
+    def __init__(self, beat_path, out_path, period_s=OUTER_PERIOD_S):
+        super().__init__(period_s)
+        self.beat_path, self.out_path = beat_path, out_path
+        self._beat_pos, self._partial, self._pending, self._written = 0, b"", [], 0
+
+    def _run(self):
+        try:
+            n = 0
+            with open(self.out_path, "a") as out:
+                while not self._stop.is_set():
+                    if n % RESCAN_EVERY == 0:
+                        self.tids = {**find_vcpu_threads(self.pid, self.proc_root), **self.tids}
+                    self._sample()
+                    self._read_beats()
+                    n += 1
+                    if n % self.FLUSH_EVERY == 0:
+                        self._flush(out)
+                    self._stop.wait(self.period_s)
+                self._flush(out)
+        except OSError as e:
+            self.error = f"{type(e).__name__}: {e}"
+
+    def _read_beats(self):
+        now = time.monotonic_ns()
+        with open(self.beat_path, "rb") as f:
+            f.seek(self._beat_pos)
+            data = f.read()
+        self._beat_pos += len(data)
+        *lines, self._partial = (self._partial + data).split(b"\n")
+        for ln in lines:
+            try:
+                self._pending.append({"beat": [now, int(float(ln) * 1e9)]})
+            except ValueError:
+                continue      # a line of another kind
+
+    def _flush(self, out):
+        rows = [{"t": t, "d": d} for t, d in zip(self.times[self._written:],
+                                                  self.delays[self._written:])]
+        self._written = len(self.times)
+        for rec in self._pending + rows:
+            out.write(json.dumps(rec) + "\n")
+        self._pending = []
+        out.flush()
+
+
+class OuterWait:
+    """Inside: what the outer harness wrote (OuterWaitWriter), read afresh on each question,
+    on this host's CLOCK_MONOTONIC: the most any of the nested host's vCPUs waited over an
+    interval (a guest's vCPU thread may have been on any of them)."""
+
+    def __init__(self, path):
+        self.path = path
+        self._cache = (None, None)     # (file size, what _read made of it)
+
+    def _load(self):
+        try:
+            size = os.path.getsize(self.path)
+        except OSError:
+            return None
+        if self._cache[0] != size:
+            self._cache = (size, self._read())
+        return self._cache[1]
+
+    def _read(self):
+        beats, times, delays = [], [], []
+        try:
+            with open(self.path) as f:
+                for ln in f:
+                    try:
+                        rec = json.loads(ln)
+                    except ValueError:
+                        continue      # the line being written
+                    if "beat" in rec:
+                        beats.append(rec["beat"])
+                    elif "t" in rec:
+                        times.append(rec["t"])
+                        delays.append({int(k): v for k, v in rec["d"].items()})
+        except OSError:
+            return None
+        if not beats or len(times) < 2:
+            return None
+        # ours = theirs + offset; a beat is seen after it was written, never before, and
+        # its uptime is truncated to 10 ms: the smallest difference is the best estimate
+        offset = min(seen - up for seen, up in beats)
+        boot_minus_mono = (time.clock_gettime_ns(time.CLOCK_BOOTTIME) - time.monotonic_ns())
+        return offset + boot_minus_mono, times, delays
+
+    def max_wait_ns(self, start_ns, end_ns):
+        """The most any nested-host vCPU waited between two of our monotonic instants,
+        None if the file does not cover them."""
+        loaded = self._load()
+        if loaded is None:
+            return None
+        offset, times, delays = loaded
+        sampler = WaitSampler()
+        sampler.times, sampler.delays = times, delays
+        cpus = sorted({c for d in delays for c in d})
+        waits = [sampler.wait_ns(c, start_ns + offset, end_ns + offset) for c in cpus]
+        waits = [w for w in waits if w is not None]
+        return max(waits) if waits else None
+
+
+class Waits:
+    """What attribution.attribute() asks: this host's measure of a vCPU's wait, plus, inside
+    the nested host, the most the outer machine kept any of the nested host's vCPUs waiting
+    over the same interval."""
+
+    def __init__(self, sampler, outer=None):
+        self.sampler = sampler
+        self.outer = outer if outer is not None else outer_from_env()
+
+    def cpus(self):
+        return self.sampler.cpus()
+
+    def wait_ns(self, cpu, start_ns, end_ns):
+        w = self.sampler.wait_ns(cpu, start_ns, end_ns)
+        if w is None or self.outer is None:
+            return w
+        return w + (self.outer.max_wait_ns(start_ns, end_ns) or 0)
+
+
+def outer_from_env():
+    path = os.environ.get(OUTER_ENV)
+    return OuterWait(path) if path else None

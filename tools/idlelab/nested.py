@@ -28,7 +28,7 @@ import sys
 import time
 
 from . import qemu
-from .hostwait import WaitSampler
+from .hostwait import OUTER_ENV, OuterWaitWriter
 
 TOP = qemu.TOP
 TOOLS = os.path.join(TOP, "tools", "nested")
@@ -44,7 +44,7 @@ SMP, MEM = 2, "2G"
 CPU = "max"        # under TCG: SVM with nested paging and vGIF (no nrip-save)
 BOOT_S = 90        # emulated host start to its job (about 5 s here); beyond, it is wedged
 WEDGE_S = 30       # no heartbeat for this long while a job runs: wedged
-OUTER_WAIT_PERIOD_S = 0.1  # sampling of the emulated host's own vCPU threads' waits (hostwait)
+OUTER_WAIT_FILE = "outer-wait.jsonl"  # this machine's waits of the host's vCPUs (hostwait)
 ASK_S = 3          # no heartbeat for this long: ask the monitor whether the host reset
 # The host faults a job is retried after, by what _attempt puts in JobResult.error.
 FAULTS = {"wedged": f"the emulated host wedged (no heartbeat for {WEDGE_S} s)",
@@ -200,10 +200,11 @@ def host_command(run_dir, job_path, image=IMAGE, cpu=CPU):
     ]
 
 
-def job_script(argv, attempt):
+def job_script(argv, attempt, run_dir):
     """The job /init runs in the chroot, from the tree's top folder."""
     return ("# written by tools/idlelab/nested.py: one tool run inside the nested host\n"
             f"export {ATTEMPT_ENV}={attempt}\n"
+            f"export {OUTER_ENV}={shlex.quote(os.path.join(run_dir, OUTER_WAIT_FILE))}\n"
             f"exec {' '.join(shlex.quote(a) for a in argv)}\n")
 
 
@@ -235,7 +236,7 @@ def run_job(argv, echo=True, on_line=None, timeout=None, retries=1, cpu=CPU):
 def _attempt(argv, run_dir, attempt, echo, on_line, timeout, cpu):
     job_path = os.path.join(run_dir, "job.sh")
     with open(job_path, "w") as f:
-        f.write(job_script(argv, attempt))
+        f.write(job_script(argv, attempt, run_dir))
     beat = os.path.join(run_dir, "heartbeat")
     open(beat, "w").close()
     cmd = host_command(run_dir, job_path, cpu=cpu)
@@ -245,7 +246,7 @@ def _attempt(argv, run_dir, attempt, echo, on_line, timeout, cpu):
                             stderr=subprocess.STDOUT, start_new_session=True,
                             preexec_fn=qemu.die_with_parent)
     res = JobResult(CODES["NESTED_BOOT_FAILED"], attempt, [])
-    waits = WaitSampler(period_s=OUTER_WAIT_PERIOD_S)
+    waits = OuterWaitWriter(beat, os.path.join(run_dir, OUTER_WAIT_FILE))
     waits.start(proc.pid)
     watch = _Heartbeat(beat)
     job_started = None

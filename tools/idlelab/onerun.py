@@ -24,7 +24,7 @@ from . import (attribution, haltpollcap, hostparams, matrix, neighbour, qemu, ra
 from .derive import side_by_side
 from .hostconfig import HostParams
 from .hostload import host_cpus, load_sample
-from .hostwait import WaitSampler
+from .hostwait import WaitSampler, Waits
 from .probe import WindowProbe
 from .progress import say
 from .workplan import WINDOW_HOLD
@@ -202,7 +202,7 @@ def boot(run, rec, ctx):
         if st is not None and "duration_ns" in st.actual:
             begin = st.t0 + st.actual["start_ns"]
             waits.add_stall(begin, begin + st.actual["duration_ns"], [run.stall.vcpu])
-    late = attribution.attribute_output(lines, waits)
+    late = attribution.attribute_output(lines, Waits(waits))
     if late:
         rec["late_wakeups"] = late
     rec["status"], rec["reason"] = rawrecord.verdict(rec, out)

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, field
 
 from . import attribution, qemu
-from .hostwait import WaitSampler
+from .hostwait import WaitSampler, Waits
 
 ATTEMPTS = 3
 
@@ -22,7 +22,7 @@ class Attempt:
     def events(self):
         """attribution.attribute() of the run, with what the sampler knows now (a stall
         the caller adds after the run counts)."""
-        return attribution.attribute_output(self.lines, self.sampler)
+        return attribution.attribute_output(self.lines, Waits(self.sampler))
 
     @property
     def guest_faults(self):
