@@ -1,5 +1,5 @@
 /* The governor registry: one slot per cpuidle.governor= choice, in the knob's order. */
-#include "kernel/policy/governor.h"
+#include "kernel/policy/governors.h"
 #include "kernel/policy/knobs.h"
 
 const struct idle_governor *const idle_governors[] = {

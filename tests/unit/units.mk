@@ -1,6 +1,6 @@
 # One block per host unit test; see tests/host.mk.
 UNIT_TESTS += haltpoll
-UNIT_SRCS_haltpoll := kernel/policy/haltpoll.c tests/unit/test_haltpoll.c
+UNIT_SRCS_haltpoll := kernel/policy/haltpoll.c kernel/policy/gov_haltpoll.c tests/unit/test_haltpoll.c
 UNIT_TESTS += timerqueue
 UNIT_SRCS_timerqueue := kernel/policy/timerqueue.c tests/unit/test_timerqueue.c
 UNIT_TESTS += histogram
@@ -39,3 +39,6 @@ UNIT_TESTS += tsc_delta
 UNIT_SRCS_tsc_delta := kernel/policy/tsc_delta.c kernel/policy/histogram.c tests/unit/test_tsc_delta.c
 UNIT_TESTS += wake_phases
 UNIT_SRCS_wake_phases := tests/unit/test_wake_phases.c
+UNIT_TESTS += idle_entry
+UNIT_SRCS_idle_entry := kernel/policy/haltpoll.c kernel/policy/gov_haltpoll.c \
+	tests/unit/test_idle_entry.c

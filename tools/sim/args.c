@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/policy/governor.h"
+#include "kernel/policy/governors.h"
 #include "tools/sim/sim.h"
 
 #define CMDLINE_MAX 8192
