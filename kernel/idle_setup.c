@@ -12,7 +12,7 @@
 #include "kernel/idle_config.h"
 #include "kernel/percpu.h"
 #include "kernel/policy/idle_policy.h"
-#include "kernel/policy/knobs.h"
+#include "kernel/knobs/knobs.h"
 #include "kernel/printk.h"
 #include "kernel/timeline.h"
 #include "kernel/timer.h"

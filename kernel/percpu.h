@@ -16,7 +16,7 @@
 #include "arch/x86/percpu.h"
 #include "kernel/policy/governors.h"
 #include "kernel/policy/idle_entry.h"
-#include "kernel/policy/runqueue.h"
+#include "lib/runqueue.h"
 #include "kernel/policy/steal_gate.h"
 
 #define MAX_CPUS  64

@@ -12,7 +12,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/tsc.h"
 #include "kernel/percpu.h"
-#include "kernel/policy/knobs.h"
+#include "kernel/knobs/knobs.h"
 #include "kernel/printk.h"
 #include "kernel/timeline.h"
 #include "lib/format.h"

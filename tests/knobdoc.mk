@@ -1,4 +1,4 @@
-# tools/knobdoc: the README knob table, generated from kernel/policy/knob_table.h. Included by the
+# tools/knobdoc: the README knob table, generated from kernel/knobs/knob_table.h. Included by the
 # top-level Makefile; usable alone too (make -f tests/knobdoc.mk readme-knobs-check).
 #   make readme-knobs        rewrite the table between <!-- knobs:begin/end --> in README.md
 #   make readme-knobs-check  fail, with a diff, if README.md's table is stale
@@ -9,10 +9,11 @@ KNOBDOC_CC     ?= cc
 KNOBDOC_CFLAGS := -std=gnu11 -g -O1 -Wall -Wextra -Werror -DIDLELAB_HOST -I.
 KNOBDOC_README ?= README.md
 
-build/host/knobdoc: tools/knobdoc.c kernel/policy/knobs.c kernel/policy/knobs.h kernel/policy/knob_table.h \
+KNOBDOC_KNOB_SRCS := $(wildcard kernel/knobs/*.c)
+build/host/knobdoc: tools/knobdoc.c $(KNOBDOC_KNOB_SRCS) $(wildcard kernel/knobs/*.h) \
                     lib/string.h lib/format.h boot/bootinfo.h
 	@mkdir -p $(@D)
-	$(KNOBDOC_CC) $(KNOBDOC_CFLAGS) -o $@ tools/knobdoc.c kernel/policy/knobs.c
+	$(KNOBDOC_CC) $(KNOBDOC_CFLAGS) -o $@ tools/knobdoc.c $(KNOBDOC_KNOB_SRCS)
 
 .PHONY: readme-knobs readme-knobs-check
 readme-knobs: build/host/knobdoc

@@ -1,5 +1,5 @@
 /*
- * knobdoc: the README's knob table, generated from kernel/policy/knob_table.h through the same
+ * knobdoc: the README's knob table, generated from kernel/knobs/knob_table.h through the same
  * knobs_print_markdown() the kernel carries, so the documentation cannot drift from the
  * parser.
  *
@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "boot/bootinfo.h"
-#include "kernel/policy/knobs.h"
+#include "kernel/knobs/knobs.h"
 
 #define MARK_BEGIN "<!-- knobs:begin -->"
 #define MARK_END   "<!-- knobs:end -->"
@@ -255,7 +255,7 @@ static void print_diff(const char *path, size_t first_line, const char *old, siz
 	size_t j = 0;
 
 	fprintf(stderr, "--- %s (knob table, from line %zu)\n", path, first_line);
-	fprintf(stderr, "+++ generated from kernel/policy/knob_table.h\n");
+	fprintf(stderr, "+++ generated from kernel/knobs/knob_table.h\n");
 	while (i < na || j < nb) {
 		if (i < na && j < nb && same_line(a[i], b[j])) {
 			i++;

@@ -10,7 +10,7 @@
  *
  * How to add one: a file kernel/policy/gov_NAME.c defining `const struct idle_governor
  * gov_NAME`, its per-CPU state in struct gov_cpu (kernel/policy/governors.h), a choice in
- * KNOB_CHOICES_GOVERNOR (kernel/policy/knob_table.h) and its slot in idle_governors[]
+ * KNOB_CHOICES_GOVERNOR (kernel/knobs/knob_table.h) and its slot in idle_governors[]
  * (kernel/policy/governors.c); host vectors in tests/unit. The idle driver reaches it
  * through its table.
  */

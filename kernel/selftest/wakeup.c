@@ -13,9 +13,9 @@
  */
 #include "arch/x86/cpu.h"
 #include "arch/x86/tsc.h"
-#include "kernel/policy/histogram.h"
+#include "lib/histogram.h"
 #include "kernel/idle.h"
-#include "kernel/policy/knobs.h"
+#include "kernel/knobs/knobs.h"
 #include "kernel/percpu.h"
 #include "kernel/printk.h"
 #include "kernel/sched.h"

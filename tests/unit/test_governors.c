@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "kernel/policy/gov_predict.h"
-#include "kernel/policy/knobs.h"
+#include "kernel/knobs/knobs.h"
 #include "tests/unit/ideal_idle.h"
 
 #define US	    1000ull
