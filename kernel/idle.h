@@ -17,7 +17,7 @@ void idle_init_cpu(void);
  * NEED_RESCHED is set on c (this CPU). The caller then schedules; kernel/sched.c calls
  * this from its idle thread and from a thread that blocks with nothing else to run.
  */
-extern void (*idle_until_work)(struct cpu *c); /* the loop for this setup (idle_setup) */
+void idle_until_work(struct cpu *c);
 /* The idle policy in force: "halt", "poll" or "haltpoll" (never "auto"). */
 const char *idle_policy_name(void);
 /* The CPU's current poll window (haltpoll's W), 0 under other policies. */

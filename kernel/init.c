@@ -5,7 +5,7 @@
 #include "kernel/selftest/bench.h"
 #include "kernel/exit_codes.h"
 #include "kernel/init.h"
-#include "kernel/policy/knobs.h"
+#include "kernel/knobs/knobs.h"
 #include "kernel/printk.h"
 #include "kernel/sched.h"
 #include "kernel/selftest/selftest.h"

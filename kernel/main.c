@@ -18,7 +18,7 @@
 #include "kernel/exit_codes.h"
 #include "kernel/idle.h"
 #include "kernel/init.h"
-#include "kernel/policy/knobs.h"
+#include "kernel/knobs/knobs.h"
 #include "kernel/panic_test.h"
 #include "kernel/percpu.h"
 #include "kernel/printk.h"

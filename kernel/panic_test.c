@@ -1,7 +1,7 @@
 /* The panic_test knob: raises the CPU exception it names, to test the exception dump. */
 #include "arch/x86/fault.h"
 #include "kernel/panic_test.h"
-#include "kernel/policy/knobs.h"
+#include "kernel/knobs/knobs.h"
 
 void panic_test_run(int which)
 {

@@ -14,8 +14,9 @@
 
 #include "arch/x86/desc.h"
 #include "arch/x86/percpu.h"
-#include "kernel/policy/governor.h"
-#include "kernel/policy/runqueue.h"
+#include "kernel/policy/governors.h"
+#include "kernel/policy/idle_entry.h"
+#include "lib/runqueue.h"
 #include "kernel/policy/steal_gate.h"
 
 #define MAX_CPUS  64
@@ -67,7 +68,7 @@ struct cpu {
 	struct thread *idle;
 	struct thread *switch_prev; /* the thread just switched away from, until it is settled */
 	struct cpu_stats stats;
-	struct gov_cpu gov;	      /* the idle governor's state (kernel/policy/governor.h) */
+	struct gov_cpu gov;	      /* the idle governor's state (kernel/policy/governors.h) */
 	struct steal_gate steal_gate; /* haltpoll.steal_threshold= (kernel/policy/steal_gate.h) */
 	/* The idle state in progress (kernel/idle.c): TSC at its start, 0 if none. */
 	uint64_t idle_since;
@@ -80,12 +81,9 @@ struct cpu {
 	/* The poll state's limit plan for the window last used (kernel/idle.c:poll_plan). */
 	uint64_t poll_plan_ns, poll_plan_cycles;
 	unsigned poll_plan_every;
-	/* A finished idle entry the governor has yet to hear about (kernel/idle.c:
-	 * finish_entry): its state (GOV_STATE_*), whether work ended it, its length and, for
-	 * a poll, its limit. */
-	bool done_pending, done_work;
-	int done_state;
-	uint64_t done_cycles, done_limit;
+	/* The governed entry's own state: an entry the governor has yet to hear about
+	 * (kernel/policy/idle_entry.h). */
+	struct idle_entry_cpu idle_entry;
 
 	/* Written by any CPU (atomic RMW only): wake-up requests. A waker touches this one
 	 * line: it pushes onto wake_list, then updates flags (kernel/sched.c). */

@@ -272,13 +272,36 @@ static void finish_switch(void)
 }
 
 /*
- * The next thread to run: the run queue's head, after anything newly woken. The common cases
- * on the wake-up path, one thread woken onto an empty queue or none at all (about to idle),
- * skip the queue altogether.
+ * The wake-up protocol's rule on the target (see the top): NEED_RESCHED is cleared before
+ * the wake list is taken, every time. Returns what was taken, newest first.
  */
-static struct thread *pick_next(struct cpu *c, struct thread *prev)
+static inline struct thread *take_woken(struct cpu *c)
 {
-	struct thread *woken = __atomic_exchange_n(&c->wake_list, 0, __ATOMIC_ACQUIRE);
+	__atomic_fetch_and(&c->flags, ~CPU_NEED_RESCHED, __ATOMIC_SEQ_CST);
+	return __atomic_exchange_n(&c->wake_list, 0, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Idles in place until NEED_RESCHED: t, which has nothing to run, stays on its own stack
+ * with this CPU's idle thread as `current` (so interrupts treat the CPU as idle, as they
+ * would the idle thread). Only a thread that has exited switches to the idle thread, whose
+ * stack outlives it.
+ */
+static inline void idle_in_place(struct cpu *c, struct thread *t)
+{
+	timeline_rec(TL_RUN, TL_IDLE_THREAD);
+	c->current = c->idle;
+	idle_until_work(c);
+	c->current = t;
+}
+
+/*
+ * The next thread to run: the run queue's head, after `woken` (take_woken's). The common
+ * cases on the wake-up path, one thread woken onto an empty queue or none at all (about to
+ * idle), skip the queue altogether.
+ */
+static struct thread *pick_next(struct cpu *c, struct thread *prev, struct thread *woken)
+{
 	bool prev_runs = prev != c->idle && (state_load(prev) & T_STATE) == T_RUNNING;
 	struct rq_link *l;
 
@@ -294,14 +317,12 @@ static struct thread *pick_next(struct cpu *c, struct thread *prev)
 }
 
 /*
- * A thread that blocks with nothing else to run idles where it is, on its own stack, with
- * this CPU's idle thread as `current` (so interrupts treat the CPU as idle, as they would
- * the idle thread): if the wake that ends the idle is its own, as on a request/response
- * path it usually is, it returns without a context switch to the idle thread and back.
- * Only a thread that has exited switches to the idle thread, whose stack outlives it.
- * The protocol is unchanged: NEED_RESCHED is cleared before every take of the wake list.
- * thread_block() takes the common case itself (idle_in_place, below), and calls this only
- * with something queued; the idling here is for any caller that blocks otherwise.
+ * Switches to the next thread to run. A thread that blocks with nothing else to run idles
+ * in place (idle_in_place): if the wake that ends the idle is its own, as on a
+ * request/response path it usually is, it returns without a context switch to the idle
+ * thread and back. thread_block() takes the common case itself (block_in_place, below),
+ * and calls this only with something queued; the idling here is for any caller that
+ * blocks otherwise.
  */
 void schedule(void)
 {
@@ -309,8 +330,7 @@ void schedule(void)
 	struct thread *prev = c->current, *next;
 
 	for (;;) {
-		__atomic_fetch_and(&c->flags, ~CPU_NEED_RESCHED, __ATOMIC_SEQ_CST);
-		next = pick_next(c, prev);
+		next = pick_next(c, prev, take_woken(c));
 		if (next) {
 			state_flip_running(next);
 			break;
@@ -319,10 +339,7 @@ void schedule(void)
 			next = c->idle;
 			break;
 		}
-		timeline_rec(TL_RUN, TL_IDLE_THREAD);
-		c->current = c->idle;
-		idle_until_work(c);
-		c->current = prev;
+		idle_in_place(c, prev);
 	}
 	timeline_rec(TL_RUN, next == c->idle ? TL_IDLE_THREAD : (unsigned)(next - threads));
 	if (next == prev)
@@ -386,28 +403,18 @@ struct thread *thread_create(void (*fn)(void *), void *arg, unsigned cpu, const 
 	return t;
 }
 
-/* t, blocked, idles in place until NEED_RESCHED; then NEED_RESCHED is cleared and the wake
- * list taken (in that order: the protocol at the top). Returns what was taken. */
-static inline struct thread *idle_then_take(struct cpu *c, struct thread *t)
-{
-	timeline_rec(TL_RUN, TL_IDLE_THREAD);
-	c->current = c->idle;
-	idle_until_work(c);
-	c->current = t;
-	__atomic_fetch_and(&c->flags, ~CPU_NEED_RESCHED, __ATOMIC_SEQ_CST);
-	return __atomic_exchange_n(&c->wake_list, 0, __ATOMIC_ACQUIRE);
-}
-
 /*
- * What idle_in_place() found was not its own wake alone: others woken with it are queued in
- * wake order and schedule() chooses; with nothing woken (NEED_RESCHED left from a wake whose
- * thread an earlier take had found) t idles again.
+ * What block_in_place() found was not its own wake alone: others woken with it are queued
+ * in wake order and schedule() chooses; with nothing woken (NEED_RESCHED left from a wake
+ * whose thread an earlier take had found) t idles again.
  */
-static __attribute__((noinline)) void idle_in_place_rest(struct cpu *c, struct thread *t,
-							 struct thread *woken)
+static __attribute__((noinline)) void block_in_place_rest(struct cpu *c, struct thread *t,
+							  struct thread *woken)
 {
-	while (!woken)
-		woken = idle_then_take(c, t);
+	while (!woken) {
+		idle_in_place(c, t);
+		woken = take_woken(c);
+	}
 	wake_list_append(c, woken);
 	schedule();
 }
@@ -416,20 +423,20 @@ static __attribute__((noinline)) void idle_in_place_rest(struct cpu *c, struct t
  * thread_block()'s common case, schedule() specialised: t has just blocked and nothing else
  * is queued here, so there is nothing to choose; t idles in place until a wake arrives and
  * runs on at once if the wake was its own. The run queue stays empty meanwhile (only this
- * CPU's schedule() fills it, and with the idle thread current no interrupt calls that), and
- * the protocol is schedule()'s: NEED_RESCHED cleared before every take of the wake list.
- * No loop here: the common case runs straight through (the rest is idle_in_place_rest).
+ * CPU's schedule() fills it, and with the idle thread current no interrupt calls that).
  */
-static inline void idle_in_place(struct cpu *c, struct thread *t)
+static inline void block_in_place(struct cpu *c, struct thread *t)
 {
-	struct thread *woken = idle_then_take(c, t);
+	struct thread *woken;
 
+	idle_in_place(c, t);
+	woken = take_woken(c);
 	if (woken == t && !t->wake_next) {
 		state_flip_running(t);
 		timeline_rec(TL_RUN, (unsigned)(t - threads));
 		return;
 	}
-	idle_in_place_rest(c, t, woken);
+	block_in_place_rest(c, t, woken);
 }
 
 void thread_block(void)
@@ -445,7 +452,7 @@ void thread_block(void)
 				break;
 		} else if (state_cas(t, &old, T_BLOCKED)) {
 			if (t != c->idle && rq_empty(&c->rq))
-				idle_in_place(c, t);
+				block_in_place(c, t);
 			else
 				schedule();
 			break;

@@ -12,7 +12,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/tsc.h"
 #include "kernel/percpu.h"
-#include "kernel/policy/knobs.h"
+#include "kernel/knobs/knobs.h"
 #include "kernel/printk.h"
 #include "kernel/timeline.h"
 #include "lib/format.h"
@@ -67,7 +67,7 @@ static void append(unsigned kind, unsigned arg, uint64_t tsc)
  * tested again after the stamp, so an event whose hook saw it just before timeline_stop()
  * is kept only if stamped before the stop's own t_end.
  */
-ARCH_COLD_CALLEE void timeline_record(unsigned kind, unsigned arg, uint64_t tsc)
+void timeline_record(unsigned kind, unsigned arg, uint64_t tsc)
 {
 	uint64_t flags = irq_save();
 	uint64_t stamp = tsc ? tsc : rdtsc();
@@ -88,7 +88,7 @@ ARCH_COLD_CALLEE void timeline_record(unsigned kind, unsigned arg, uint64_t tsc)
 void timeline_setup(void)
 {
 	if (knob(KNOB_timeline))
-		arch_cold_sites_enable();
+		arch_static_branches_enable();
 }
 
 void timeline_start(void)

@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "arch/x86/coldcall.h"
+#include "arch/x86/static_branch.h"
 
 /*
  * The event kinds, defined once: the enum, and the letter and name each is printed with (the
@@ -51,8 +51,8 @@ enum tl_kind {
  * recorder. */
 extern bool timeline_on;
 
-/* The recorder, called only through the hooks below (arch/x86/coldcall.h). tsc 0: now. */
-ARCH_COLD_CALLEE void timeline_record(unsigned kind, unsigned arg, uint64_t tsc);
+/* The recorder, called only through the hooks below. tsc 0: now. */
+void timeline_record(unsigned kind, unsigned arg, uint64_t tsc);
 
 /* Where `reflect` events read the governor's window (kernel/idle.c gives idle_window_ns at
  * setup; timeline does not include idle, which includes it). */
@@ -63,7 +63,7 @@ void timeline_reflect_source(uint64_t (*window_ns)(const struct cpu *c));
  * (timeline_setup); otherwise a NOP, which the caller's `if` becomes once this is inlined. */
 static inline __attribute__((always_inline)) bool timeline_active(void)
 {
-	arch_cold_branch(active);
+	arch_static_branch(active);
 	return false;
 	// cppcheck-suppress unusedLabel ; the asm goto above jumps here once patched
 active:
@@ -71,16 +71,15 @@ active:
 }
 
 /*
- * The hooks. Without timeline=, each is a 5-byte NOP and the hot path's code around it stays
- * as it would be without it (arch/x86/coldcall.h); with it, each calls the recorder, which
- * records only while timeline_on. They are macros so that the arguments are evaluated only
- * then. timeline_rec_at() takes a TSC value the caller read with interrupts off and has not
+ * The hooks. Without timeline=, each is a 5-byte NOP that falls through
+ * (arch/x86/static_branch.h); with it, each calls the recorder, which records only while
+ * timeline_on. They are macros so that the arguments are evaluated only then. timeline_rec_at() takes a TSC value the caller read with interrupts off and has not
  * enabled them since, so nothing recorded on this CPU can come between.
  */
 #define timeline_rec_at(kind, arg, tsc)                                                            \
 	do {                                                                                       \
 		if (__builtin_expect(timeline_active(), 0))                                        \
-			arch_cold_call3(timeline_record, (kind), (arg), (tsc));                    \
+			timeline_record((kind), (arg), (tsc));                                     \
 	} while (0)
 #define timeline_rec(kind, arg) timeline_rec_at((kind), (arg), 0)
 

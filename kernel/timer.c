@@ -3,7 +3,7 @@
 #include "arch/x86/trap.h"
 #include "arch/x86/tsc.h"
 #include "arch/x86/vectors.h"
-#include "kernel/policy/knobs.h"
+#include "kernel/knobs/knobs.h"
 #include "kernel/percpu.h"
 #include "kernel/timer.h"
 

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "kernel/policy/timerqueue.h"
+#include "lib/timerqueue.h"
 
 struct timer {
 	struct tq_node node;

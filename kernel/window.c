@@ -11,7 +11,7 @@
 #include "arch/x86/tsc.h"
 #include "drivers/serial.h"
 #include "kernel/exit_codes.h"
-#include "kernel/policy/knobs.h"
+#include "kernel/knobs/knobs.h"
 #include "kernel/printk.h"
 #include "kernel/quiesce.h"
 #include "kernel/window.h"

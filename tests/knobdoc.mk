@@ -1,4 +1,4 @@
-# tools/knobdoc: the knob tables of the documentation, generated from kernel/policy/knob_table.h:
+# tools/knobdoc: the knob tables of the documentation, generated from kernel/knobs/knob_table.h:
 # every knob in docs/knobs.md, the ones people use most in README.md (their begin marker names
 # them). Included by the top-level Makefile; usable alone too
 # (make -f tests/knobdoc.mk knobs-doc-check).
@@ -12,10 +12,11 @@ KNOBDOC_CC     ?= cc
 KNOBDOC_CFLAGS := -std=gnu11 -g -O1 -Wall -Wextra -Werror -DIDLELAB_HOST -I.
 KNOBDOC_FILES  ?= docs/knobs.md README.md
 
-build/host/knobdoc: tools/knobdoc.c kernel/policy/knobs.c kernel/policy/knobs.h kernel/policy/knob_table.h \
+KNOBDOC_KNOB_SRCS := $(wildcard kernel/knobs/*.c)
+build/host/knobdoc: tools/knobdoc.c $(KNOBDOC_KNOB_SRCS) $(wildcard kernel/knobs/*.h) \
                     lib/string.h lib/format.h boot/bootinfo.h
 	@mkdir -p $(@D)
-	$(KNOBDOC_CC) $(KNOBDOC_CFLAGS) -o $@ tools/knobdoc.c kernel/policy/knobs.c
+	$(KNOBDOC_CC) $(KNOBDOC_CFLAGS) -o $@ tools/knobdoc.c $(KNOBDOC_KNOB_SRCS)
 
 .PHONY: knobs-doc knobs-doc-check readme-knobs readme-knobs-check
 knobs-doc: build/host/knobdoc

@@ -1,6 +1,6 @@
 /*
  * knobdoc: the knob tables of the documentation (docs/knobs.md, every knob; README.md, the
- * ones people use most), generated from kernel/policy/knob_table.h through the same
+ * ones people use most), generated from kernel/knobs/knob_table.h through the same
  * knobs_print_markdown() the kernel carries, so the documentation cannot drift from the
  * parser.
  *
@@ -29,7 +29,7 @@
 #include <string.h>
 
 #include "boot/bootinfo.h"
-#include "kernel/policy/knobs.h"
+#include "kernel/knobs/knobs.h"
 
 #define MARK_BEGIN "<!-- knobs:begin -->"
 #define MARK_END   "<!-- knobs:end -->"
@@ -295,7 +295,7 @@ static void print_diff(const char *path, size_t first_line, const char *old, siz
 	size_t j = 0;
 
 	fprintf(stderr, "--- %s (knob table, from line %zu)\n", path, first_line);
-	fprintf(stderr, "+++ generated from kernel/policy/knob_table.h\n");
+	fprintf(stderr, "+++ generated from kernel/knobs/knob_table.h\n");
 	while (i < na || j < nb) {
 		if (i < na && j < nb && same_line(a[i], b[j])) {
 			i++;
@@ -372,7 +372,7 @@ static bool wanted_text(const char *path, const struct section *sec, const struc
 			p++;
 		row = knob_row(table, name, (size_t)(p - name), &row_len);
 		if (!row) {
-			fprintf(stderr, "%s:%zu: no knob '%.*s' in kernel/policy/knob_table.h\n",
+			fprintf(stderr, "%s:%zu: no knob '%.*s' in kernel/knobs/knob_table.h\n",
 				path, sec->first_line - 1, (int)(p - name), name);
 			return false;
 		}

@@ -1,6 +1,5 @@
 /*
- * The "predict" governor's table. Its rule and its functions are in gov_predict.h, inline,
- * so that the idle driver compiles them into its path.
+ * The "predict" governor's table. Its rule and its functions are in gov_predict.h.
  */
 #include "kernel/policy/gov_predict.h"
 
@@ -11,7 +10,7 @@ static void predict_enable(struct gov_cpu *g)
 	g->takeovers = 0;
 }
 
-uint64_t predict_margin(const struct predict_cpu *p, const struct haltpoll_params *hp)
+uint64_t predict_margin(const struct predict_cpu *p, const struct gov_params *hp)
 {
 	return pr_margin(p, hp);
 }

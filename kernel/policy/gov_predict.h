@@ -48,13 +48,9 @@
  * timed halt, one wake-up by the governor's timer and a poll of about a margin that ends
  * with the work: a poll hit, at a halt's cost plus a margin instead of W plus a halt.
  *
- * All of it is inline, here: the idle driver calls these directly (kernel/idle.c: GOV_CALL),
- * so an entry off the plateau costs what haltpoll's does plus the period's sum. Each call
- * left on an entry's path, even one never made, makes the idle loop keep its values in
- * registers it saves and restores on every entry, and a struct passed by pointer is built
- * in memory: so pr_reflect is always inlined, and the plateau's reflect, which the
- * compiler may keep out of line, takes the entry field by field, in registers.
- * gov_predict.c holds the table of these same functions.
+ * gov_predict.c holds the table of these functions; they are inline here, beside
+ * haltpoll's, which they call, so that an entry off the plateau costs what haltpoll's does
+ * plus the period's sum.
  */
 #ifndef IDLELAB_KERNEL_GOV_PREDICT_H
 #define IDLELAB_KERNEL_GOV_PREDICT_H
@@ -78,11 +74,9 @@ static inline void pr_history_add(struct predict_cpu *p)
 		p->count++;
 }
 
-static inline enum haltpoll_adjust pr_adjust(uint64_t after, uint64_t before)
+static inline enum gov_adjust pr_adjust(uint64_t after, uint64_t before)
 {
-	return after > before	? HALTPOLL_ADJ_GROW
-	       : after < before ? HALTPOLL_ADJ_SHRINK
-				: HALTPOLL_ADJ_NONE;
+	return after > before ? GOV_ADJ_GROW : after < before ? GOV_ADJ_SHRINK : GOV_ADJ_NONE;
 }
 
 static inline void pr_history_span(const struct predict_cpu *p, uint64_t *min, uint64_t *max)
@@ -101,7 +95,7 @@ static inline void pr_history_span(const struct predict_cpu *p, uint64_t *min, u
 		*min = 0;
 }
 
-static inline uint64_t pr_margin(const struct predict_cpu *p, const struct haltpoll_params *hp)
+static inline uint64_t pr_margin(const struct predict_cpu *p, const struct gov_params *hp)
 {
 	uint64_t min, max, margin;
 
@@ -109,13 +103,13 @@ static inline uint64_t pr_margin(const struct predict_cpu *p, const struct haltp
 	margin = max / 16;
 	if (max - min > margin)
 		margin = max - min;
-	if (hp->grow_start / 8 > margin)
-		margin = hp->grow_start / 8;
+	if (hp->haltpoll.grow_start / 8 > margin)
+		margin = hp->haltpoll.grow_start / 8;
 	return margin;
 }
 
 /* halt_until and poll_until from the history, the margin and the measured overshoot. */
-static inline void pr_plan(struct predict_cpu *p, const struct haltpoll_params *hp)
+static inline void pr_plan(struct predict_cpu *p, const struct gov_params *hp)
 {
 	uint64_t min, max, margin = pr_margin(p, hp), early;
 
@@ -125,19 +119,18 @@ static inline void pr_plan(struct predict_cpu *p, const struct haltpoll_params *
 	p->poll_until_ns = max + margin;
 }
 
-static inline uint64_t predict_plateau_poll_limit(struct gov_cpu *g,
-						  const struct haltpoll_params *hp)
+static inline uint64_t predict_plateau_poll_limit(struct gov_cpu *g, const struct gov_params *hp)
 {
 	const struct predict_cpu *p = &g->predict;
 	uint64_t margin = pr_margin(p, hp), l;
 
 	l = p->poll_until_ns > p->period_ns + margin ? p->poll_until_ns - p->period_ns : margin;
-	return l > hp->guest_halt_poll_ns ? hp->guest_halt_poll_ns : l;
+	return l > hp->haltpoll.guest_halt_poll_ns ? hp->haltpoll.guest_halt_poll_ns : l;
 }
 
 /* The signature has been seen PREDICT_HISTORY periods in a row: the plateau starts if the
  * periods are regular. */
-static inline void predict_try_plateau(struct gov_cpu *g, const struct haltpoll_params *hp)
+static inline void predict_try_plateau(struct gov_cpu *g, const struct gov_params *hp)
 {
 	struct predict_cpu *p = &g->predict;
 	uint64_t min, max;
@@ -155,7 +148,7 @@ static inline void predict_try_plateau(struct gov_cpu *g, const struct haltpoll_
 /* On the plateau, the period that work just ended is filed and the plan made from it. A
  * period without a timed halt (the overshoot left no room for one) takes a quarter off the
  * overshoot: nothing else would ever measure it again. */
-static inline void pr_file_plateau_period(struct gov_cpu *g, const struct haltpoll_params *hp)
+static inline void pr_file_plateau_period(struct gov_cpu *g, const struct gov_params *hp)
 {
 	struct predict_cpu *p = &g->predict;
 
@@ -171,13 +164,10 @@ static inline void pr_file_plateau_period(struct gov_cpu *g, const struct haltpo
 }
 
 /* An entry the plateau decided; a poll of it that expires hands the rest of the period,
- * and what follows, back to haltpoll. (The entry's fields as arguments: see the top.) */
-static inline enum haltpoll_adjust predict_reflect_plateau(struct gov_cpu *g,
-							   const struct haltpoll_params *hp,
-							   int state, uint64_t residency_ns,
-							   uint64_t limit_ns, bool work)
+ * and what follows, back to haltpoll. */
+static inline enum gov_adjust
+predict_reflect_plateau(struct gov_cpu *g, const struct gov_params *hp, const struct gov_entry *e)
 {
-	const struct gov_entry entry = {state, residency_ns, limit_ns, work}, *e = &entry;
 	struct predict_cpu *p = &g->predict;
 	uint64_t before = pr_window_ns(g);
 
@@ -206,8 +196,8 @@ static inline enum haltpoll_adjust predict_reflect_plateau(struct gov_cpu *g,
 	return pr_adjust(pr_window_ns(g), before);
 }
 
-static inline int pr_select(struct gov_cpu *g, const struct haltpoll_params *hp,
-			    bool latency_req_zero, bool *stop_tick)
+static inline enum gov_state pr_select(struct gov_cpu *g, const struct gov_params *hp,
+				       bool latency_req_zero, bool *stop_tick)
 {
 	const struct predict_cpu *p = &g->predict;
 
@@ -219,7 +209,7 @@ static inline int pr_select(struct gov_cpu *g, const struct haltpoll_params *hp,
 	return GOV_STATE_POLL;
 }
 
-static inline uint64_t pr_halt_limit(struct gov_cpu *g, const struct haltpoll_params *hp)
+static inline uint64_t pr_halt_limit(struct gov_cpu *g, const struct gov_params *hp)
 {
 	struct predict_cpu *p = &g->predict;
 
@@ -234,7 +224,7 @@ static inline void pr_poll_begin(struct gov_cpu *g)
 	hp_poll_begin(g);
 }
 
-static inline uint64_t pr_poll_limit(struct gov_cpu *g, const struct haltpoll_params *hp,
+static inline uint64_t pr_poll_limit(struct gov_cpu *g, const struct gov_params *hp,
 				     uint64_t tick_nsec)
 {
 	if (!g->predict.plateau)
@@ -246,17 +236,16 @@ static inline uint64_t pr_poll_limit(struct gov_cpu *g, const struct haltpoll_pa
  * Off the plateau: haltpoll's reflect, the period's sum, and when work ends the period, its
  * filing: a plateau period (the signature) adds to the streak, any other ends it.
  */
-static inline __attribute__((always_inline)) enum haltpoll_adjust
-pr_reflect(struct gov_cpu *g, const struct haltpoll_params *hp, const struct gov_entry *e)
+static inline enum gov_adjust pr_reflect(struct gov_cpu *g, const struct gov_params *hp,
+					 const struct gov_entry *e)
 {
 	struct predict_cpu *p = &g->predict;
 	uint64_t before = hp_window_ns(g);
-	enum haltpoll_adjust adj;
+	enum gov_adjust adj;
 	bool signature;
 
 	if (p->plateau)
-		return predict_reflect_plateau(g, hp, e->state, e->residency_ns, e->limit_ns,
-					       e->work);
+		return predict_reflect_plateau(g, hp, e);
 	adj = hp_reflect(g, hp, e);
 	p->period_ns += e->residency_ns;
 	if (e->state == GOV_STATE_POLL && !e->work && e->limit_ns != GOV_NO_LIMIT)
@@ -296,5 +285,8 @@ static inline void pr_aborted(struct gov_cpu *g)
 	if (!g->predict.plateau)
 		hp_aborted(g); /* no time passed: the period is unchanged */
 }
+
+/* predict's margin around the period it predicts (pr_margin, for the host tests). */
+uint64_t predict_margin(const struct predict_cpu *p, const struct gov_params *hp);
 
 #endif

@@ -1,6 +1,6 @@
 /* The governor registry: one slot per cpuidle.governor= choice, in the knob's order. */
-#include "kernel/policy/governor.h"
-#include "kernel/policy/knobs.h"
+#include "kernel/policy/governors.h"
+#include "kernel/knobs/knobs.h"
 
 const struct idle_governor *const idle_governors[] = {
     [GOVERNOR_HALTPOLL] = &gov_haltpoll,

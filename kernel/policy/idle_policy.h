@@ -7,7 +7,7 @@
 
 #include <stdbool.h>
 
-#include "kernel/policy/knobs.h"
+#include "kernel/knobs/knobs.h"
 
 struct idle_env {
 	bool kvm;	    /* KVM's paravirt CPUID leaves are present */

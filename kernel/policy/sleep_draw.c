@@ -1,4 +1,4 @@
-#include "kernel/policy/knobs.h"
+#include "kernel/knobs/knobs.h"
 #include "kernel/policy/sleep_draw.h"
 
 /* Exponential with the given mean, from a uniform draw, in integer arithmetic: the

@@ -8,8 +8,8 @@
 #include <stdarg.h>
 
 #include "arch/x86/tsc.h"
-#include "kernel/policy/histogram.h"
-#include "kernel/policy/knobs.h"
+#include "lib/histogram.h"
+#include "kernel/knobs/knobs.h"
 #include "kernel/percpu.h"
 #include "kernel/printk.h"
 #include "kernel/sched.h"

@@ -7,7 +7,7 @@
 #include "arch/x86/probe.h"
 #include "arch/x86/tsc.h"
 #include "kernel/idle.h"
-#include "kernel/policy/knobs.h"
+#include "kernel/knobs/knobs.h"
 #include "kernel/policy/wake_phases.h"
 #include "kernel/printk.h"
 #include "kernel/tsc_sync.h"

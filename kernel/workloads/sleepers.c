@@ -6,7 +6,7 @@
  * Both record how late each wake-up came.
  */
 #include "arch/x86/tsc.h"
-#include "kernel/policy/knobs.h"
+#include "kernel/knobs/knobs.h"
 #include "kernel/printk.h"
 #include "kernel/workloads/workload.h"
 #include "kernel/policy/sleep_draw.h"

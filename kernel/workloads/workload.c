@@ -5,7 +5,7 @@
 #include "arch/x86/tsc.h"
 #include "kernel/exit_codes.h"
 #include "kernel/idle.h"
-#include "kernel/policy/knobs.h"
+#include "kernel/knobs/knobs.h"
 #include "kernel/printk.h"
 #include "kernel/stats.h"
 #include "kernel/timeline.h"
@@ -21,6 +21,8 @@ static const struct workload_ops *const ops_by_knob[] = {
     [WORKLOAD_IDLE] = &wl_idle,		[WORKLOAD_RANDOM] = &wl_random,
     [WORKLOAD_PIPELINE] = &wl_pipeline,
 };
+_Static_assert(sizeof(ops_by_knob) / sizeof(ops_by_knob[0]) == KNOB_NCHOICES_workload,
+	       "ops_by_knob[] must have a slot for every workload= choice");
 
 void wl_merge(struct hist *out, unsigned n)
 {

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "kernel/policy/histogram.h"
+#include "lib/histogram.h"
 #include "kernel/percpu.h"
 #include "kernel/sched.h"
 

@@ -2,8 +2,8 @@
  * libFuzzer target for the knob parser. Arbitrary bytes become a command line; whatever the
  * outcome, the result must be well formed: accepted values inside their ranges and printing
  * back to text that parses to the same value, rejected input explained by one printable line
- * that fits its buffer. knobs.c is compiled in under the real table plus knobs that reach
- * negative and full-int64 ranges, which the real table alone does not exercise.
+ * that fits its buffer. The files of kernel/knobs are compiled in under the real table plus
+ * knobs that reach negative and full-int64 ranges, which the real table alone does not exercise.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -26,7 +26,13 @@
 	K(f_enum, "f.enum", ENUM, FUZZ_A, 0, 0, KNOB_FUZZ_CHOICES, "an enum")
 // clang-format on
 
-#include "kernel/policy/knobs.c"
+#include "kernel/knobs/config.c"
+#include "kernel/knobs/help.c"
+#include "kernel/knobs/markdown.c"
+#include "kernel/knobs/messages.c"
+#include "kernel/knobs/parse.c"
+#include "kernel/knobs/table.c"
+#include "kernel/knobs/values.c"
 
 #define CHECK(cond)                                                                                \
 	do {                                                                                       \

@@ -72,7 +72,7 @@ def test_a_marker_naming_no_knob_is_refused(tmp_path):
     path.write_text("<!-- knobs:begin hz nosuch -->\n<!-- knobs:end -->\n")
     res = run(KNOBDOC, "--update", str(path))
     assert res.returncode == 2
-    assert res.stderr.strip() == f"{path}:1: no knob 'nosuch' in kernel/policy/knob_table.h"
+    assert res.stderr.strip() == f"{path}:1: no knob 'nosuch' in kernel/knobs/knob_table.h"
     assert path.read_text() == "<!-- knobs:begin hz nosuch -->\n<!-- knobs:end -->\n"
 
 

@@ -38,4 +38,4 @@ def test_the_profile_adds_up_to_the_counted_path():
     counted = insncount.count("idle=haltpoll").per_rt()
     total = sum(by_fn.values())
     assert abs(total - counted) <= 0.03 * counted, (total, counted)
-    assert by_fn["idle_loop_haltpoll"] > 10 and by_fn["thread_wake"] > 10
+    assert by_fn["idle_until_work"] > 10 and by_fn["thread_wake"] > 10

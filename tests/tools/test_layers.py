@@ -1,8 +1,9 @@
 """The layering of the sources, checked from their #include lines.
 
 Arrows point down only (docs/architecture.md): boot and drivers and arch/x86 know nothing
-of the kernel; the pure policy in kernel/policy/ includes nothing but itself and lib/ (so
-the host tests compile it unchanged); nothing below the workloads and self tests names
+of the kernel; the pure policy in kernel/policy/ includes nothing but itself, the knobs
+(kernel/knobs/) and lib/, and the knobs nothing but lib/ (so the host tests and tools
+compile them unchanged); nothing below the workloads and self tests names
 them; and no two modules include each other, directly or through others.
 """
 import os
@@ -38,7 +39,7 @@ def module(path):
 
 def layer(path):
     """The folder that decides what a file may include."""
-    for prefix in ("kernel/policy/", "kernel/workloads/", "kernel/selftest/"):
+    for prefix in ("kernel/policy/", "kernel/knobs/", "kernel/workloads/", "kernel/selftest/"):
         if path.startswith(prefix):
             return prefix.rstrip("/")
     return path.split("/")[0] if not path.startswith("arch/") else "arch"
@@ -50,13 +51,17 @@ ALLOWED = {
     "boot": {"lib"},
     "arch": {"lib"},
     "drivers": {"arch", "lib"},
-    "kernel/policy": {"lib"},
-    "kernel": {"kernel/policy", "arch", "drivers", "boot", "lib"},
-    "kernel/workloads": {"kernel", "kernel/policy", "arch", "lib"},
-    "kernel/selftest": {"kernel", "kernel/policy", "kernel/workloads", "arch", "lib"},
+    "kernel/knobs": {"lib"},
+    "kernel/policy": {"kernel/knobs", "lib"},
+    "kernel": {"kernel/policy", "kernel/knobs", "arch", "drivers", "boot", "lib"},
+    "kernel/workloads": {"kernel", "kernel/policy", "kernel/knobs", "arch", "lib"},
+    "kernel/selftest": {"kernel", "kernel/policy", "kernel/knobs", "kernel/workloads", "arch",
+                        "lib"},
 }
 # kernel/init.c starts the run the knobs choose: the one place the core names what sits above.
-UPWARD_OK = {("kernel/init.c", "kernel/workloads"), ("kernel/init.c", "kernel/selftest")}
+# The knob table takes haltpoll's defaults from the governor, where Linux's values are defined.
+UPWARD_OK = {("kernel/init.c", "kernel/workloads"), ("kernel/init.c", "kernel/selftest"),
+             ("kernel/knobs/knob_table.h", "kernel/policy")}
 
 
 def layering_violations(incs):
@@ -107,7 +112,7 @@ def test_the_checks_catch_what_they_exist_for():
     """Both checks must be able to fail: a made-up tree with one fault of each kind."""
     planted = {
         "arch/x86/trap.c": ["arch/x86/trap.h", "kernel/printk.h"],
-        "kernel/policy/knobs.c": ["kernel/policy/knobs.h", "arch/x86/cpu.h"],
+        "kernel/policy/haltpoll.c": ["kernel/policy/haltpoll.h", "arch/x86/cpu.h"],
         "kernel/sched.c": ["kernel/timer.h"],
         "kernel/timer.c": ["kernel/percpu.h"],
         "kernel/percpu.h": ["kernel/timer.h"],
@@ -115,6 +120,6 @@ def test_the_checks_catch_what_they_exist_for():
     }
     assert layering_violations(planted) == [
         "arch/x86/trap.c includes kernel/printk.h (arch -> kernel)",
-        "kernel/policy/knobs.c includes arch/x86/cpu.h (kernel/policy -> arch)",
+        "kernel/policy/haltpoll.c includes arch/x86/cpu.h (kernel/policy -> arch)",
     ]
     assert include_cycles(planted) == ["kernel/percpu -> kernel/timer -> kernel/percpu"]

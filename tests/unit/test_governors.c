@@ -11,8 +11,9 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "kernel/policy/governor.h"
-#include "kernel/policy/knobs.h"
+#include "kernel/policy/gov_predict.h"
+#include "kernel/knobs/knobs.h"
+#include "tests/unit/ideal_idle.h"
 
 #define US	    1000ull
 #define TICK_NS_250 4000000ull
@@ -26,59 +27,16 @@ static struct haltpoll_params params(uint32_t gmax_ns, uint32_t grow_start_ns)
 					.allow_shrink = true};
 }
 
-/* The idealised idle of §1.10.2: a poll with limit L ends with work iff the wake-up comes
- * within L, else it expires after exactly L; a halt lasts until the wake-up. */
-struct run {
-	const struct idle_governor *gov;
-	struct gov_cpu g;
-	struct haltpoll_params p;
-	unsigned polls, hits, expiries, halts, timed_halts;
-	uint64_t polled_ns;
-	uint64_t overshoot_ns; /* a timed halt returns this much after its limit */
-};
-
-static void run_init(struct run *r, const struct idle_governor *gov, struct haltpoll_params p)
+/* The idealised idle of §1.10.2 (ideal_idle.h), a period at a time through the kernel's
+ * entry sequence (kernel/policy/idle_entry.h), at 250 Hz. */
+static void run_init(struct ideal_cpu *r, const struct idle_governor *gov, struct haltpoll_params p)
 {
-	*r = (struct run){.gov = gov, .p = p};
-	gov->enable(&r->g);
+	ideal_init(r, gov, p, TICK_NS_250);
 }
 
-/* One idle period of length d: select / enter / reflect until the work arrives. */
-static void idle_period(struct run *r, uint64_t d)
+static void idle_period(struct ideal_cpu *r, uint64_t d)
 {
-	uint64_t left = d;
-
-	for (int guard = 0; guard < 8; guard++) {
-		bool stop_tick = true;
-		struct gov_entry e = {.limit_ns = GOV_NO_LIMIT};
-
-		e.state = r->gov->select(&r->g, &r->p, false, &stop_tick);
-		if (e.state == GOV_STATE_POLL) {
-			r->gov->poll_begin(&r->g);
-			e.limit_ns = r->gov->poll_limit(&r->g, &r->p, TICK_NS_250);
-			r->polls++;
-			e.work = left <= e.limit_ns;
-			e.residency_ns = e.work ? left : e.limit_ns;
-			r->polled_ns += e.residency_ns;
-			if (e.work)
-				r->hits++;
-			else
-				r->expiries++;
-		} else {
-			uint64_t limit = r->gov->halt_limit(&r->g, &r->p), back;
-
-			r->halts++;
-			r->timed_halts += limit != 0;
-			back = limit ? limit + r->overshoot_ns : UINT64_MAX;
-			e.work = left <= back;
-			e.residency_ns = e.work ? left : back;
-		}
-		left -= e.residency_ns;
-		r->gov->reflect(&r->g, &r->p, &e);
-		if (e.work)
-			return;
-	}
-	fail_msg("an idle period did not end within 8 entries");
+	ideal_period(r, d, 8);
 }
 
 static void test_registry_matches_the_knob(void **state)
@@ -97,7 +55,7 @@ static void test_registry_matches_the_knob(void **state)
 static void test_haltpoll_interface_is_exact(void **state)
 {
 	struct haltpoll_params p = params(200 * US, 50 * US);
-	struct run r;
+	struct ideal_cpu r;
 	struct haltpoll_cpu direct;
 	uint64_t x = 12345;
 
@@ -200,7 +158,7 @@ static void test_haltpoll_abort_from_zero_keeps_the_last_state(void **state)
 }
 
 /* One governor's decisions step by step against another's, over the same periods. */
-static void assert_same_run(const struct run *a, const struct run *b)
+static void assert_same_run(const struct ideal_cpu *a, const struct ideal_cpu *b)
 {
 	assert_int_equal(a->polls, b->polls);
 	assert_int_equal(a->hits, b->hits);
@@ -222,7 +180,7 @@ static void assert_same_run(const struct run *a, const struct run *b)
 static void test_plateau_haltpoll_expires_predict_hits(void **state)
 {
 	struct haltpoll_params p = params(2000 * US, 100 * US);
-	struct run hp, pr;
+	struct ideal_cpu hp, pr;
 	uint64_t pr_before_ns;
 	int seen = 0;
 
@@ -269,7 +227,7 @@ static void test_plateau_haltpoll_expires_predict_hits(void **state)
 static void test_off_the_plateau_it_is_haltpoll(void **state)
 {
 	struct haltpoll_params p = params(200 * US, 50 * US);
-	struct run hp, pr;
+	struct ideal_cpu hp, pr;
 	uint64_t x = 12345;
 	int first = -1;
 
@@ -304,7 +262,7 @@ static void test_off_the_plateau_it_is_haltpoll(void **state)
 static void test_long_periods_are_haltpoll_s(void **state)
 {
 	struct haltpoll_params p = params(200 * US, 50 * US);
-	struct run hp, pr;
+	struct ideal_cpu hp, pr;
 
 	(void)state;
 	run_init(&hp, &gov_haltpoll, p);
@@ -325,7 +283,7 @@ static void test_long_periods_are_haltpoll_s(void **state)
 static void test_irregular_misses_are_not_a_plateau(void **state)
 {
 	struct haltpoll_params p = params(2000 * US, 100 * US);
-	struct run hp, pr;
+	struct ideal_cpu hp, pr;
 	const uint64_t d[] = {1300 * US, 600 * US};
 
 	(void)state;
@@ -351,7 +309,7 @@ static void test_irregular_misses_are_not_a_plateau(void **state)
 static void test_an_expiry_leaves_the_plateau(void **state)
 {
 	struct haltpoll_params p = params(2000 * US, 100 * US);
-	struct run r;
+	struct ideal_cpu r;
 	unsigned hits, expiries;
 
 	(void)state;
@@ -384,7 +342,7 @@ static void test_an_expiry_leaves_the_plateau(void **state)
 static void test_the_overshoot_is_learnt(void **state)
 {
 	struct haltpoll_params p = params(2000 * US, 100 * US);
-	struct run r;
+	struct ideal_cpu r;
 	unsigned hits;
 
 	(void)state;
@@ -412,7 +370,7 @@ static void test_the_overshoot_is_learnt(void **state)
 static void test_an_overshoot_with_no_room_is_tried_again(void **state)
 {
 	struct haltpoll_params p = params(2000 * US, 100 * US);
-	struct run r;
+	struct ideal_cpu r;
 	unsigned timed, hits;
 
 	(void)state;
@@ -448,7 +406,7 @@ static void test_an_overshoot_with_no_room_is_tried_again(void **state)
  * is a plateau period (a poll expired, the window stayed), the only kind that is filed. */
 static void test_ticks_extend_the_period(void **state)
 {
-	struct haltpoll_params p = params(2000 * US, 100 * US);
+	struct gov_params p = {params(2000 * US, 100 * US)};
 	struct gov_cpu g;
 	struct gov_entry expired = {
 	    .state = GOV_STATE_POLL, .residency_ns = 100 * US, .limit_ns = 100 * US, .work = false};
@@ -479,12 +437,12 @@ static void test_ticks_extend_the_period(void **state)
  * an eighth of grow_start. */
 static void test_margin(void **state)
 {
-	struct haltpoll_params p = params(1000 * US, 800 * US);
+	struct gov_params p = {params(1000 * US, 800 * US)};
 	struct predict_cpu h = {.periods = {8 * US}, .count = 1};
 
 	(void)state;
 	assert_int_equal(predict_margin(&h, &p), 100 * US); /* grow_start / 8 */
-	p.grow_start = 0;
+	p.haltpoll.grow_start = 0;
 	assert_int_equal(predict_margin(&h, &p), 8 * US / 16);
 	h = (struct predict_cpu){.periods = {400 * US, 500 * US, 420 * US, 450 * US}, .count = 4};
 	assert_int_equal(predict_margin(&h, &p), 100 * US); /* the spread */
@@ -497,7 +455,7 @@ static void test_margin(void **state)
  * (TICK_NSEC/16) that haltpoll then stores. */
 static void test_latency_req_zero_is_haltpoll_s(void **state)
 {
-	struct haltpoll_params p = params(200 * US, 50 * US);
+	struct gov_params p = {params(200 * US, 50 * US)};
 	struct gov_cpu g, h;
 	bool stop_tick = true, hp_stop = true;
 

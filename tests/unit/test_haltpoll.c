@@ -1,7 +1,8 @@
 /*
  * Host unit tests for the haltpoll governor (kernel/policy/haltpoll.c) against the vectors of spec
- * 1.10 and the rules of 1.4-1.6. The idealized idle model of 1.10.2 lives here, not in the
- * kernel: it is a test oracle, not policy.
+ * 1.10 and the rules of 1.4-1.6. The idealized idle model of 1.10.2 lives with the tests
+ * (ideal_idle.h), not in the kernel: it is a test oracle, not policy; the sequence of calls
+ * it drives the governor with is the kernel's (kernel/policy/idle_entry.h).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,7 +11,9 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "kernel/policy/gov_haltpoll.h"
 #include "kernel/policy/haltpoll.h"
+#include "tests/unit/ideal_idle.h"
 
 #define HZ1000_TICK_NSEC 1000000ull
 #define MAX_STEPS	 20
@@ -135,8 +138,9 @@ static void test_gvec(void **state)
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* Idealized idle model of 1.10.2: zero overheads; a poll with window W hits iff the        */
-/* remaining time <= W, else expires after exactly W; a halt lasts the remaining time.      */
+/* Idealized idle model of 1.10.2 (ideal_idle.h): zero overheads; a poll with window W hits  */
+/* iff the remaining time <= W, else expires after exactly W; a halt lasts the remaining     */
+/* time. The governor runs behind its interface, through the kernel's entry sequence.       */
 
 struct entry {
 	int state;
@@ -149,80 +153,18 @@ struct period {
 	struct entry e[MAX_ENTRIES];
 };
 
-struct sim {
-	struct haltpoll_params params;
-	struct haltpoll_cpu cpu;
-	unsigned int halts;
-	unsigned int poll_hits;
-	unsigned int poll_expiries;
-};
-
-static void sim_init(struct sim *s)
+/* haltpoll with Linux's defaults, at HZ=1000. */
+static void sim_init(struct ideal_cpu *s)
 {
-	s->params = defaults();
-	haltpoll_cpu_init(&s->cpu);
-	s->halts = 0;
-	s->poll_hits = 0;
-	s->poll_expiries = 0;
-}
-
-/* One poll entry with `remaining` ns to the wakeup; returns the time it consumed. */
-static uint64_t sim_poll(struct sim *s, uint64_t remaining, struct entry *e)
-{
-	uint64_t limit;
-
-	haltpoll_poll_begin(&s->cpu);
-	limit = haltpoll_poll_limit(&s->cpu, HZ1000_TICK_NSEC);
-	e->state = HALTPOLL_STATE_POLL;
-	if (remaining <= limit) {
-		assert_int_equal(haltpoll_poll_check(&s->cpu, true, remaining, limit),
-				 HALTPOLL_POLL_WORK);
-		e->ns = remaining;
-		e->expired = false;
-		s->poll_hits++;
-	} else {
-		/* Zero check granularity: the first check past the limit expires it. */
-		assert_int_equal(haltpoll_poll_check(&s->cpu, false, limit, limit),
-				 HALTPOLL_POLL_CONTINUE);
-		assert_int_equal(haltpoll_poll_check(&s->cpu, false, limit + 1, limit),
-				 HALTPOLL_POLL_EXPIRED);
-		e->ns = limit;
-		e->expired = true;
-		s->poll_expiries++;
-	}
-	return e->ns;
+	ideal_init(s, &gov_haltpoll, defaults(), HZ1000_TICK_NSEC);
 }
 
 /* One idle period of length d: select / enter / measure / reflect until the wakeup. */
-static void sim_period(struct sim *s, uint64_t d, struct period *out)
+static void sim_period(struct ideal_cpu *s, uint64_t d, struct period *out)
 {
-	uint64_t remaining = d;
-
-	out->n = 0;
-	for (;;) {
-		struct entry *e = &out->e[out->n++];
-		bool stop_tick = true;
-		int idx;
-
-		assert_true(out->n <= MAX_ENTRIES);
-		idx = haltpoll_select(&s->cpu, false, &stop_tick);
-		/* 1.4: the tick keeps running exactly when the decision is "poll". */
-		assert_int_equal(stop_tick, idx == HALTPOLL_STATE_HALT);
-		if (idx == HALTPOLL_STATE_HALT) {
-			e->state = idx;
-			e->ns = remaining;
-			e->expired = false;
-			s->halts++;
-			haltpoll_record_residency(&s->cpu, remaining);
-			haltpoll_reflect(&s->params, &s->cpu, idx);
-			return;
-		}
-		remaining -= sim_poll(s, remaining, e);
-		haltpoll_record_residency(&s->cpu, e->ns);
-		haltpoll_reflect(&s->params, &s->cpu, idx);
-		if (!e->expired)
-			return;
-	}
+	out->n = ideal_period(s, d, MAX_ENTRIES);
+	for (unsigned int k = 0; k < out->n; k++)
+		out->e[k] = (struct entry){(int)s->e[k].state, s->e[k].ns, s->e[k].expired};
 }
 
 static void assert_entry(const struct entry *e, int state, uint64_t ns, bool expired)
@@ -271,30 +213,30 @@ static const struct smstep smvec[] = {
 
 static void test_state_machine_vector(void **state)
 {
-	struct sim s;
+	struct ideal_cpu s;
 	unsigned int halt_exits = 0;
 
 	(void)state;
 	sim_init(&s);
 	for (size_t i = 0; i < sizeof(smvec) / sizeof(smvec[0]); i++) {
 		const struct smstep *st = &smvec[i];
-		uint64_t grows = s.cpu.grow_events, shrinks = s.cpu.shrink_events;
+		uint64_t grows = s.g.haltpoll.grow_events, shrinks = s.g.haltpoll.shrink_events;
 		struct period p;
 
 		sim_period(&s, st->d, &p);
 		assert_int_equal(p.n, st->n);
 		for (unsigned int k = 0; k < st->n; k++)
 			assert_entry(&p.e[k], st->e[k].state, st->e[k].ns, st->e[k].expired);
-		assert_int_equal(s.cpu.poll_limit_ns, st->w_after);
-		assert_int_equal(s.cpu.grow_events - grows, st->adj == G);
-		assert_int_equal(s.cpu.shrink_events - shrinks, st->adj == S);
+		assert_int_equal(s.g.haltpoll.poll_limit_ns, st->w_after);
+		assert_int_equal(s.g.haltpoll.grow_events - grows, st->adj == G);
+		assert_int_equal(s.g.haltpoll.shrink_events - shrinks, st->adj == S);
 		/* Every halt in the ideal model executes HLT: one exit, none in steps 2 and 7. */
 		halt_exits += p.e[p.n - 1].state == HALTPOLL_STATE_HALT;
 		assert_int_equal(p.e[p.n - 1].state == HALTPOLL_STATE_HALT, i != 1 && i != 6);
 	}
 	assert_int_equal(halt_exits, 8);
 	assert_int_equal(s.halts, 8);
-	assert_int_equal(s.poll_hits, 2);
+	assert_int_equal(s.hits, 2);
 }
 
 /*
@@ -305,10 +247,10 @@ static void test_state_machine_vector(void **state)
 static void assert_never_polls(const struct haltpoll_params *params)
 {
 	static const uint64_t d[] = {1, 1000, 30000, 50000, 120000, 200000, 200001, 5000000};
-	struct sim s;
+	struct ideal_cpu s;
 
 	sim_init(&s);
-	s.params = *params;
+	s.p.haltpoll = *params;
 	for (unsigned int round = 0; round < 3; round++)
 		for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++) {
 			struct period p;
@@ -316,9 +258,9 @@ static void assert_never_polls(const struct haltpoll_params *params)
 			sim_period(&s, d[i], &p);
 			assert_int_equal(p.n, 1);
 			assert_entry(&p.e[0], HALTPOLL_STATE_HALT, d[i], false);
-			assert_int_equal(s.cpu.poll_limit_ns, 0);
+			assert_int_equal(s.g.haltpoll.poll_limit_ns, 0);
 		}
-	assert_int_equal(s.poll_hits + s.poll_expiries, 0);
+	assert_int_equal(s.hits + s.expiries, 0);
 	assert_int_equal(s.halts, 3 * sizeof(d) / sizeof(d[0]));
 }
 
@@ -346,38 +288,38 @@ static void test_grow_start_zero_never_polls_from_zero(void **state)
  */
 static void test_grow_start_zero_after_the_fallback(void **state)
 {
-	struct sim s;
-	struct entry e;
-	bool stop_tick = true;
+	struct ideal_cpu s;
 
 	(void)state;
 	sim_init(&s);
-	s.params.grow_start = 0;
-	assert_int_equal(haltpoll_select(&s.cpu, true, &stop_tick), HALTPOLL_STATE_POLL);
-	sim_poll(&s, 10000, &e);
-	assert_int_equal(s.cpu.poll_limit_ns, HZ1000_TICK_NSEC / HALTPOLL_POLL_MAX_TICK_DIV);
-	haltpoll_record_residency(&s.cpu, 80000); /* a short halt: grows 62500 -> 125000 */
-	assert_int_equal(haltpoll_reflect(&s.params, &s.cpu, HALTPOLL_STATE_HALT), G);
-	assert_int_equal(s.cpu.poll_limit_ns, 2 * (HZ1000_TICK_NSEC / HALTPOLL_POLL_MAX_TICK_DIV));
+	s.p.haltpoll.grow_start = 0;
+	s.k.latency_req_zero = true;
+	assert_int_equal(ideal_period(&s, 10000, 1), 1); /* a forced poll, ended by the work */
+	assert_int_equal(s.e[0].state, GOV_STATE_POLL);
+	assert_int_equal(s.g.haltpoll.poll_limit_ns, HZ1000_TICK_NSEC / HALTPOLL_POLL_MAX_TICK_DIV);
+	haltpoll_record_residency(&s.g.haltpoll, 80000); /* a short halt: grows 62500 -> 125000 */
+	assert_int_equal(haltpoll_reflect(&s.p.haltpoll, &s.g.haltpoll, HALTPOLL_STATE_HALT), G);
+	assert_int_equal(s.g.haltpoll.poll_limit_ns,
+			 2 * (HZ1000_TICK_NSEC / HALTPOLL_POLL_MAX_TICK_DIV));
 }
 
 /* ---------------------------------------------------------------------------------------- */
 /* 1.10.3: periodic wakeups                                                                 */
 
 /* Runs `periods` idle periods of length d, checking W after each against w[] (0-padded). */
-static void run_periodic(struct sim *s, uint64_t d, unsigned int periods, const uint64_t *w,
+static void run_periodic(struct ideal_cpu *s, uint64_t d, unsigned int periods, const uint64_t *w,
 			 struct period *last)
 {
 	for (unsigned int i = 0; i < periods; i++) {
 		sim_period(s, d, last);
-		assert_int_equal(s->cpu.poll_limit_ns, w[i]);
+		assert_int_equal(s->g.haltpoll.poll_limit_ns, w[i]);
 	}
 }
 
 static void test_periodic_20us(void **state)
 {
 	static const uint64_t w[] = {50000, 50000, 50000, 50000, 50000, 50000};
-	struct sim s;
+	struct ideal_cpu s;
 	struct period p;
 
 	(void)state;
@@ -392,7 +334,7 @@ static void test_periodic_20us(void **state)
 static void test_periodic_80us(void **state)
 {
 	static const uint64_t w[] = {50000, 50000, 50000, 50000, 50000, 50000};
-	struct sim s;
+	struct ideal_cpu s;
 	struct period p;
 
 	(void)state;
@@ -402,13 +344,13 @@ static void test_periodic_80us(void **state)
 	assert_entry(&p.e[0], HALTPOLL_STATE_POLL, 50000, true);
 	assert_entry(&p.e[1], HALTPOLL_STATE_HALT, 30000, false);
 	assert_int_equal(s.halts, 6);
-	assert_int_equal(s.poll_hits, 0);
+	assert_int_equal(s.hits, 0);
 }
 
 static void test_periodic_150us(void **state)
 {
 	static const uint64_t w[] = {50000, 100000, 100000, 100000, 100000, 100000};
-	struct sim s;
+	struct ideal_cpu s;
 	struct period p;
 
 	(void)state;
@@ -418,13 +360,13 @@ static void test_periodic_150us(void **state)
 	assert_entry(&p.e[0], HALTPOLL_STATE_POLL, 100000, true);
 	assert_entry(&p.e[1], HALTPOLL_STATE_HALT, 50000, false);
 	assert_int_equal(s.halts, 6);
-	assert_int_equal(s.poll_hits, 0);
+	assert_int_equal(s.hits, 0);
 }
 
 static void test_periodic_230us(void **state)
 {
 	static const uint64_t w[] = {0, 0, 0, 0, 0, 0};
-	struct sim s;
+	struct ideal_cpu s;
 	struct period p;
 
 	(void)state;
@@ -432,8 +374,8 @@ static void test_periodic_230us(void **state)
 	run_periodic(&s, 230000, 6, w, &p);
 	assert_int_equal(p.n, 1);
 	assert_entry(&p.e[0], HALTPOLL_STATE_HALT, 230000, false);
-	assert_int_equal(s.poll_expiries + s.poll_hits, 0);
-	assert_int_equal(s.cpu.shrink_events, 6);
+	assert_int_equal(s.expiries + s.hits, 0);
+	assert_int_equal(s.g.haltpoll.shrink_events, 6);
 }
 
 /* The plateau W a constant period d in (50us, 200us] settles at, per the 1.10.3 rule. */
@@ -448,7 +390,7 @@ static uint64_t plateau_for(uint64_t d)
  */
 static void check_plateau(uint64_t d)
 {
-	struct sim s;
+	struct ideal_cpu s;
 	struct period p;
 
 	sim_init(&s);
@@ -456,12 +398,12 @@ static void check_plateau(uint64_t d)
 		sim_period(&s, d, &p);
 		if (i < 2)
 			continue;
-		assert_int_equal(s.cpu.poll_limit_ns, plateau_for(d));
+		assert_int_equal(s.g.haltpoll.poll_limit_ns, plateau_for(d));
 		assert_int_equal(p.n, 2);
 		assert_entry(&p.e[0], HALTPOLL_STATE_POLL, plateau_for(d), true);
 		assert_entry(&p.e[1], HALTPOLL_STATE_HALT, d - plateau_for(d), false);
 	}
-	assert_int_equal(s.poll_hits, 0);
+	assert_int_equal(s.hits, 0);
 	assert_int_equal(s.halts, 12);
 }
 
@@ -479,7 +421,7 @@ static void test_periodic_plateau_rule(void **state)
 /* Just outside the plateau range: D = 50 us hits every time, D = 200 us + 1 never polls. */
 static void test_periodic_plateau_edges(void **state)
 {
-	struct sim s;
+	struct ideal_cpu s;
 	struct period p;
 
 	(void)state;
@@ -487,15 +429,15 @@ static void test_periodic_plateau_edges(void **state)
 	for (unsigned int i = 0; i < 6; i++)
 		sim_period(&s, 50000, &p);
 	assert_int_equal(s.halts, 1);
-	assert_int_equal(s.poll_hits, 5);
-	assert_int_equal(s.cpu.poll_limit_ns, 50000);
+	assert_int_equal(s.hits, 5);
+	assert_int_equal(s.g.haltpoll.poll_limit_ns, 50000);
 
 	sim_init(&s);
 	for (unsigned int i = 0; i < 6; i++)
 		sim_period(&s, 200001, &p);
 	assert_int_equal(s.halts, 6);
-	assert_int_equal(s.poll_hits + s.poll_expiries, 0);
-	assert_int_equal(s.cpu.poll_limit_ns, 0);
+	assert_int_equal(s.hits + s.expiries, 0);
+	assert_int_equal(s.g.haltpoll.poll_limit_ns, 0);
 }
 
 /* ---------------------------------------------------------------------------------------- */

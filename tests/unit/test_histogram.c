@@ -11,7 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kernel/policy/histogram.h"
+#include "lib/histogram.h"
 
 static uint64_t rng_next(uint64_t *s)
 {

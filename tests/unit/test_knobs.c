@@ -1,7 +1,7 @@
 /*
  * Unit tests for kernel/knobs: every type, every error kind and its exact message, int64
- * and unit-multiplication edges, and the printers. knobs.c is compiled into this file under
- * a table that extends the real one with test knobs (an INT with a positive range, a signed
+ * and unit-multiplication edges, and the printers. The files of kernel/knobs are compiled
+ * into this file under a table that extends the real one with test knobs (an INT with a positive range, a signed
  * INT, full-int64 INT and TIME, an ENUM with a '|' in its help), because the real table
  * alone cannot reach those edges. The real knobs are all still here, so their messages are
  * tested as the kernel prints them.
@@ -51,7 +51,13 @@
 	  KNOB_TEST_CHOICES_MANY, "sixteen choices")
 // clang-format on
 
-#include "kernel/policy/knobs.c"
+#include "kernel/knobs/config.c"
+#include "kernel/knobs/help.c"
+#include "kernel/knobs/markdown.c"
+#include "kernel/knobs/messages.c"
+#include "kernel/knobs/parse.c"
+#include "kernel/knobs/table.c"
+#include "kernel/knobs/values.c"
 
 static char err[256];
 static struct knob_values parsed;
@@ -697,7 +703,7 @@ static void test_help_lists_every_knob(void **state)
 
 		assert_memory_equal(line, d->name, strlen(d->name));
 		assert_int_equal(line[strlen(d->name)], ' ');
-		assert_non_null(strstr(line, type_name(d->type)));
+		assert_non_null(strstr(line, knob_type_name(d->type)));
 		assert_non_null(strstr(line, d->help));
 		knob_format_value(i, d->def, value, sizeof(value));
 		snprintf(want, sizeof(want), "default %s", value);
@@ -726,7 +732,7 @@ static void test_help_columns_align(void **state)
 			widest = strlen(knob_defs[i].name);
 	}
 	for (int i = 0; i < KNOB__COUNT; i++) {
-		const char *type = type_name(knob_defs[i].type);
+		const char *type = knob_type_name(knob_defs[i].type);
 		size_t len = strlen(knob_defs[i].name);
 		size_t col = len > widest ? len + 2 : widest + 2;
 
@@ -748,7 +754,7 @@ static void test_markdown_lists_every_knob(void **state)
 		const char *row = out.text[2 + i];
 
 		snprintf(want, sizeof(want), "| `%s` | %s | ", knob_defs[i].name,
-			 type_name(knob_defs[i].type));
+			 knob_type_name(knob_defs[i].type));
 		assert_memory_equal(row, want, strlen(want));
 		assert_string_equal(row + strlen(row) - 2, " |");
 	}

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "kernel/policy/runqueue.h"
+#include "lib/runqueue.h"
 
 #define N 64
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kernel/policy/timerqueue.h"
+#include "lib/timerqueue.h"
 
 struct timer {
 	int id;

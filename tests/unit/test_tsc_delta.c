@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "kernel/policy/histogram.h"
+#include "lib/histogram.h"
 #include "kernel/policy/tsc_delta.h"
 
 static void forward_differences_are_exact(void **state)

@@ -1,19 +1,21 @@
 # One block per host unit test; see tests/host.mk.
+# The knob parser and printers (kernel/knobs/), which most tests and tools link.
+KNOB_SRCS := $(wildcard kernel/knobs/*.c)
 UNIT_TESTS += haltpoll
-UNIT_SRCS_haltpoll := kernel/policy/haltpoll.c tests/unit/test_haltpoll.c
+UNIT_SRCS_haltpoll := kernel/policy/haltpoll.c kernel/policy/gov_haltpoll.c tests/unit/test_haltpoll.c
 UNIT_TESTS += timerqueue
-UNIT_SRCS_timerqueue := kernel/policy/timerqueue.c tests/unit/test_timerqueue.c
+UNIT_SRCS_timerqueue := lib/timerqueue.c tests/unit/test_timerqueue.c
 UNIT_TESTS += histogram
-UNIT_SRCS_histogram := kernel/policy/histogram.c tests/unit/test_histogram.c
+UNIT_SRCS_histogram := lib/histogram.c tests/unit/test_histogram.c
 UNIT_TESTS += knobs
-# test_knobs.c #includes kernel/policy/knobs.c under a widened knob table, so knobs.c is a
-# prerequisite but not a separate source.
+# test_knobs.c #includes kernel/knobs/*.c under a widened knob table, so they are
+# prerequisites but not separate sources.
 UNIT_SRCS_knobs := tests/unit/test_knobs.c
-build/host/test_knobs: kernel/policy/knobs.c
+build/host/test_knobs: $(KNOB_SRCS)
 UNIT_TESTS += runqueue
-UNIT_SRCS_runqueue := kernel/policy/runqueue.c tests/unit/test_runqueue.c
+UNIT_SRCS_runqueue := lib/runqueue.c tests/unit/test_runqueue.c
 UNIT_TESTS += idle_policy
-UNIT_SRCS_idle_policy := kernel/policy/idle_policy.c kernel/policy/knobs.c tests/unit/test_idle_policy.c
+UNIT_SRCS_idle_policy := kernel/policy/idle_policy.c $(KNOB_SRCS) tests/unit/test_idle_policy.c
 UNIT_TESTS += format
 # test_format.c #includes lib/format.c under other names, to compare it with glibc's printf.
 UNIT_SRCS_format := tests/unit/test_format.c
@@ -24,18 +26,21 @@ UNIT_SRCS_sim_hostpoll := tools/sim/host_poll.c tests/unit/test_sim_hostpoll.c
 UNIT_TESTS += sim
 UNIT_SRCS_sim := tools/sim/args.c tools/sim/costs.c tools/sim/engine.c tools/sim/events.c \
                  tools/sim/host_poll.c tools/sim/report.c tools/sim/workloads.c \
-                 kernel/policy/haltpoll.c kernel/policy/idle_policy.c kernel/policy/knobs.c \
-                 kernel/policy/histogram.c kernel/policy/sleep_draw.c kernel/policy/governors.c \
+                 kernel/policy/haltpoll.c kernel/policy/idle_policy.c $(KNOB_SRCS) \
+                 lib/histogram.c kernel/policy/sleep_draw.c kernel/policy/governors.c \
                  kernel/policy/gov_haltpoll.c kernel/policy/gov_predict.c tests/unit/test_sim.c
 UNIT_TESTS += governors
 UNIT_SRCS_governors := kernel/policy/governors.c kernel/policy/gov_haltpoll.c \
-	kernel/policy/gov_predict.c kernel/policy/haltpoll.c kernel/policy/knobs.c \
+	kernel/policy/gov_predict.c kernel/policy/haltpoll.c $(KNOB_SRCS) \
 	tests/unit/test_governors.c
 UNIT_TESTS += steal_gate
 UNIT_SRCS_steal_gate := kernel/policy/steal_gate.c tests/unit/test_steal_gate.c
 UNIT_TESTS += tsc_warp
 UNIT_SRCS_tsc_warp := kernel/policy/tsc_warp.c tests/unit/test_tsc_warp.c
 UNIT_TESTS += tsc_delta
-UNIT_SRCS_tsc_delta := kernel/policy/tsc_delta.c kernel/policy/histogram.c tests/unit/test_tsc_delta.c
+UNIT_SRCS_tsc_delta := kernel/policy/tsc_delta.c lib/histogram.c tests/unit/test_tsc_delta.c
 UNIT_TESTS += wake_phases
 UNIT_SRCS_wake_phases := tests/unit/test_wake_phases.c
+UNIT_TESTS += idle_entry
+UNIT_SRCS_idle_entry := kernel/policy/haltpoll.c kernel/policy/gov_haltpoll.c \
+	tests/unit/test_idle_entry.c

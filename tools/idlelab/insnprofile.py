@@ -123,7 +123,7 @@ def main(argv):
     """argv: KNOBS [FUNCTION,...]."""
     if not 1 <= len(argv) <= 2 or not argv[0].strip():
         print("wakepath-profile: usage: KNOBS [FUNCTION,...] (e.g. 'idle=haltpoll' "
-              "idle_loop_haltpoll)", file=sys.stderr)
+              "idle_until_work)", file=sys.stderr)
         return EXIT_USAGE
     try:
         by_fn, by_addr = profile(argv[0])

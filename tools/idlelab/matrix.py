@@ -72,7 +72,7 @@ from dataclasses import dataclass, field
 from . import neighbour as nb
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-KNOB_TABLE = os.path.join(TOP, "kernel", "policy", "knob_table.h")
+KNOB_TABLE = os.path.join(TOP, "kernel", "knobs", "knob_table.h")
 MACHINES = ("microvm", "pc", "q35")
 ACCELS = ("kvm", "tcg")
 _UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
@@ -419,7 +419,7 @@ def load(path, guest_knobs=None):
 
 
 def guest_knob_names(table=KNOB_TABLE):
-    """The knob names the guest kernel accepts, read from kernel/policy/knob_table.h."""
+    """The knob names the guest kernel accepts, read from kernel/knobs/knob_table.h."""
     with open(table) as f:
         text = f.read()
     start = text.find("#define KNOB_TABLE(K)")

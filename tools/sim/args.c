@@ -1,14 +1,14 @@
 /*
  * The command line: `name=value` tokens. The simulator's own keys (the vCPU count, KVM's
  * halt-polling parameters, the cost table) are parsed here; every other token is a guest
- * knob and goes, joined, through the kernel's own parser (kernel/policy/knobs.c), so the
+ * knob and goes, joined, through the kernel's own parser (kernel/knobs/parse.c), so the
  * simulator accepts exactly what the kernel accepts and refuses the rest with its message.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/policy/governor.h"
+#include "kernel/policy/governors.h"
 #include "tools/sim/sim.h"
 
 #define CMDLINE_MAX 8192

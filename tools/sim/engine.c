@@ -282,11 +282,11 @@ static void start_poll(struct sim *s, struct vcpu *v, uint64_t limit)
 	set_state(s, v, V_GPOLL, work ? 0 : limit == NEVER ? NEVER : poll_expiry(s, limit));
 }
 
-static void count_adjust(struct vcpu *v, enum haltpoll_adjust a)
+static void count_adjust(struct vcpu *v, enum gov_adjust a)
 {
-	if (a == HALTPOLL_ADJ_GROW)
+	if (a == GOV_ADJ_GROW)
 		v->g.grow++;
-	else if (a == HALTPOLL_ADJ_SHRINK)
+	else if (a == GOV_ADJ_SHRINK)
 		v->g.shrink++;
 }
 
@@ -303,7 +303,7 @@ static void start_halt(struct sim *s, struct vcpu *v, uint64_t limit_ns)
 
 		v->g.halts_aborted++;
 		if (s->policy == IDLE_HALTPOLL)
-			count_adjust(v, s->gov->reflect(&v->gov, &s->hp, &e));
+			count_adjust(v, s->gov->reflect(&v->gov, &s->gp, &e));
 		trace(s, v, "halt", "aborted", 0);
 		go_schedule(s, v);
 		return;
@@ -341,12 +341,12 @@ static void idle_decide(struct sim *s, struct vcpu *v)
 		start_halt(s, v, 0);
 	} else if (s->policy == IDLE_POLL) {
 		start_poll(s, v, NEVER);
-	} else if (s->gov->select(&v->gov, &s->hp, s->latency_req_zero, &stop_tick) ==
+	} else if (s->gov->select(&v->gov, &s->gp, s->latency_req_zero, &stop_tick) ==
 		   GOV_STATE_POLL) {
 		s->gov->poll_begin(&v->gov);
-		start_poll(s, v, s->gov->poll_limit(&v->gov, &s->hp, s->tick_nsec));
+		start_poll(s, v, s->gov->poll_limit(&v->gov, &s->gp, s->tick_nsec));
 	} else {
-		start_halt(s, v, s->gov->halt_limit(&v->gov, &s->hp));
+		start_halt(s, v, s->gov->halt_limit(&v->gov, &s->gp));
 	}
 }
 
@@ -377,7 +377,7 @@ static void poll_done(struct sim *s, struct vcpu *v)
 		struct gov_entry e = {GOV_STATE_POLL, elapsed,
 				      v->poll_immediate ? GOV_NO_LIMIT : limit, work};
 
-		count_adjust(v, s->gov->reflect(&v->gov, &s->hp, &e));
+		count_adjust(v, s->gov->reflect(&v->gov, &s->gp, &e));
 	}
 	trace(s, v, "poll", outcome, elapsed);
 	if (work)
@@ -400,7 +400,7 @@ static void halt_return(struct sim *s, struct vcpu *v)
 		struct gov_entry e = {GOV_STATE_HALT, residency, GOV_NO_LIMIT,
 				      (v->flags & F_NEED_RESCHED) != 0};
 
-		count_adjust(v, s->gov->reflect(&v->gov, &s->hp, &e));
+		count_adjust(v, s->gov->reflect(&v->gov, &s->gp, &e));
 	}
 	trace(s, v, "halt", "woken", residency);
 	if (v->flags & F_NEED_RESCHED)
@@ -692,7 +692,7 @@ static void setup(struct sim *s, const struct sim_config *cfg, FILE *out)
 	s->latency_req_zero = cfg->knobs.v[KNOB_latency_req_zero];
 	s->tick_nsec = haltpoll_tick_nsec(hz ? hz : 250);
 	s->tick_period = hz ? haltpoll_tick_nsec(hz) : 0;
-	s->hp = (struct haltpoll_params){
+	s->gp.haltpoll = (struct haltpoll_params){
 	    .guest_halt_poll_ns = (uint32_t)cfg->knobs.v[KNOB_guest_halt_poll_ns],
 	    .grow = (uint32_t)cfg->knobs.v[KNOB_guest_halt_poll_grow],
 	    .shrink = (uint32_t)cfg->knobs.v[KNOB_guest_halt_poll_shrink],

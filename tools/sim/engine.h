@@ -5,7 +5,7 @@
 #ifndef IDLELAB_SIM_ENGINE_H
 #define IDLELAB_SIM_ENGINE_H
 
-#include "kernel/policy/governor.h"
+#include "kernel/policy/governors.h"
 #include "lib/prng.h"
 #include "tools/sim/events.h"
 #include "tools/sim/sim.h"
@@ -123,7 +123,7 @@ struct sim {
 	int msr;
 	bool pollflag, latency_req_zero;
 	uint64_t tick_nsec, tick_period, check_ns;
-	struct haltpoll_params hp;
+	struct gov_params gp;
 	const struct idle_governor *gov; /* cpuidle.governor=, the kernel's own code */
 	/* the workload */
 	unsigned wl_cpu[SIM_MAX_CPUS], wl_ncpus;

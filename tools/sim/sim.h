@@ -1,6 +1,6 @@
 /*
  * idlelab-sim: a discrete-event model of N vCPUs idling under KVM. The guest side runs the
- * kernel's own policy code (kernel/policy/haltpoll.c, idle_policy.c, knobs.c, histogram.c);
+ * kernel's own code (kernel/policy/haltpoll.c, idle_policy.c, kernel/knobs, lib/histogram.c);
  * the host side is tools/sim/host_poll.c; every other cost comes from a cost table
  * (tools/sim/costs.c). All times are integer ns of simulated time.
  */
@@ -12,8 +12,8 @@
 #include <stdio.h>
 
 #include "kernel/policy/haltpoll.h"
-#include "kernel/policy/histogram.h"
-#include "kernel/policy/knobs.h"
+#include "lib/histogram.h"
+#include "kernel/knobs/knobs.h"
 #include "tools/sim/host_poll.h"
 
 #define SIM_MAX_CPUS   64

@@ -23,7 +23,7 @@
  *   #define KNOB_CHOICES_IDLE(X) X(IDLE_AUTO, "auto") X(IDLE_HALT, "halt") X(IDLE_POLL, "poll")
  *   K(idle, "idle", ENUM, IDLE_AUTO, 0, 0, KNOB_CHOICES_IDLE, "idle loop strategy")
  *
- * Kernel code then writes `if (knob(KNOB_idle) == IDLE_POLL)`. knobs.c rejects at compile
+ * Kernel code then writes `if (knob(KNOB_idle) == IDLE_POLL)`. table.c rejects at compile
  * time a default outside its range, a wrong BOOL/ENUM range and over-long text. Afterwards
  * run `make readme-knobs` so README.md shows the new knob (`make readme-knobs-check` fails
  * until it does).

@@ -1,26 +1,27 @@
-/* The patching behind arch_cold_branch() (arch/x86/coldcall.h). */
+/* The patching behind arch_static_branch() (arch/x86/static_branch.h). */
 #include <stddef.h>
 
-#include "arch/x86/coldcall.h"
+#include "arch/x86/static_branch.h"
 #include "arch/x86/cpu.h"
 
-/* One site, as arch_cold_branch() lists it: the NOP's address and the label's. */
-struct cold_site {
+/* One site, as arch_static_branch() lists it: the NOP's address and the label's. */
+struct static_branch_site {
 	uint64_t at;
 	uint64_t target;
 };
 
 /* linker.ld brackets the section. */
-extern const struct cold_site __start_coldcall_sites[], __stop_coldcall_sites[];
+extern const struct static_branch_site __start_static_branch_sites[], __stop_static_branch_sites[];
 
-void arch_cold_sites_enable(void)
+void arch_static_branches_enable(void)
 {
 	/* Counted from the addresses: the two symbols are, to C, different objects. */
-	size_t n = ((uintptr_t)__stop_coldcall_sites - (uintptr_t)__start_coldcall_sites) /
-		   sizeof(struct cold_site);
+	size_t n =
+	    ((uintptr_t)__stop_static_branch_sites - (uintptr_t)__start_static_branch_sites) /
+	    sizeof(struct static_branch_site);
 
 	for (size_t i = 0; i < n; i++) {
-		const struct cold_site *s = &__start_coldcall_sites[i];
+		const struct static_branch_site *s = &__start_static_branch_sites[i];
 		uint8_t *p = (uint8_t *)(uintptr_t)s->at;
 		/* jmp rel32, from the end of the 5 bytes; the kernel lies within 2 GiB of itself */
 		uint32_t rel = (uint32_t)(s->target - (s->at + 5));

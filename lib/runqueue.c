@@ -1,4 +1,4 @@
-#include "kernel/policy/runqueue.h"
+#include "lib/runqueue.h"
 
 bool rq_push(struct runqueue *q, struct rq_link *l)
 {

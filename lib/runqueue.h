@@ -2,8 +2,8 @@
  * A CPU's queue of runnable threads: intrusive, FIFO, O(1) everywhere. Pure list logic with
  * no locking: the owner (kernel/sched.c) holds the CPU's run-queue lock around every call.
  */
-#ifndef IDLELAB_KERNEL_RUNQUEUE_H
-#define IDLELAB_KERNEL_RUNQUEUE_H
+#ifndef IDLELAB_LIB_RUNQUEUE_H
+#define IDLELAB_LIB_RUNQUEUE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -12,8 +12,8 @@
  * NOT thread-safe, by design: each CPU owns its queue and touches it only with interrupts
  * disabled on that CPU. Callers on other CPUs must not touch the queue or its nodes.
  */
-#ifndef IDLELAB_KERNEL_TIMERQUEUE_H
-#define IDLELAB_KERNEL_TIMERQUEUE_H
+#ifndef IDLELAB_LIB_TIMERQUEUE_H
+#define IDLELAB_LIB_TIMERQUEUE_H
 
 #include <stdbool.h>
 #include <stddef.h>

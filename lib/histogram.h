@@ -13,8 +13,8 @@
  *
  * Not thread-safe: a histogram is owned by one CPU, or by the reporter after collection.
  */
-#ifndef IDLELAB_KERNEL_HISTOGRAM_H
-#define IDLELAB_KERNEL_HISTOGRAM_H
+#ifndef IDLELAB_LIB_HISTOGRAM_H
+#define IDLELAB_LIB_HISTOGRAM_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -4,7 +4,7 @@
  * most log2(n + 1) nodes long, and every operation below walks only right spines or a
  * rank-bounded stretch of ancestors.
  */
-#include "kernel/policy/timerqueue.h"
+#include "lib/timerqueue.h"
 #include "lib/string.h"
 
 /* A strict total order: seq is unique within a queue, so two queued nodes never tie. */

@@ -1,6 +1,6 @@
 /*
  * Boot-time knobs: the command-line parser and the printers for `help`, the README table and
- * the `@idlelab config` line, all driven by the single table in kernel/policy/knob_table.h. Pure
+ * the `@idlelab config` line, all driven by the single table in kernel/knobs/knob_table.h. Pure
  * code (no hardware, no allocation) so the host unit tests and fuzzer run what the kernel
  * runs.
  */
@@ -11,11 +11,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernel/policy/knob_table.h"
+#include "kernel/knobs/knob_table.h"
 
 /*
- * The unit tests and the fuzzer define KNOB_LIST before including knobs.c to add knobs that
- * reach int64 edges no real knob has; everything else sees the real table.
+ * The unit tests and the fuzzer define KNOB_LIST before including the files of kernel/knobs
+ * to add knobs that reach int64 edges no real knob has; everything else sees the real table.
  */
 #ifndef KNOB_LIST
 #define KNOB_LIST KNOB_TABLE

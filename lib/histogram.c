@@ -4,7 +4,7 @@
  * Within group g >= 1 a value's top S+1 bits are 1 followed by its sub-bucket number, which
  * is what makes the mapping a shift and a mask.
  */
-#include "kernel/policy/histogram.h"
+#include "lib/histogram.h"
 #include "lib/string.h"
 
 #define SUB_MASK (HIST_SUB_COUNT - 1u)
