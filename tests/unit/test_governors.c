@@ -111,7 +111,7 @@ static void test_haltpoll_interface_is_exact(void **state)
 static void test_haltpoll_abort_is_not_reflected(void **state)
 {
 	const struct idle_governor *gov = &gov_haltpoll;
-	struct haltpoll_params p = params(200 * US, 50 * US);
+	struct gov_params p = {params(200 * US, 50 * US)};
 	struct gov_cpu g;
 	struct gov_entry halt = {.state = GOV_STATE_HALT, .residency_ns = 30 * US, .work = true};
 	struct gov_entry poll = {.state = GOV_STATE_POLL, .work = false};
@@ -119,7 +119,7 @@ static void test_haltpoll_abort_is_not_reflected(void **state)
 
 	(void)state;
 	gov->enable(&g);
-	assert_int_equal(gov->reflect(&g, &p, &halt), HALTPOLL_ADJ_GROW); /* W = 50 us */
+	assert_int_equal(gov->reflect(&g, &p, &halt), GOV_ADJ_GROW); /* W = 50 us */
 	assert_int_equal(gov->select(&g, &p, false, &stop_tick), GOV_STATE_POLL);
 	gov->poll_begin(&g);
 	poll.limit_ns = gov->poll_limit(&g, &p, TICK_NS_250);
@@ -144,7 +144,7 @@ static void test_haltpoll_abort_is_not_reflected(void **state)
 static void test_haltpoll_abort_from_zero_keeps_the_last_state(void **state)
 {
 	const struct idle_governor *gov = &gov_haltpoll;
-	struct haltpoll_params p = params(200 * US, 50 * US);
+	struct gov_params p = {params(200 * US, 50 * US)};
 	struct gov_cpu g;
 	bool stop_tick = true;
 

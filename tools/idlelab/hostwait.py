@@ -14,6 +14,7 @@ from .kvmstats import find_vcpu_threads
 
 PERIOD_S = 0.005
 RESCAN_EVERY = 20       # samples between two looks for vCPU threads that started since
+EDGE_NS = 50_000_000    # how far outside the sampled span an interval's edge may be read
 
 
 def run_delay_ns(pid, tid, proc_root="/proc"):
@@ -30,7 +31,8 @@ class WaitSampler:
 
     Invariant: samples[k] holds (t_ns, {cpu: run delay}) with t_ns strictly increasing, and
     a thread's delay never decreases; wait_ns() brackets an interval by the last sample at
-    or before its start and the first at or after its end, so it never under-counts."""
+    or before its start and the first at or after its end, so it never under-counts, except
+    at the edges of the sampled span (EDGE_NS)."""
 
     def __init__(self, period_s=PERIOD_S, proc_root="/proc"):
         self.period_s, self.proc_root = period_s, proc_root
@@ -62,7 +64,7 @@ class WaitSampler:
         try:
             n = 0
             while not self._stop.is_set():
-                if n % RESCAN_EVERY == 0:   # QEMU starts its vCPU threads one by one
+                if not self.tids or n % RESCAN_EVERY == 0:   # QEMU starts them one by one
                     self.tids = {**find_vcpu_threads(self.pid, self.proc_root), **self.tids}
                 n += 1
                 self._sample()
@@ -93,8 +95,18 @@ class WaitSampler:
             i -= 1            # its thread was not yet found at that sample: an earlier one
         j = bisect.bisect_left(self.times, end_ns)
         while j < len(self.times) and cpu not in self.delays[j]:
-            j += 1            # (and never: a thread gone is missing from later samples)
-        if i < 0 or j >= len(self.times):
+            j += 1
+        have = [k for k, d in enumerate(self.delays) if cpu in d]
+        if not have:
+            return None
+        # An interval that starts before the thread was first sampled, or ends after it was
+        # last (QEMU exits right after a guest's last line), is read from the nearest sample
+        # if that is within EDGE_NS: at most that much of the wait is missed.
+        if i < 0 and self.times[have[0]] - start_ns <= EDGE_NS:
+            i = have[0]
+        if j >= len(self.times) and end_ns - self.times[have[-1]] <= EDGE_NS:
+            j = have[-1]
+        if i < 0 or j >= len(self.times) or j < i:
             return None
         a, b = self.delays[i][cpu], self.delays[j][cpu]
         stalled = sum(max(0, min(e, end_ns) - max(s, start_ns))
@@ -130,7 +142,7 @@ class OuterWaitWriter(WaitSampler):
             n = 0
             with open(self.out_path, "a") as out:
                 while not self._stop.is_set():
-                    if n % RESCAN_EVERY == 0:
+                    if not self.tids or n % RESCAN_EVERY == 0:
                         self.tids = {**find_vcpu_threads(self.pid, self.proc_root), **self.tids}
                     self._sample()
                     self._read_beats()
@@ -190,13 +202,15 @@ class OuterWait:
                 for ln in f:
                     try:
                         rec = json.loads(ln)
-                    except ValueError:
-                        continue      # the line being written
-                    if "beat" in rec:
-                        beats.append(rec["beat"])
-                    elif "t" in rec:
-                        times.append(rec["t"])
-                        delays.append({int(k): v for k, v in rec["d"].items()})
+                        if "beat" in rec:
+                            seen, up = rec["beat"]
+                            beats.append((int(seen), int(up)))
+                        else:
+                            row = {int(k): int(v) for k, v in rec["d"].items()}
+                            times.append(int(rec["t"]))
+                            delays.append(row)
+                    except (ValueError, KeyError, TypeError, AttributeError):
+                        continue      # the line being written, or not one of ours
         except OSError:
             return None
         if not beats or len(times) < 2:
