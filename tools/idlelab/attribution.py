@@ -7,8 +7,9 @@ host's share is what the target and the waker vCPU waited over the wake-up, each
 the larger of the host's own measure (schedstat run delay and the harness's stalls) and the
 guest's steal time from KVM, and the two added (the waker's wait delays its seeing the
 answer as the target's delays the answer); or, if larger, what any other vCPU waited over
-it: a vCPU the host did not run may hold the run-queue lock the wake-up needs (lock-holder
-preemption, seen when only a third vCPU was stopped). When that covers the lateness the
+it: a vCPU the host did not run may be halfway through a step the wake-up waits for (another
+waker's wake of the same thread, begun and not finished: seen when only a third vCPU was
+stopped, the lock-holder preemption of a lock-free protocol). When that covers the lateness the
 verdict is late_host (lost_host), else late_guest (lost_guest): the guest would have been
 late even had the host run every vCPU at once."""
 from .records import parse_records
