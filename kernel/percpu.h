@@ -78,7 +78,7 @@ struct cpu {
 	uint64_t idle_entered; /* TSC when this CPU last entered an idle state */
 	bool idle_polling;
 	uint32_t idle_seq;
-	/* The poll state's limit plan for the window last used (kernel/idle.c:poll_plan). */
+	/* The poll state's limit plan for the window last used (kernel/idle.c:poll_replan). */
 	uint64_t poll_plan_ns, poll_plan_cycles;
 	unsigned poll_plan_every;
 	/* The governed entry's own state: an entry the governor has yet to hear about

@@ -6,7 +6,7 @@
 /*
  * Prints one line on the console (a newline is added if missing). A whole call is written
  * under one lock, so lines from different CPUs never interleave mid-line. Lines meant for
- * tools start with "@idlelab <record> key=value ...", documented in README.md.
+ * tools start with "@idlelab <record> key=value ...", documented in docs/records.md.
  */
 void printk(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -1,6 +1,6 @@
 /*
  * A CPU's queue of runnable threads: intrusive, FIFO, O(1) everywhere. Pure list logic with
- * no locking: the owner (kernel/sched.c) holds the CPU's run-queue lock around every call.
+ * no locking: only the CPU the queue belongs to calls it, with interrupts off (kernel/sched.c).
  */
 #ifndef IDLELAB_LIB_RUNQUEUE_H
 #define IDLELAB_LIB_RUNQUEUE_H

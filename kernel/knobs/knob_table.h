@@ -1,5 +1,5 @@
 /*
- * The one definition of every boot knob. The parser, the `help` output, the README table
+ * The one definition of every boot knob. The parser, the `help` output, the docs' knob tables
  * (tools/knobdoc) and the `@idlelab config` line are all generated from KNOB_TABLE, so a
  * knob's name, type, default, range and help text exist in exactly one place.
  *
@@ -13,7 +13,7 @@
  *   default   value when the knob is not given; write times with KNOB_US/KNOB_MS/KNOB_S
  *   min, max  inclusive range. BOOL: always 0, 1. ENUM: always 0, 0 (the choices are the range)
  *   choices   ENUM: a KNOB_CHOICES_* list defined above the table; otherwise KNOB_NO_CHOICES
- *   help      one line, shown by `help` and in README.md
+ *   help      one line, shown by `help` and in docs/knobs.md
  *
  *   K(hz, "hz", INT, 250, 1, 1000, KNOB_NO_CHOICES, "timer interrupts per second")
  *
@@ -25,7 +25,7 @@
  *
  * Kernel code then writes `if (knob(KNOB_idle) == IDLE_POLL)`. table.c rejects at compile
  * time a default outside its range, a wrong BOOL/ENUM range and over-long text. Afterwards
- * run `make readme-knobs` so README.md shows the new knob (`make readme-knobs-check` fails
+ * run `make knobs-doc` so docs/knobs.md shows the new knob (`make knobs-doc-check` fails
  * until it does).
  */
 #ifndef IDLELAB_KERNEL_KNOB_TABLE_H

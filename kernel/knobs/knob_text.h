@@ -10,8 +10,8 @@
 #include "lib/string.h"
 
 /*
- * Limits on the table's text, checked at compile time (table.c), so that every help, README and
- * config line fits KNOB_LINE_MAX without truncation.
+ * Limits on the table's text, checked at compile time (table.c), so that every help, docs
+ * table and config line fits KNOB_LINE_MAX without truncation.
  */
 #define KNOB_NAME_MAX	      48  /* sizeof(name), i.e. including the NUL */
 #define KNOB_HELP_MAX	      300 /* sizeof(help) */

@@ -1,5 +1,5 @@
 /*
- * Boot-time knobs: the command-line parser and the printers for `help`, the README table and
+ * Boot-time knobs: the command-line parser and the printers for `help`, the docs' tables and
  * the `@idlelab config` line, all driven by the single table in kernel/knobs/knob_table.h. Pure
  * code (no hardware, no allocation) so the host unit tests and fuzzer run what the kernel
  * runs.
@@ -126,7 +126,8 @@ int knob_format_value(enum knob_id id, int64_t v, char *buf, size_t len);
 void knobs_print_help(knob_emit_fn *emit, void *ctx);
 
 #ifdef IDLELAB_HOST
-/* The README table: | knob | type | default | range | description |, then a syntax note. */
+/* The docs' table (docs/knobs.md, tools/knobdoc): | knob | type | default | range |
+ * description |, then a syntax note. */
 void knobs_print_markdown(knob_emit_fn *emit, void *ctx);
 #endif
 

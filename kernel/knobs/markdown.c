@@ -63,7 +63,7 @@ static void put_md_row(struct text *t, const struct knob_def *d)
 	text_puts(t, " |");
 }
 
-/* The value grammar, from the parser's own tables so the README cannot drift from it. */
+/* The value grammar, from the parser's own tables so docs/knobs.md cannot drift from it. */
 static void put_md_syntax(struct text *t)
 {
 	text_puts(t, "Knobs go on the kernel command line as `name=value`, separated by spaces. "

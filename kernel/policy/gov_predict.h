@@ -48,9 +48,9 @@
  * timed halt, one wake-up by the governor's timer and a poll of about a margin that ends
  * with the work: a poll hit, at a halt's cost plus a margin instead of W plus a halt.
  *
- * gov_predict.c holds the table of these functions; they are inline here, beside
- * haltpoll's, which they call, so that an entry off the plateau costs what haltpoll's does
- * plus the period's sum.
+ * gov_predict.c holds the table of these functions, through which the idle loop calls them
+ * (kernel/idle.c); they are inline here, beside haltpoll's, which they call, so that each
+ * compiles with haltpoll's part in it, and off the plateau adds little but the period's sum.
  */
 #ifndef IDLELAB_KERNEL_GOV_PREDICT_H
 #define IDLELAB_KERNEL_GOV_PREDICT_H

@@ -7,8 +7,8 @@ period that halted the recorded halt's residency; every cost zero, so nothing bu
 engine's idle loop stands between the sequence and the governor), starting from the window
 the kernel had after its first recorded halt. Every reflect must leave the same window in
 both: the engine calls the governor in the kernel's order with the kernel's inputs
-(kernel/idle.c's deferred halt reflect, the expired poll then the halt, W = 0 halting at
-once). This is kernel against simulator, not either against the spec (tests/unit/test_sim.c
+(kernel/policy/idle_entry.h's deferred reflect, the expired poll then the halt, W = 0
+halting at once). This is kernel against simulator, not either against the spec (tests/unit/test_sim.c
 holds the engine to the spec's vectors)."""
 import os
 import subprocess

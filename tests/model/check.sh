@@ -141,7 +141,7 @@ expect_caught leak-liveness liveness -DBROKEN_IPI_LEAK \
 expect_caught merge-safety safety -DBROKEN_MERGE \
 	"broken (waker sends although IPI_PENDING is set), no-merge assertion" "!(irr)"
 expect_caught r2-safety safety -DBROKEN_R2 \
-	"broken (poll_state keeps POLLING when work arrived), R2" running
+	"broken (the poll state keeps POLLING when work arrived), R2" running
 expect_caught irqexit-liveness liveness -DBROKEN_IRQ_EXIT \
 	"broken (sched_irq_exit never reschedules a busy thread), LTL" "acceptance cycle"
 

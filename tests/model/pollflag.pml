@@ -14,11 +14,13 @@
  * preempted); what matters for the protocol, that NEED_RESCHED is cleared before the list is
  * taken, is kept.
  *
- * The target: process "idle" is the whole CPU. It runs idle.c:idle_loop and, when schedule()
- * found work, "a thread" (any non-idle thread: it computes with IF on, possibly for ever, and
- * may block, i.e. call thread_block() -> schedule(); the kernel's thread_block() mostly
- * takes schedule()'s idle-in-place case itself, idle_in_place(): idle until NEED_RESCHED,
- * clear it, take the list, the same steps in the same order as idle, then schedule(), here).
+ * The target: process "idle" is the whole CPU. It runs the idle thread's loop
+ * (sched.c:sched_idle_loop around idle.c:idle_until_work) and, when schedule() found work,
+ * "a thread" (any non-idle thread: it computes with IF on, possibly for ever, and may block,
+ * i.e. call thread_block() -> schedule(); the kernel's thread_block() mostly takes the
+ * idle-in-place case itself, block_in_place(): idle_in_place() idles until NEED_RESCHED, then
+ * take_woken() clears it and takes the list, the same steps in the same order as idle, then
+ * schedule(), here).
  * Interrupt handlers run on the same
  * process: at each point where IF is on, the CPU may accept the reschedule IPI and jump to
  * sched.c:resched_interrupt, which returns to the interrupted point (irq_ret).
@@ -67,7 +69,8 @@
  *                    IPI is in flight and send none (I1 fails: lost wake-up)
  *  BROKEN_MERGE      the waker ignores IPI_PENDING: a second IPI can merge into a pending one
  *                    (no-merge assertion fails)
- *  BROKEN_R2         poll_state leaves POLLING set when it returns because work arrived (R2)
+ *  BROKEN_R2         the poll state leaves POLLING set when it returns because work arrived
+ *                    (idle.c:poll_end) (R2)
  *  BROKEN_IRQ_EXIT   sched_irq_exit never calls schedule(): a busy thread is not preempted
  *                    (I1 (c) fails)
  * ONLY_I2 switches the I1 checks off so that check.sh can show I2 alone catches BROKEN.
@@ -114,8 +117,8 @@ byte rwork = 0;             /* the part of work that remote wakers queued */
 bool local_woken = false;   /* the one local wake happened */
 #endif
 
-/* I2: the idle CPU will test NEED_RESCHED again (idle.c:idle_loop, poll_state's loop or
- * halt_state) before it halts or runs a thread, without needing an interrupt. */
+/* I2: the idle CPU will test NEED_RESCHED again (idle.c:idle_until_work, poll_wait's loop
+ * or halt_state) before it halts or runs a thread, without needing an interrupt. */
 #define WILL_SEE (!running && !hlt_committed)
 
 ltl drained { [] ((work > 0) -> <> (work == 0)) }
@@ -132,7 +135,7 @@ inline schedule()
 #ifndef BROKEN_EXIT_ORDER
 	atomic { flags = flags & ~NR };			/* __atomic_fetch_and(&c->flags, ~CPU_NEED_RESCHED) */
 #endif
-	atomic { picked = (work > 0); work = 0; PICK_REMOTE };	/* wake_list_drain(): xchg; rq_pop() */
+	atomic { picked = (work > 0); work = 0; PICK_REMOTE };	/* take_woken(): xchg; pick_next() */
 #ifdef BROKEN_EXIT_ORDER
 	atomic { flags = flags & ~NR };			/* cleared too late */
 #endif
@@ -149,9 +152,9 @@ inline quiet_checks()
 }
 
 /* Where an interrupt can be taken, and so where resched_interrupt returns to. */
-#define AT_LOOP 1	/* idle_loop, between irq_enable() and the next irq_disable() */
-#define AT_POLL0 2	/* poll_state, between irq_enable() and the fetch_or */
-#define AT_POLL 3	/* poll_state's loop */
+#define AT_LOOP 1	/* the idle loop, between irq_enable() and the next irq_disable() */
+#define AT_POLL0 2	/* poll_start, between irq_enable() and the fetch_or */
+#define AT_POLL 3	/* poll_wait's loop */
 #define AT_HLT 4	/* HLT */
 #define AT_THREAD 5	/* a non-idle thread */
 #define AT_STI1 6	/* BROKEN_STI: halt_state, before its test */
@@ -169,10 +172,10 @@ inline accept(at)
 active proctype idle()
 {
 	bool picked = false;	/* schedule(): next != c->idle */
-	bool found = false;	/* poll_state(): work */
+	bool found = false;	/* poll_start(): work found at once */
 	byte irq_ret = 0;	/* the interrupted context, AT_* */
 
-loop:					/* idle.c:idle_loop: for (;;) { */
+loop:					/* sched_idle_loop / idle_until_work: */
 	irq_on = false;				/* irq_disable() */
 	if
 	:: (flags & NR) ->			/* if (flags_load(c) & CPU_NEED_RESCHED) */
@@ -184,18 +187,18 @@ loop:					/* idle.c:idle_loop: for (;;) { */
 	:: else -> skip
 	fi;
 #if IDLE == HALTPOLL
-	if					/* haltpoll_enter: haltpoll_select() */
+	if					/* idle_entry_run: gov->select() */
 	:: goto poll_state
 	:: goto halt_state
 	fi;
 #elif IDLE == POLL
-	goto poll_state;			/* poll_state(c, NO_LIMIT, ...) */
+	goto poll_state;			/* poll_start(), poll_wait(c, NO_LIMIT, ...) */
 #else
 	goto halt_state;			/* halt_state(c) */
 #endif
 
 #if IDLE != HALT
-poll_state:				/* idle.c:poll_state (called with interrupts off) */
+poll_state:				/* idle.c:poll_start (called with interrupts off) */
 	irq_on = true;				/* irq_enable() */
 poll_window:
 	do
@@ -239,7 +242,7 @@ poll_loop:
 #endif
 #endif
 	found = false;
-	goto loop_sti;				/* return to haltpoll_enter / idle_loop */
+	goto loop_sti;				/* return to idle_entry_run / idle_until_work */
 #endif
 
 #if IDLE != POLL
@@ -253,7 +256,7 @@ sti1_window:
 	od;
 #endif
 	if
-	:: (flags & NR) -> goto loop_sti	/* flags_load & NEED_RESCHED: halts_aborted++, return 0 */
+	:: (flags & NR) -> goto loop_sti	/* flags_load & NEED_RESCHED: halts_aborted++, return */
 	:: atomic { !(flags & NR) -> hlt_committed = true }	/* clear: on to HLT */
 	fi;
 #ifdef BROKEN_STI
@@ -295,11 +298,11 @@ thread_window:
 	schedule();				/* thread_block: schedule() */
 	if
 	:: picked -> picked = false; goto thread_runs	/* the next thread */
-	:: else -> running = false		/* next == c->idle: arch_switch back into idle_loop */
+	:: else -> running = false		/* next == c->idle: arch_switch back into sched_idle_loop */
 	fi;
 
 loop_sti:
-	irq_on = true;				/* idle_loop: irq_enable(); (after schedule() too) */
+	irq_on = true;				/* sched_idle_loop: irq_enable(); (after schedule() too) */
 loop_window:					/* IF on until the next irq_disable() */
 	do
 	:: accept(AT_LOOP)
@@ -331,7 +334,7 @@ resched_interrupt:			/* sched.c:resched_interrupt (IF off) */
 #if IDLE != POLL
 	:: atomic { irq_ret == AT_HLT -> irq_ret = 0; irq_on = true }; goto loop_window
 						/* safe_halt returns; halt_state: irq_disable(); return;
-						   idle_loop: irq_enable(): no flag access between, folded */
+						   idle_until_work: no flag access between, folded */
 #ifdef BROKEN_STI
 	:: atomic { irq_ret == AT_STI1 -> irq_ret = 0; irq_on = true }; goto sti1_window
 	:: atomic { irq_ret == AT_STI2 -> irq_ret = 0; irq_on = true }; goto sti2_window

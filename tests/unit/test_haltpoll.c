@@ -815,7 +815,7 @@ static void test_poll_check(void **state)
 
 /*
  * Linux tests for work twice after select, and the governor sees the two differently
- * (kernel/idle.c:haltpoll_enter follows both). V1, call_cpuidle() finding work (-EBUSY, not
+ * (kernel/policy/idle_entry.h follows both). V1, call_cpuidle() finding work (-EBUSY, not
  * reflected), is the governor interface's aborted(): tests/unit/test_governors.c.
  *
  * V2: the halt state's own enter (default_enter_idle) finds work: no HLT, but it returns its
