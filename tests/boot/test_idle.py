@@ -6,7 +6,9 @@ import time
 
 import pytest
 
-from idlelab import attribution, fault, hostwait, kvmstats, matrix, qemu, tolerance, wakeup_verdict
+from idlelab.bench import matrix
+from idlelab.derive import attribution, tolerance
+from idlelab.host import fault, hostwait, kvmstats, qemu, wakeup_verdict
 from conftest import TOP, require
 from test_boot import ACCELS, ACCELS_FULL, TIMEOUT, assert_exit, boot, one, run
 from test_window_sync import synced_run

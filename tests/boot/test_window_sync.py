@@ -7,7 +7,9 @@ import time
 
 import pytest
 
-from idlelab import kvmstats, probe, qemu, results
+from idlelab.bench import probe
+from idlelab.derive import results
+from idlelab.host import kvmstats, qemu
 from test_boot import ACCELS, one, run
 
 SHORT = "warmup=50ms duration=300ms"

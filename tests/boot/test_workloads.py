@@ -1,7 +1,7 @@
 """Each workload, briefly, under KVM and TCG: the output parses and its identities hold."""
 import pytest
 
-from idlelab.results import check_invariants, parse_run
+from idlelab.derive.results import check_invariants, parse_run
 from test_boot import ACCELS, assert_exit, boot, one
 
 SHORT = "warmup=50ms duration=200ms"

@@ -8,8 +8,8 @@ import subprocess
 import pytest
 
 from conftest import TOP
-from idlelab import hosts, nested, qemu
-from idlelab.records import parse_records
+from idlelab.host import hosts, nested, qemu
+from idlelab.derive.records import parse_records
 
 MKIMAGE = os.path.join(TOP, "tools", "nested", "mkimage")
 

@@ -9,9 +9,10 @@ import stat
 import pytest
 
 from conftest import TOP
-from idlelab import (cli, costtable, hostconfig, hostload, matrix, onerun, progress,
-                     resultsfolder, workplan)
-from idlelab.matrix import parse
+from idlelab import resultsfolder
+from idlelab.bench import cli, matrix, onerun, progress, workplan
+from idlelab.host import costtable, hostconfig, load as hostload
+from idlelab.bench.matrix import parse
 
 
 def _load(quick):

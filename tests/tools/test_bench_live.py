@@ -12,7 +12,8 @@ import time
 import pytest
 
 from conftest import TOP, require
-from idlelab import costtable, hostparams, tolerance
+from idlelab.derive import tolerance
+from idlelab.host import costtable, hostparams
 
 pytestmark = [pytest.mark.kvm, pytest.mark.kvm_full]   # the quick bench: minutes on the nested host
 

@@ -2,7 +2,8 @@
 terms (`timer+300us`), which place a sweep by this machine's own speed."""
 import pytest
 
-from idlelab import costtable, matrix
+from idlelab.bench import matrix
+from idlelab.host import costtable
 
 OUTPUT = """\
 @idlelab bench name=exits prim=alu ns_p50=540.671 ns_p90=737.279 n=50 ops_per_sample=1024

@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from conftest import TOP, require
-from idlelab import haltpollcap, kvmstats, qemu, qmp
+from idlelab.host import haltpollcap, kvmstats, qemu, qmp
 import live
 from live import LiveQemu, start_paused
 

@@ -7,7 +7,8 @@ import subprocess
 
 import pytest
 
-from idlelab import costtable, insnprice, qemu
+from idlelab.host import costtable, qemu
+from idlelab.wakepath import insnprice
 from idlelab.toolexit import EXIT_NO_KVM, EXIT_OK, EXIT_USAGE
 
 

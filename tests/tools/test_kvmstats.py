@@ -7,8 +7,8 @@ import time
 import pytest
 
 from conftest import require
-from idlelab import kvmstats, qmp
-from idlelab.kvmstats import Snapshot, delta
+from idlelab.host import kvmstats, qmp
+from idlelab.host.kvmstats import Snapshot, delta
 import live
 from live import start_paused
 

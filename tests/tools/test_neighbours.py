@@ -15,7 +15,11 @@ from dataclasses import replace
 import pytest
 
 from conftest import TOP, require
-from idlelab import derive, matrix, neighbour, neighbours_table, plots, tables
+from idlelab.bench import matrix
+from idlelab.derive import figures as derive
+from idlelab.host import neighbour
+from idlelab.report import plots, tables
+from idlelab.report.layouts import neighbours as neighbours_table
 from test_report import META, record
 
 BENCH = os.path.join(TOP, "tools", "bench")
@@ -132,7 +136,7 @@ def test_a_hog_counts_pins_and_stops(tmp_path):
 def test_a_hog_dies_with_its_parent(tmp_path):
     """PR_SET_PDEATHSIG: a bench killed with SIGKILL leaves no hog behind."""
     code = ("import sys; sys.path.insert(0, %r)\n"
-            "from idlelab import neighbour\n"
+            "from idlelab.host import neighbour\n"
             "h = neighbour.start(neighbour.parse('hog:1'), %r)\n"
             "print(h.proc.pid, flush=True)\n"
             "import time; time.sleep(60)\n") % (os.path.join(TOP, "tools"), str(tmp_path))
@@ -178,8 +182,8 @@ def test_slowdown_is_one_minus_with_over_alone():
 
 
 def test_a_neighbour_not_read_fails_the_run():
-    from idlelab import rawrecord
-    from idlelab.exitcodes import Outcome
+    from idlelab.bench import rawrecord
+    from idlelab.host.exitcodes import Outcome
     rec = neighbour_record("x.shared1", "x", 1, 1)
     rec["neighbour"]["window"] = None
     status, reason = rawrecord.verdict(rec, Outcome("SUCCESS", 0x10, ""))
@@ -263,12 +267,12 @@ def test_quick_neighbours_through_the_bench(tmp_path):
 
 
 def steal_window_ns(rec):
-    from idlelab import results
+    from idlelab.derive import results
     return results.parse_run(rec["serial"]).window_ns
 
 
 def steal_of(rec, vcpu):
-    from idlelab import results
+    from idlelab.derive import results
     run = results.parse_run(rec["serial"])
     assert run.idle["steal_time"] == "kvm"
     return {c["id"]: c["steal_ns"] for c in run.cpus}[vcpu] / run.window_ns

@@ -4,7 +4,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from idlelab import wakepath_rtt as w
+from idlelab.wakepath import rtt as w
 from idlelab.toolexit import EXIT_NO_KVM, EXIT_USAGE
 
 

@@ -1,0 +1,100 @@
+"""How long the host kept each vCPU thread of a QEMU waiting to run, over time: the run
+delay the kernel's schedstat accounts (/proc/PID/task/TID/schedstat, second field: ns spent
+runnable on a run queue, not running), sampled by a thread every PERIOD_S, plus the
+intervals in which the harness itself stopped a thread or the whole VM (a stall: stopped
+threads are not runnable, so schedstat does not count them). attribution.py asks it what a
+vCPU waited between two instants."""
+import bisect
+import threading
+import time
+
+from idlelab.host.kvmstats import find_vcpu_threads
+
+PERIOD_S = 0.005
+RESCAN_EVERY = 20       # samples between two looks for vCPU threads that started since
+
+
+def run_delay_ns(pid, tid, proc_root="/proc"):
+    """The thread's run delay so far (ns), None if it is gone or the kernel keeps none."""
+    try:
+        with open(f"{proc_root}/{pid}/task/{tid}/schedstat") as f:
+            return int(f.read().split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+class WaitSampler:
+    """Samples the run delay of a QEMU's vCPU threads from start(proc) until stop().
+
+    Invariant: samples[k] holds (t_ns, {cpu: run delay}) with t_ns strictly increasing, and
+    a thread's delay never decreases; wait_ns() brackets an interval by the last sample at
+    or before its start and the first at or after its end, so it never under-counts."""
+
+    def __init__(self, period_s=PERIOD_S, proc_root="/proc"):
+        self.period_s, self.proc_root = period_s, proc_root
+        self.pid, self.tids = None, {}
+        self.times, self.delays = [], []
+        self.stalls = []          # (start_ns, end_ns, cpus or None for every vCPU)
+        self._stop = threading.Event()
+        self._thread = None
+        self.error = None
+
+    def start(self, pid):
+        self.pid = pid
+        self._thread = threading.Thread(target=self._run, name="idlelab-hostwait",
+                                        daemon=True)
+        self._thread.start()
+
+    def stop(self):
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(5)
+        self._sample()          # the last instant too
+
+    def add_stall(self, start_ns, end_ns, cpus=None):
+        """The harness stopped these vCPUs (None: the whole VM) from start_ns to end_ns
+        (time.monotonic_ns)."""
+        self.stalls.append((start_ns, end_ns, None if cpus is None else set(cpus)))
+
+    def _run(self):
+        try:
+            n = 0
+            while not self._stop.is_set():
+                if n % RESCAN_EVERY == 0:   # QEMU starts its vCPU threads one by one
+                    self.tids = {**find_vcpu_threads(self.pid, self.proc_root), **self.tids}
+                n += 1
+                self._sample()
+                self._stop.wait(self.period_s)
+        except OSError as e:      # QEMU gone: what was sampled stays
+            self.error = f"{type(e).__name__}: {e}"
+
+    def _sample(self):
+        if not self.tids:
+            return
+        now = time.monotonic_ns()
+        row = {cpu: run_delay_ns(self.pid, tid, self.proc_root)
+               for cpu, tid in self.tids.items()}
+        row = {cpu: d for cpu, d in row.items() if d is not None}
+        if row and (not self.times or now > self.times[-1]):
+            self.times.append(now)
+            self.delays.append(row)
+
+    def cpus(self):
+        return sorted(self.tids)
+
+    def wait_ns(self, cpu, start_ns, end_ns):
+        """What vCPU `cpu` waited for the host between two monotonic instants: its run
+        delay over the smallest sampled interval that covers them, plus the stalls that
+        overlap them. None if no sample covers the interval."""
+        i = bisect.bisect_right(self.times, start_ns) - 1
+        while i >= 0 and cpu not in self.delays[i]:
+            i -= 1            # its thread was not yet found at that sample: an earlier one
+        j = bisect.bisect_left(self.times, end_ns)
+        while j < len(self.times) and cpu not in self.delays[j]:
+            j += 1            # (and never: a thread gone is missing from later samples)
+        if i < 0 or j >= len(self.times):
+            return None
+        a, b = self.delays[i][cpu], self.delays[j][cpu]
+        stalled = sum(max(0, min(e, end_ns) - max(s, start_ns))
+                      for s, e, cpus in self.stalls if cpus is None or cpu in cpus)
+        return (b - a) + stalled
