@@ -9,7 +9,7 @@ import pytest
 
 from idlelab.bench import probe
 from idlelab.derive import results
-from idlelab.host import kvmstats, qemu
+from idlelab.derive import kvmdelta, qemu
 from test_boot import ACCELS, one, run
 
 SHORT = "warmup=50ms duration=300ms"
@@ -28,7 +28,7 @@ def synced_run(cfg, expect="SUCCESS"):
     assert not p.errors, p.errors
     assert p.has_window(), res.output
     assert all(s["synced"] for s in p.samples.values())
-    return res, kvmstats.delta(p.samples["open"]["snapshot"], p.samples["close"]["snapshot"])
+    return res, kvmdelta.delta(p.samples["open"]["snapshot"], p.samples["close"]["snapshot"])
 
 
 @pytest.mark.kvm

@@ -9,7 +9,7 @@ import pytest
 
 from idlelab.host import costtable, qemu
 from idlelab.wakepath import insnprice
-from idlelab.toolexit import EXIT_NO_KVM, EXIT_OK, EXIT_USAGE
+from idlelab.usage import EXIT_NO_KVM, EXIT_OK, EXIT_USAGE
 
 
 @pytest.mark.parametrize("text, kind", [

@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import pytest
 
 from idlelab.wakepath import rtt as w
-from idlelab.toolexit import EXIT_NO_KVM, EXIT_USAGE
+from idlelab.usage import EXIT_NO_KVM, EXIT_USAGE
 
 
 def test_the_goals_from_the_medians():

@@ -15,7 +15,7 @@ from idlelab.report import write as report
 from idlelab.sim import predict
 from idlelab.bench.invocation import Signals, run_all
 from idlelab.bench.progress import say
-from idlelab.toolexit import EXIT_NO_KVM, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
+from idlelab.usage import EXIT_NO_KVM, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 from idlelab.bench.workplan import (RUN_OVERHEAD_S, SEEDS, TOP, WINDOW_HOLD, KnobCheckUnavailable,
                                     builtin_matrices, check_cmdlines, estimate_s, guest_cmdline,
                                     load_matrices)

@@ -24,15 +24,15 @@ from idlelab.derive import figures
 from idlelab.host import costtable, haltpollcap, hosts
 from idlelab.report import console, write
 from idlelab.wakepath import insncount
-from idlelab.host.hostconfig import HostParams
-from idlelab.host.load import QuietWaiter, loadavg
+from idlelab.host.hostparams import HostParams
+from idlelab.host.hostload import QuietWaiter, loadavg
 from idlelab.bench.onerun import Context, execute
 from idlelab.bench.progress import Progress, say
 from idlelab.derive.runrow import append_csv, write_csv
-from idlelab.toolexit import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
+from idlelab.usage import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 from idlelab.bench.workplan import TOP, plan, relpath
 
-# The bench's exit status: toolexit's; interrupted: 128 + signal.
+# The bench's exit status: usage.py's; interrupted: 128 + signal.
 EXIT_INTERRUPTED = 128 + signal.SIGINT
 CAUGHT = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -137,7 +137,7 @@ def run_all(args, loaded, accel, signals=None):
         return EXIT_USAGE
     work = plan(loaded)        # its length and order; the cost table only resolves values
     place = Place(len(work))
-    waiter = QuietWaiter(args.wait_quiet, args.quiet_below)
+    waiter = QuietWaiter(args.wait_quiet, args.quiet_below, say=say)
     outdir, meta, recs, error, code = None, {}, [], None, None
     t0 = time.monotonic()
     try:

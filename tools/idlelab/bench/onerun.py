@@ -24,9 +24,9 @@ from idlelab.bench import matrix, rawrecord
 from idlelab.derive import attribution
 from idlelab.host import haltpollcap, hostparams, neighbour, qemu
 from idlelab.derive.figures import side_by_side
-from idlelab.host.hostconfig import HostParams
-from idlelab.host.load import host_cpus, load_sample
-from idlelab.host.hostwait import WaitSampler
+from idlelab.host.hostparams import HostParams
+from idlelab.host.hostload import host_cpus, load_sample
+from idlelab.host.vcputhreads import WaitSampler
 from idlelab.bench.probe import WindowProbe
 from idlelab.bench.progress import say
 from idlelab.bench.workplan import WINDOW_HOLD

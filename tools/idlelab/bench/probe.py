@@ -9,8 +9,8 @@ holds it (window_hold=), which is only close: the other vCPUs may still halt."""
 import time
 
 from idlelab.derive import records
-from idlelab.host import fault, kvmstats, neighbour, qemu, qmp
-from idlelab.host.load import load_sample
+from idlelab.host import fault, neighbour, qemu, qmp, vcputhreads
+from idlelab.host.hostload import load_sample
 
 # KVM's per-vCPU statistics the issue asks for (plus insn_emulation: on a nested KVM the
 # emulated ring-0 instructions are counted there, not in `exits`).
@@ -97,10 +97,10 @@ class WindowProbe:
         read_at = time.monotonic_ns()
         try:
             names = STATS if self.accel == "kvm" else None
-            snap = kvmstats.take_snapshot(self.session, self.pid, names, self.threads)
+            snap = vcputhreads.take_snapshot(self.session, self.pid, names, self.threads)
             load = load_sample(self.pid)
             nread = self.neighbour.read() if self.neighbour is not None else None
-            delay = {i: kvmstats.thread_run_delay_ns(self.pid, tid)
+            delay = {i: vcputhreads.thread_run_delay_ns(self.pid, tid)
                      for i, tid in (self.threads or {}).items()}
         except Exception as e:
             self.errors.append(f"QMP at the {state} marker: {e}")

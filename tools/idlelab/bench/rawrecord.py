@@ -1,10 +1,10 @@
 """A boot's raw record: plain JSON-ready data, assembled from what the matrix asked for,
 what QEMU and the guest did, and what the probe saw. derive.py turns it into a RunRow;
-nothing here formats or derives figures beyond kvmstats.delta's subtraction."""
+nothing here formats or derives figures beyond kvmdelta.delta's subtraction."""
 from idlelab.bench import matrix
-from idlelab.derive import attribution
-from idlelab.host import haltpollcap, hosts, kvmstats
-from idlelab.host.load import loadavg, other_load
+from idlelab.derive import attribution, kvmdelta
+from idlelab.host import haltpollcap, hosts
+from idlelab.host.hostload import loadavg, other_load
 from idlelab.bench.workplan import config_of, guest_cmdline
 
 
@@ -52,7 +52,7 @@ def host_part(probe):
                                 if da[i] is not None and db.get(i) is not None}
         a, b = probe.samples["open"]["snapshot"], probe.samples["close"]["snapshot"]
         try:
-            host["delta"] = kvmstats.delta(a, b, probe.schemas or None).to_json()
+            host["delta"] = kvmdelta.delta(a, b, probe.schemas or None).to_json()
         except ValueError as e:      # a counter went backwards: not one VM's window
             host["errors"].append(f"KVM stats delta: {e}")
     return host

@@ -1,5 +1,5 @@
 """Whose fault a late or lost wake-up was (selftest=wakeup's late_wakeup_seen and
-lost_wakeup records). Pure: it reads the guest's records and asks a wait source (hostwait.
+lost_wakeup records). Pure: it reads the guest's records and asks a wait source (vcputhreads.
 WaitSampler, or a fake in the tests) how long the host kept each vCPU from running.
 
 A wake-up is late by its lateness, the time beyond the bound (lost: its whole wait). The

@@ -1,12 +1,12 @@
 """From one raw record (onerun.py) to its RunRow and its per-vCPU side-by-side view.
 
 The guest's figures come from its own `cpu` and `result` records (results.parse_run); every
-KVM figure comes from kvmstats.Delta, rebuilt from the record's host.delta, and is only
+KVM figure comes from kvmdelta.Delta, rebuilt from the record's host.delta, and is only
 rounded here. A pure function of the record, so `tools/bench --report` can redo it.
 """
 from idlelab.bench import matrix
 from idlelab.derive import attribution, results, tolerance
-from idlelab.host.kvmstats import Delta
+from idlelab.derive.kvmdelta import Delta
 from idlelab.derive.runrow import HOST_KVM, NA_TCG, RunRow, is_number
 
 GUEST_SIDE = ("hlt", "halts_aborted", "wakeups", "ipi_received", "timer_irqs", "poll_hits",
@@ -198,7 +198,7 @@ def disturbance_text(row):
 
 def host_figures(rec, vcpus):
     """KVM's counters summed over the vCPUs, and per-vCPU figures averaged over the
-    workload's vCPUs, all from kvmstats.Delta. Under TCG there are no KVM counters: those
+    workload's vCPUs, all from kvmdelta.Delta. Under TCG there are no KVM counters: those
     fields say NA_TCG."""
     host = rec["host"]
     d = Delta.from_json(host["delta"])

@@ -18,7 +18,11 @@ import stat
 import threading
 import time
 
+from idlelab import TOP
+
 PARAM_DIR = "/sys/module/kvm/parameters"
+# Where a run that changed them notes the values to put back (recovered if it was killed).
+JOURNAL = os.path.join(TOP, "build", "host", "kvm-params.journal")
 PARAMS = ("halt_poll_ns", "halt_poll_ns_grow", "halt_poll_ns_grow_start", "halt_poll_ns_shrink")
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -238,3 +242,54 @@ def _restore_handlers(previous):
 
 def _in_main_thread():
     return threading.current_thread() is threading.main_thread()
+
+
+class HostParams:
+    """The host's global kvm halt-polling parameters: their values, which are writable, and
+    whether a run can have what it asks for."""
+
+    def __init__(self, param_dir=PARAM_DIR, journal=JOURNAL):
+        self.param_dir, self.journal = param_dir, journal
+        try:
+            self.values = read_all(param_dir)
+            self.read_only = read_only_params(param_dir=param_dir)
+        except FileNotFoundError:
+            self.values, self.read_only = None, list(PARAMS)
+
+    def describe(self):
+        """One line for the log and every table header."""
+        if self.values is None:
+            return f"no kvm module parameters at {self.param_dir}"
+        vals = " ".join(f"{k}={v}" for k, v in self.values.items())
+        if len(self.read_only) == len(PARAMS):
+            return f"kvm parameters read-only here: {vals}"
+        if self.read_only:
+            return f"kvm parameters {vals} (read-only: {', '.join(self.read_only)})"
+        return f"kvm parameters {vals} (writable; changed only for runs that need it)"
+
+    def changes_for(self, run):
+        """(changes to make, None) or (None, reason the run cannot be made). A run asking
+        for the value the host already has needs no change, even on a read-only host."""
+        wanted = run.host_params
+        if not wanted:
+            return {}, None
+        if self.values is None:
+            return None, f"needs kvm parameters ({', '.join(wanted)}) and {self.describe()}"
+        changes = {k: v for k, v in wanted.items() if self.values[k] != v}
+        stuck = [k for k in changes if k in self.read_only]
+        if stuck:
+            return None, "; ".join(f"{k} is read-only (fixed at {self.values[k]})"
+                                   for k in stuck)
+        return changes, None
+
+    def recover(self):
+        """Puts back values a killed earlier run left changed (its journal); a note or None."""
+        if not os.path.exists(self.journal) or self.values is None:
+            return None
+        try:
+            note = recover(self.journal, self.param_dir)
+        except (ParamsReadOnly, JournalError) as e:
+            return f"could not act on {self.journal}: {e}"
+        self.values = read_all(self.param_dir)
+        return note
+

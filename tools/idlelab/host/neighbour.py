@@ -39,7 +39,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 
-from idlelab.host import qemu
+from idlelab.host import hostload, qemu
 
 TOP = qemu.TOP
 HOG = os.path.join(TOP, "build", "host", "hog")
@@ -291,7 +291,6 @@ def throughput(a, b):
 def measure_alone(spec, duration_ns, tmpdir, accel="kvm"):
     """The neighbour alone for `duration_ns` (the machine otherwise as it is): throughput(),
     with the machine's other load meanwhile (`load`: the neighbour's own CPU is not other)."""
-    from idlelab.host import (load as hostload)  # not at the top: hostload -> progress -> matrix -> here
     n = start(spec, tmpdir, accel, duration_ns)
     try:
         time.sleep(0.05)

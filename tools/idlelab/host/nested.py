@@ -28,7 +28,7 @@ import sys
 import time
 
 from idlelab.host import qemu
-from idlelab.host.hostwait import WaitSampler
+from idlelab.host.vcputhreads import WaitSampler
 
 TOP = qemu.TOP
 TOOLS = os.path.join(TOP, "tools", "nested")

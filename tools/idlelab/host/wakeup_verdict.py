@@ -1,5 +1,5 @@
 """One boot of selftest=wakeup (or any run that may print late or lost wake-ups) with the
-host's waits sampled beside it (hostwait.WaitSampler), so that each late or lost wake-up
+host's waits sampled beside it (vcputhreads.WaitSampler), so that each late or lost wake-up
 comes back attributed (attribution.py); and the retry rule the tests use: a run that failed
 only by wake-ups the host's waits cover is made again, at most twice more, and the verdict
 is the guest's own or, after every attempt, "host-starved"."""
@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from idlelab.derive import attribution
 from idlelab.host import qemu
-from idlelab.host.hostwait import WaitSampler
+from idlelab.host.vcputhreads import WaitSampler
 
 ATTEMPTS = 3
 

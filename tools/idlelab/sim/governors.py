@@ -21,7 +21,7 @@ from idlelab.host import costtable
 from idlelab.report import plots
 from idlelab.report.layouts import governors as governors_table
 from idlelab.sim import predict
-from idlelab.toolexit import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
+from idlelab.usage import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 from idlelab.derive.figures import GUEST_TOTALS, cpu_per_wakeup, time_us, workload_vcpus
 from idlelab.derive.runrow import RunRow
 from idlelab.bench.workplan import config_of, guest_cmdline

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from idlelab.derive import records
 from idlelab.host import qemu
-from idlelab.toolexit import EXIT_RUN_FAILED
+from idlelab.usage import EXIT_RUN_FAILED
 
 TOP = qemu.TOP
 PROBE_HEADER = os.path.join(TOP, "arch", "x86", "probe.h")

@@ -25,7 +25,7 @@ import sys
 from idlelab import resultsfolder
 from idlelab.host import costtable, hosts, qemu
 from idlelab.wakepath import insncount, insnprofile
-from idlelab.toolexit import EXIT_NO_KVM, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
+from idlelab.usage import EXIT_NO_KVM, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 
 # The configurations priced, insncount's: the floor and the two that poll (a hand-over is a
 # poll's; idle=halt's is an exit, which no instruction price covers).

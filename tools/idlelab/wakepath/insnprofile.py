@@ -16,7 +16,7 @@ import tempfile
 
 from idlelab.host import qemu
 from idlelab.wakepath import insncount
-from idlelab.toolexit import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
+from idlelab.usage import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 
 ITERS = 5 * insncount.ITERS
 SPIN_ITERS = 20     # a spin for the turn lasts a TCG time slice: the floor is slow to count

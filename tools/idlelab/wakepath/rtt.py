@@ -22,7 +22,7 @@ import sys
 
 from idlelab.derive import records
 from idlelab.host import costtable, hosts, qemu
-from idlelab.toolexit import EXIT_NO_KVM, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
+from idlelab.usage import EXIT_NO_KVM, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 
 # (name, guest knobs). haltpoll's window is scaled to this kind of machine (docs/wakepath.md: with the
 # default 200 us a round trip here sits at the window's edge and the outcome is bimodal).

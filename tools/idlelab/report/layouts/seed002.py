@@ -1,6 +1,6 @@
 """Seed 002's layout (host vs guest halt polling): rows are the polling configurations; the
 round-trip time and its ratio to the reference, then KVM's counters per round trip."""
-from idlelab.host import kvmstats
+from idlelab.derive import kvmdelta
 from idlelab.derive.runrow import NA_TCG
 from idlelab.report.tablecells import cell, find, fmt, md_table, num
 from idlelab.report.tableparts import page
@@ -26,11 +26,11 @@ def label(r):
 
 
 def per_rt(r, key):
-    """A counter per round trip (kvmstats.per_event), NA_TCG kept."""
+    """A counter per round trip (kvmdelta.per_event), NA_TCG kept."""
     value = getattr(r, key)
     if value == NA_TCG:
         return NA_TCG
-    v = kvmstats.per_event(value, r.iters)
+    v = kvmdelta.per_event(value, r.iters)
     return None if v is None else round(v, 2)
 
 

@@ -1,7 +1,7 @@
 """Seed 003's layout (halt polling on a vCPU woken by its own timer): rows are the timer
 periods; per host window, the vCPU's host CPU % and halt exits/s. Then the seed's mpstat
 view (poll / other / idle) at the period where the largest window costs most over none."""
-from idlelab.host import kvmstats
+from idlelab.derive import kvmdelta
 from idlelab.report.tablecells import cell, find, fmt, md_table, num, ordered
 from idlelab.report.tableparts import page
 
@@ -46,7 +46,7 @@ def mpstat_lines(rows, period):
         r = find(rows, period_us=period, halt_poll_ns=w)
         if r is None or not r.ok or num(r.host_cpu_pct) is None:
             continue
-        poll, other, idle = kvmstats.mpstat_split(r.host_cpu_pct, num(r.host_poll_pct))
+        poll, other, idle = kvmdelta.mpstat_split(r.host_cpu_pct, num(r.host_poll_pct))
         out.append([fmt(w), fmt(r.host_cpu_pct, 2), fmt(poll, 2), fmt(other, 2),
                     fmt(idle, 2)])
     return out

@@ -5,8 +5,6 @@ import os
 import resource
 import time
 
-from idlelab.bench.progress import say
-
 TICK_NS = 1_000_000_000 // os.sysconf("SC_CLK_TCK")
 
 
@@ -78,10 +76,12 @@ def loadavg():
 class QuietWaiter:
     """--wait-quiet: before the first run, and again after a run that saw other load, waits
     until a short sample of the machine is below `below_pct`, for at most `budget_s` seconds
-    over the whole invocation (a busy machine must not stall the bench for ever)."""
+    over the whole invocation (a busy machine must not stall the bench for ever). `say`
+    takes its notes (the bench's progress line; none by default)."""
 
-    def __init__(self, budget_s, below_pct, sample_s=0.5):
+    def __init__(self, budget_s, below_pct, sample_s=0.5, say=lambda msg: None):
         self.budget_s, self.below_pct, self.sample_s = budget_s, below_pct, sample_s
+        self.say = say
         self.spent_s = 0.0
         self.gave_up = False
 
@@ -99,16 +99,16 @@ class QuietWaiter:
             waited = time.monotonic() - start
             if pct < self.below_pct:
                 if waited > self.sample_s * 1.5:
-                    say(f"machine quiet after {waited:.1f}s ({pct:.1f}% other load)")
+                    self.say(f"machine quiet after {waited:.1f}s ({pct:.1f}% other load)")
                 self.spent_s += waited
                 return waited, pct, True
             if self.spent_s + waited >= self.budget_s:
                 self.spent_s += waited
                 if not self.gave_up:
-                    say(f"machine still busy ({pct:.1f}% other load, above {self.below_pct}%) "
+                    self.say(f"machine still busy ({pct:.1f}% other load, above {self.below_pct}%) "
                         f"after the --wait-quiet budget of {self.budget_s:.0f}s: running "
                         "anyway; each result records its other load")
                 self.gave_up = True
                 return waited, pct, False
             if waited < self.sample_s * 1.5:
-                say(f"waiting for a quiet machine ({why}: {pct:.1f}% other load)")
+                self.say(f"waiting for a quiet machine ({why}: {pct:.1f}% other load)")

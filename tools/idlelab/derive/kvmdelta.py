@@ -7,20 +7,17 @@ delta come the figures the experiments compare (docs/haltpoll-spec.md §7): the 
 success ratio, the CPU it burnt polling, halt exits per second, each vCPU thread's CPU share
 and figures per workload event. Nothing else in the harness derives a KVM figure.
 
-vCPU threads are found by name: QEMU run with `-name x,debug-threads=on` (qemu.py does) names
-them `CPU n/KVM` (`CPU n/TCG` under multi-threaded TCG). Their CPU time comes from
-/proc/PID/task/TID/schedstat (ns, first field) or, without schedstats, stat utime+stime.
+Pure: the snapshots are taken by host/vcputhreads.py (the vCPU threads' CPU time) and
+bench/probe.py (KVM's statistics over QMP); this module only subtracts and divides.
 """
-import os
-import re
-import time
 from dataclasses import dataclass, field
+
+from idlelab.derive.runrow import is_number
 
 # Stats whose value is a state, not a running total: a delta keeps the later value.
 INSTANT = frozenset({"blocking", "guest_mode"})
 # QMP schema types (query-stats-schemas) and how a delta treats them.
 _KEEP_LATER = frozenset({"instant", "peak"})
-_VCPU_COMM = re.compile(r"CPU (\d+)/(KVM|TCG)")
 
 
 @dataclass
@@ -172,7 +169,7 @@ def cpu_percent(cpu_ns, elapsed_ns):
 def per_event(count, events):
     """A counter per workload event (halt exits per round trip): None without both, or when
     either is a marker such as "n/a (TCG)" rather than a number."""
-    if not _is_number(count) or not _is_number(events) or not events:
+    if not is_number(count) or not is_number(events) or not events:
         return None
     return count / events
 
@@ -182,66 +179,3 @@ def mpstat_split(cpu_pct, poll_pct):
     idle), all % of one host CPU. Polling is KVM's halt_poll_*_ns, counted in the thread."""
     poll = poll_pct or 0.0
     return poll, cpu_pct - poll, 100 - cpu_pct
-
-
-def _is_number(v):
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-# --- vCPU threads and their CPU time --------------------------------------------------------
-
-def find_vcpu_threads(pid, proc_root="/proc"):
-    """{cpu_index: tid} for QEMU's vCPU threads, found by their `CPU n/KVM|TCG` names."""
-    task_dir = os.path.join(proc_root, str(pid), "task")
-    out = {}
-    for tid in os.listdir(task_dir):
-        try:
-            with open(os.path.join(task_dir, tid, "comm")) as f:
-                comm = f.read().strip()
-        except FileNotFoundError:
-            continue  # the thread ended while we looked
-        m = _VCPU_COMM.fullmatch(comm)
-        if m:
-            out[int(m.group(1))] = int(tid)
-    return out
-
-
-def thread_cpu_ns(pid, tid, proc_root="/proc"):
-    """CPU time the thread has used, in ns: schedstat's exact figure when the kernel keeps
-    it, else utime+stime from stat (clock-tick resolution)."""
-    base = os.path.join(proc_root, str(pid), "task", str(tid))
-    try:
-        with open(os.path.join(base, "schedstat")) as f:
-            return int(f.read().split()[0])
-    except (FileNotFoundError, IndexError, ValueError):
-        pass
-    with open(os.path.join(base, "stat")) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    # After "pid (comm)": fields[0] is state (field 3), so utime (14) and stime (15) are 11, 12.
-    ticks = int(fields[11]) + int(fields[12])
-    return ticks * 1_000_000_000 // os.sysconf("SC_CLK_TCK")
-
-
-def thread_run_delay_ns(pid, tid, proc_root="/proc"):
-    """How long the thread has waited runnable on a run queue (schedstat's second field, ns):
-    for a vCPU thread, what KVM reports to the guest as steal time. None without schedstat."""
-    try:
-        with open(os.path.join(proc_root, str(pid), "task", str(tid), "schedstat")) as f:
-            return int(f.read().split()[1])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def vcpu_cpu_ns(pid, threads=None, proc_root="/proc"):
-    """{cpu_index: CPU ns} for every vCPU thread (`threads` from find_vcpu_threads)."""
-    if threads is None:
-        threads = find_vcpu_threads(pid, proc_root)
-    return {cpu: thread_cpu_ns(pid, tid, proc_root) for cpu, tid in sorted(threads.items())}
-
-
-def take_snapshot(qmp, pid, names=None, threads=None):
-    """A Snapshot of a running QEMU: KVM stats over QMP ({} under TCG) and thread CPU time.
-    The clock is read between the two so it sits inside the sampling window."""
-    stats = qmp.query_stats_vcpus(names)
-    now = time.monotonic_ns()
-    return Snapshot(now, stats, vcpu_cpu_ns(pid, threads))
