@@ -9,9 +9,10 @@ import stat
 import pytest
 
 from conftest import TOP
+from idlelab.derive import primcosts
 from idlelab import resultsfolder
 from idlelab.bench import cli, matrix, onerun, progress, workplan
-from idlelab.host import costtable, hostload, hostparams
+from idlelab.host import hostload, hostparams
 from idlelab.bench.matrix import parse
 
 
@@ -41,9 +42,9 @@ def test_builtin_matrices_parse_and_cover_each_seed(quick):
     # seed 003: a period sweep placed by the cost table around timer + window, plus two
     # short fixed periods, under three windows; resolved with a made-up table here.
     s3 = m["seed003"]
-    assert sum(costtable.is_scaled(r.guest["period"]) for r in s3) >= 2 * 3
-    table = {"prims": {p: {"ns_p50": 650_000.0} for p in costtable.PRIMS}}
-    periods = {matrix.parse_time(costtable.resolve_run(r, table).guest["period"]) for r in s3}
+    assert sum(primcosts.is_scaled(r.guest["period"]) for r in s3) >= 2 * 3
+    table = {"prims": {p: {"ns_p50": 650_000.0} for p in primcosts.PRIMS}}
+    periods = {matrix.parse_time(primcosts.resolve_run(r, table).guest["period"]) for r in s3}
     assert min(periods) <= 200_000 and max(periods) >= 650_000 + 1_000_000
     assert 650_000 + 300_000 in periods    # inside the 400 us window, outside 200 us
     assert {r.vm_halt_poll_ns for r in s3} == {0, 200_000, 400_000}

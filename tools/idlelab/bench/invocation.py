@@ -18,10 +18,12 @@ import sys
 import threading
 import time
 
+from idlelab.derive import primcosts
+from idlelab.host import costtable
 from idlelab import resultsfolder
 from idlelab.bench import onerun
 from idlelab.derive import figures
-from idlelab.host import costtable, haltpollcap, hosts
+from idlelab.host import haltpollcap, hosts
 from idlelab.report import console, write
 from idlelab.wakepath import insncount
 from idlelab.host.hostparams import HostParams
@@ -168,7 +170,7 @@ def run_all(args, loaded, accel, signals=None):
         if resumed:
             costs = resumed["meta"].get("cost_table") or {}
             if "prims" in costs:
-                loaded = [(mid, path, [costtable.resolve_run(r, costs) for r in runs])
+                loaded = [(mid, path, [primcosts.resolve_run(r, costs) for r in runs])
                           for mid, path, runs in loaded]
         elif args.no_cost_table:
             costs = {"error": "not measured (--no-cost-table)", "skipped": True}
@@ -244,15 +246,15 @@ def planned_by_matrix(work):
 
 
 def measure_costs(accel, loaded, timeout):
-    """The platform's cost table, first (costtable.py), and the matrices with their scaled
+    """The platform's cost table, first (primcosts.py), and the matrices with their scaled
     values resolved from it. (None, loaded) when a matrix needs the table and it could not be
     measured: nothing else runs then. A matrix that does not need it runs anyway, and the
     failure is kept in meta.json."""
-    say(f"measuring the platform's cost table (bench=exits iters={costtable.ITERS}, {accel})")
+    say(f"measuring the platform's cost table (bench=exits iters={primcosts.ITERS}, {accel})")
     try:
         costs = costtable.measure(accel, timeout=timeout)
-    except costtable.CostTableError as e:
-        if any(costtable.needs_table(runs) for _, _, runs in loaded):
+    except primcosts.CostTableError as e:
+        if any(primcosts.needs_table(runs) for _, _, runs in loaded):
             say(f"error: {e}; the matrices place their sweeps by it, so nothing was run")
             return None, loaded
         say(f"cost table not measured: {e}")
@@ -265,7 +267,7 @@ def measure_costs(accel, loaded, timeout):
         f"({insncount.PATH_KNOBS}): " + (f"not counted: {path['error']}" if "error" in path else
                                          ", ".join(f"{p} {path[p]:.0f}"
                                                    for p, _, _ in insncount.PHASES)))
-    resolved = [(mid, path, [costtable.resolve_run(r, costs) for r in runs])
+    resolved = [(mid, path, [primcosts.resolve_run(r, costs) for r in runs])
                 for mid, path, runs in loaded]
     return costs, resolved
 

@@ -3,8 +3,9 @@ table of every run, and the run conditions (other load, accuracy check, sampling
 The conditions are computed from the rows; nothing here states a figure of its own."""
 import statistics
 
+from idlelab.derive import primcosts
 from idlelab.derive import figures as derive, tolerance
-from idlelab.host import costtable
+
 from idlelab.bench.probe import OPEN_READ_AT
 from idlelab.derive.runrow import NA_TCG
 from idlelab.report.tablecells import cell, fmt, md_table, num
@@ -25,7 +26,7 @@ def header(title, meta, seed_table):
     if seed_table:
         lines += ["The seed's own table (real hardware):", "", "```", seed_table.strip("\n"),
                   "```", ""]
-    return lines + costtable.markdown(meta.get("cost_table"))
+    return lines + primcosts.markdown(meta.get("cost_table"))
 
 
 def conditions(rows):

@@ -15,9 +15,10 @@ timer on a running vCPU, which is what bench=exits' `timer` measures).
 import os
 import sys
 
+from idlelab.derive import primcosts
 from idlelab import usage
 from idlelab.bench import matrix
-from idlelab.host import costtable
+
 from idlelab.report import plots
 from idlelab.report.layouts import governors as governors_table
 from idlelab.sim import predict
@@ -46,7 +47,7 @@ def sim_costs(costs):
 
 
 def cost_table(costs_ns):
-    """The table costtable.resolve_run() takes, from the simulator's costs: only the
+    """The table primcosts.resolve_run() takes, from the simulator's costs: only the
     primitives it has a figure for; any other is refused when a run names it."""
     return {"prims": {p: {"ns_p50": costs_ns[c]} for p, c in SIM_PRIMS.items()
                       if c in costs_ns}}
@@ -100,8 +101,8 @@ def simulate(costs="hardware", path=MATRIX, costs_ns=None):
     rows = []
     for run in runs:
         try:
-            resolved = costtable.resolve_run(run, table)
-        except costtable.CostTableError as e:
+            resolved = primcosts.resolve_run(run, table)
+        except primcosts.CostTableError as e:
             raise SimMatrixError(f"{run.where}: run {run.name!r}: {e} in the simulator's "
                                  f"costs ({', '.join(SIM_PRIMS)} only)") from None
         try:
