@@ -30,7 +30,7 @@ from idlelab.host.hostparams import HostParams
 from idlelab.host.hostload import QuietWaiter, loadavg
 from idlelab.bench.onerun import Context, execute
 from idlelab.bench.progress import Progress, say
-from idlelab.derive.runrow import append_csv, write_csv
+from idlelab.report.write import append_csv, write_csv
 from idlelab.usage import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 from idlelab.bench.workplan import TOP, plan, relpath
 

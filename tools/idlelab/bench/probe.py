@@ -9,6 +9,7 @@ holds it (window_hold=), which is only close: the other vCPUs may still halt."""
 import time
 
 from idlelab.derive import records
+from idlelab.derive.tolerance import OPEN_READ_AT
 from idlelab.host import fault, neighbour, qemu, qmp, vcputhreads
 from idlelab.host.hostload import load_sample
 
@@ -18,13 +19,6 @@ STATS = ("halt_exits", "halt_attempted_poll", "halt_successful_poll", "halt_poll
          "halt_wakeup", "halt_poll_success_ns", "halt_poll_fail_ns", "halt_wait_ns", "exits",
          "irq_exits", "insn_emulation", "halt_poll_success_hist", "halt_poll_fail_hist",
          "halt_wait_hist")
-# Where in the guest's hold the host reads at the *open* marker (fraction of window_hold).
-# CPU 0 cannot halt during the hold, but the other vCPUs can, and the guest takes its own
-# snapshot only when the hold ends: reading at once would count their halts of the whole
-# hold into the host's window. Reading part-way in shrinks that gap and still leaves time
-# for the read (a few ms against a 20 ms hold). At the close marker the guest has already
-# taken its snapshot, so the host reads at once.
-OPEN_READ_AT = 0.4
 MARKER = "@idlelab window "
 
 

@@ -6,8 +6,6 @@ column order. Fields marked measured are combined over repeats (median); the oth
 which run a row is. A field is None when it does not apply (not run, or a workload without
 that metric) and the text NA_TCG for a KVM figure under TCG.
 """
-import csv
-import os
 import statistics
 from dataclasses import dataclass, field, fields, replace
 from typing import Optional, Union
@@ -170,29 +168,11 @@ def is_number(v):
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def _cells(row):
+def csv_cells(row):
+    """A row's runs.csv cells, COLUMNS in order, None as an empty cell."""
     return ["" if getattr(row, k) is None else getattr(row, k) for k in COLUMNS]
 
 
-def write_csv(rows, path):
-    """runs.csv: one row per boot, COLUMNS in order, None as an empty cell; written under a
-    temporary name and renamed, so a reader never sees half of it."""
-    tmp = path + ".tmp"
-    with open(tmp, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(COLUMNS)
-        for r in rows:
-            w.writerow(_cells(r))
-    os.replace(tmp, path)
-
-
-def append_csv(row, path):
-    """One more row at the end of runs.csv, as a run ends (the header is already there):
-    flushed to the disk before the bench goes on, so a bench killed later keeps it."""
-    with open(path, "a", newline="") as f:
-        csv.writer(f).writerow(_cells(row))
-        f.flush()
-        os.fsync(f.fileno())
 
 
 def aggregate(rows):

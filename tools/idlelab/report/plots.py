@@ -2,7 +2,7 @@
 report says the plots were skipped). matplotlib is imported here only, and only when a
 plot is drawn, so the rest of the harness runs on the standard library alone."""
 from idlelab.derive.runrow import is_number
-from idlelab.report.layouts.seed003 import windows
+from idlelab.report.tables import ordered
 
 SKIPPED = "(plots skipped: {python} cannot import matplotlib; install python3-matplotlib)"
 
@@ -33,7 +33,7 @@ def save(fig, path, plt):
 def seed003(rows, path, plt):
     """Host CPU % and halt exits/s of the periodic vCPU against the timer period."""
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(7, 7), sharex=True)
-    for w in windows(rows):
+    for w in ordered(r.halt_poll_ns for r in rows):
         pts = sorted(((r.period_us, r) for r in rows if r.halt_poll_ns == w
                       and value(r, "host_cpu_pct") is not None), key=lambda p: p[0])
         if not pts:

@@ -4,6 +4,7 @@ one markdown file per matrix (repeats combined by median) and the seeds' PNG plo
 A pure function of the records and the invocation's meta data, so the tests feed it canned
 records and `tools/bench --report DIR` rebuilds a folder's reports without booting.
 """
+import csv
 import os
 import sys
 from dataclasses import replace
@@ -11,9 +12,30 @@ from dataclasses import replace
 from idlelab import resultsfolder
 from idlelab.derive import figures as derive
 from idlelab.report import plots, tables
-from idlelab.derive.runrow import aggregate, by_matrix, write_csv
+from idlelab.derive.runrow import COLUMNS, aggregate, by_matrix, csv_cells
 
 CSV_NAME = "runs.csv"
+
+
+def write_csv(rows, path):
+    """runs.csv: one row per boot, COLUMNS in order, None as an empty cell; written under a
+    temporary name and renamed, so a reader never sees half of it."""
+    tmp = path + ".tmp"
+    with open(tmp, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(COLUMNS)
+        for r in rows:
+            w.writerow(csv_cells(r))
+    os.replace(tmp, path)
+
+
+def append_csv(row, path):
+    """One more row at the end of runs.csv, as a run ends (the header is already there):
+    flushed to the disk before the bench goes on, so a bench killed later keeps it."""
+    with open(path, "a", newline="") as f:
+        csv.writer(f).writerow(csv_cells(row))
+        f.flush()
+        os.fsync(f.fileno())
 
 
 def run_key(rec):

@@ -6,8 +6,7 @@ halt exits per second and the latency. The verdict on the issue's goals is compu
 from the rows."""
 import re
 
-from idlelab.report.tablecells import EMPTY, fmt, md_table, num, ordered
-from idlelab.report.tableparts import page
+from idlelab.report.tables import EMPTY, find, fmt, md_table, num, ordered, page
 
 MATRIX = "governors"
 TITLE = "Idle governors side by side: haltpoll (Linux) and predict"
@@ -40,13 +39,6 @@ def case(r):
     return re.sub(r"-cpuidle\.governor=[^-]*", "", r.name or "")
 
 
-def find(rows, **want):
-    for r in rows:
-        if r.ok and all(getattr(r, k) == v for k, v in want.items()):
-            return r
-    return None
-
-
 def find_case(rows, c, governor):
     return next((r for r in rows if r.ok and case(r) == c and r.governor == governor), None)
 
@@ -64,7 +56,7 @@ def sweep_table(rows, govs):
     for g in govs:
         head += [f"{g}: poll hits %", "host CPU µs/wake-up", "halt exits/s", "late p50 µs"]
     lines = [[fmt(p, 0)] + [c for g in govs for c in
-                            metric_cells(find(periodic, period_us=p, governor=g))]
+                            metric_cells(find(periodic, ok=True, period_us=p, governor=g))]
              for p in sorted({r.period_us for r in periodic if r.period_us is not None})]
     return md_table(head, lines)
 
@@ -93,7 +85,7 @@ def pairs(rows, base, g):
     periodic = [r for r in rows if r.workload == "periodic" and r.config.startswith("plateau")]
     out = []
     for p in sorted({r.period_us for r in periodic if r.period_us is not None}):
-        a, b = find(periodic, period_us=p, governor=base), find(periodic, period_us=p,
+        a, b = find(periodic, ok=True, period_us=p, governor=base), find(periodic, ok=True, period_us=p,
                                                                 governor=g)
         if a and b:
             out.append((fmt(p, 0), a, b))

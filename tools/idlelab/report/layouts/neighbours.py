@@ -4,8 +4,7 @@ configurations (neither, host-poll, guest-poll, both, and guest polling with a s
 threshold), column groups the neighbour cases (the run name's part after the `.`: alone,
 shared1, shared2, apart1). The verdict (does host polling yield where guest polling does
 not?) is computed here from the rows."""
-from idlelab.report.tablecells import EMPTY, fmt, md_table, num, ordered
-from idlelab.report.tableparts import page
+from idlelab.report.tables import EMPTY, fmt, md_table, num, ordered, page, per_rt
 
 MATRIX = "neighbours"
 TITLE = "Neighbours: what guest polling costs the rest of the host"
@@ -24,16 +23,11 @@ def case_of(r):
     return r.name.split(".", 1)[1].split("-", 1)[0] if "." in r.name else "alone"
 
 
-def find(rows, config, case):
+def find_case(rows, config, case):
     for r in rows:
         if r.config == config and case_of(r) == case:
             return r
     return None
-
-
-def per_rt(r, key):
-    v, n = num(getattr(r, key)), num(r.iters)
-    return None if v is None or not n else v / n
 
 
 def mops(v):
@@ -66,7 +60,7 @@ def table(rows):
     lines = []
     for case in ordered(case_of(r) for r in rows):
         for c in ordered(r.config for r in rows):
-            r = find(rows, c, case)
+            r = find_case(rows, c, case)
             if r is not None:
                 lines.append([c, case] + cells(r))
     return md_table(HEAD, lines)
@@ -77,13 +71,13 @@ def verdict(rows):
     against `neither`, in points of its alone throughput."""
     out = []
     for case in ordered(case_of(r) for r in rows):
-        base = find(rows, "neither", case)
+        base = find_case(rows, "neither", case)
         if case == "alone" or base is None or not base.ok or num(base.neighbour_slowdown) \
                 is None:
             continue
         parts = []
         for c in ordered(r.config for r in rows):
-            r = find(rows, c, case)
+            r = find_case(rows, c, case)
             if c == "neither" or r is None or not r.ok or num(r.neighbour_slowdown) is None:
                 continue
             d = 100 * (r.neighbour_slowdown - base.neighbour_slowdown)
@@ -95,7 +89,7 @@ def verdict(rows):
                    f"`neither`; relative to that: " + ("; ".join(parts) or "nothing else ran")
                    + ".")
     for case in ("shared1", "shared2"):
-        line = yield_line(find(rows, "host-poll", case), find(rows, "guest-poll", case), case)
+        line = yield_line(find_case(rows, "host-poll", case), find_case(rows, "guest-poll", case), case)
         if line:
             out.append(line)
     return out

@@ -1,8 +1,7 @@
 """Seed 000's layout (KVM dynamic halt polling): columns are the host polling
 configurations; rows the idle vCPU's host CPU % tickless and at each tick rate, then the
 ping-pong round trip (the seed's TCP_RR)."""
-from idlelab.report.tablecells import cell, find, fmt, md_table, ns_text, ordered
-from idlelab.report.tableparts import page
+from idlelab.report.tables import cell, find, fmt, md_table, ns_text, ordered, page
 
 MATRIX = "seed000"
 TITLE = "Seed 000: KVM dynamic halt-polling, reproduced on idlelab"

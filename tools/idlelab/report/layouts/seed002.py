@@ -1,9 +1,6 @@
 """Seed 002's layout (host vs guest halt polling): rows are the polling configurations; the
 round-trip time and its ratio to the reference, then KVM's counters per round trip."""
-from idlelab.derive import kvmdelta
-from idlelab.derive.runrow import NA_TCG
-from idlelab.report.tablecells import cell, find, fmt, md_table, num
-from idlelab.report.tableparts import page
+from idlelab.report.tables import cell, find, fmt, md_table, num, page, per_rt
 
 MATRIX = "seed002"
 TITLE = "Seed 002: host vs guest halt polling (cpuidle-haltpoll), reproduced on idlelab"
@@ -23,15 +20,6 @@ def label(r):
     guest = (f"guest_halt_poll_ns={r.guest_halt_poll_ns}" if r.guest_idle == "haltpoll"
              else "no guest busy spin")
     return f"{r.config}: {host} / {guest}"
-
-
-def per_rt(r, key):
-    """A counter per round trip (kvmdelta.per_event), NA_TCG kept."""
-    value = getattr(r, key)
-    if value == NA_TCG:
-        return NA_TCG
-    v = kvmdelta.per_event(value, r.iters)
-    return None if v is None else round(v, 2)
 
 
 def markdown(rows, meta):

@@ -2,8 +2,7 @@
 periods; per host window, the vCPU's host CPU % and halt exits/s. Then the seed's mpstat
 view (poll / other / idle) at the period where the largest window costs most over none."""
 from idlelab.derive import kvmdelta
-from idlelab.report.tablecells import cell, find, fmt, md_table, num, ordered
-from idlelab.report.tableparts import page
+from idlelab.report.tables import cell, find, fmt, md_table, num, ordered, page
 
 MATRIX = "seed003"
 TITLE = "Seed 003: halt polling on a vCPU woken by its own timer, reproduced on idlelab"

@@ -1,8 +1,7 @@
 """Seed 004's layout (KVM halt_poll_ns_shrink 0 vs 2): columns as the seed's, Base (shrink
 0), Shrink Enabled (value 2) and Delta; rows per workload: the successful-poll ratio, the
 latency and the host CPU."""
-from idlelab.report.tablecells import SIMULATED, cell, find, fmt, md_table, num, ordered
-from idlelab.report.tableparts import page
+from idlelab.report.tables import SIMULATED, cell, find, fmt, md_table, num, ordered, page
 
 MATRIX = "seed004"
 TITLE = "Seed 004: KVM halt_poll_ns_shrink 0 vs 2, reproduced on idlelab"
