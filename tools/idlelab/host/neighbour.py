@@ -1,5 +1,5 @@
-"""neighbour= and pin=: another task on the host while a guest is measured, and its throughput
-over exactly the measured window.
+"""neighbour= and pin= at run time (bench/matrix.py parses them): another task on the host
+while a guest is measured, and its throughput over exactly the measured window.
 
   neighbour=none          nothing else runs (the default)
   neighbour=hog:N         N host threads that spin and count their loops (build/host/hog,
@@ -31,13 +31,11 @@ throughput; negative: noise (it did better than alone)."""
 import contextlib
 import mmap
 import os
-import re
 import shlex
 import signal
 import struct
 import subprocess
 import time
-from dataclasses import dataclass
 
 from idlelab.host import hostload, qemu
 
@@ -46,102 +44,6 @@ HOG = os.path.join(TOP, "build", "host", "hog")
 SLOT_BYTES = 64
 READY_TIMEOUT_S = 10.0
 VM_SETTLE_S = 1.0        # a vm neighbour's boot, before the measured guest starts
-MAX_HOG_THREADS = 256
-
-
-@dataclass(frozen=True)
-class Neighbour:
-    kind: str                      # hog or vm
-    text: str                      # as written (the record's neighbour=)
-    threads: int = 0               # hog: how many
-    cpus: tuple = ()               # hog: pinning, () = unpinned
-    knobs: tuple = ()              # vm: guest knobs, "name=value"
-    smp: int = 1                   # vm: vCPUs
-
-    def describe(self):
-        if self.kind == "hog":
-            where = f" pinned to CPU {'/'.join(map(str, self.cpus))}" if self.cpus else ""
-            return f"{self.threads} spinning host thread{'s' if self.threads > 1 else ''}{where}"
-        return f"a second guest ({self.smp} vCPU, {' '.join(self.knobs)})"
-
-
-def _cpu_list(text, sep):
-    items = text.split(sep)
-    if not all(re.fullmatch(r"\d+", c) for c in items):
-        raise ValueError("host CPU numbers (decimal)")
-    cpus = tuple(int(c) for c in items)
-    ncpu = os.cpu_count() or 1
-    bad = [c for c in cpus if c >= ncpu]
-    if bad:
-        raise ValueError(f"host CPUs below {ncpu} (this host has CPUs 0..{ncpu - 1}), "
-                         f"not {bad[0]}")
-    return cpus
-
-
-def parse(text):
-    """None for `none`, else a Neighbour. ValueError says what is accepted."""
-    if text == "none":
-        return None
-    if text.startswith("hog:"):
-        m = re.fullmatch(r"hog:(\d+)(?:@(.+))?", text)
-        if not m or not 1 <= int(m.group(1)) <= MAX_HOG_THREADS:
-            raise ValueError(f"'none', 'hog:N[@CPU,...]' (N in 1..{MAX_HOG_THREADS}) or "
-                             "'vm:KNOB=VALUE+...'")
-        n = int(m.group(1))
-        cpus = ()
-        if m.group(2) is not None:
-            try:
-                cpus = _cpu_list(m.group(2), ",")
-            except ValueError as e:
-                raise ValueError(f"hog:N@CPU,... with {e}") from None
-            if len(cpus) not in (1, n):
-                raise ValueError(f"hog:{n}@... with one CPU for all threads or one per "
-                                 f"thread ({n}), not {len(cpus)}")
-        return Neighbour("hog", text, threads=n, cpus=cpus)
-    if text.startswith("vm:"):
-        knobs, smp = [], 1
-        for k in text[3:].split("+"):
-            name, eq, value = k.partition("=")
-            if not eq or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", name) or not value:
-                raise ValueError(f"vm:KNOB=VALUE+KNOB=VALUE... (guest knobs joined by '+'), "
-                                 f"not {k!r}")
-            if name == "smp":
-                if not re.fullmatch(r"\d+", value) or not 1 <= int(value) <= 64:
-                    raise ValueError("vm:...+smp=N with N in 1..64")
-                smp = int(value)
-            elif name in ("window_sync", "duration"):
-                raise ValueError(f"vm: knobs without {name}= (the harness sets it)")
-            else:
-                knobs.append(k)
-        if not any(k.startswith("workload=") for k in knobs):
-            raise ValueError("vm:KNOBS naming a workload= (e.g. vm:workload=pingpong+"
-                             "pingpong.mode=spin)")
-        return Neighbour("vm", text, knobs=tuple(knobs), smp=smp)
-    raise ValueError("'none', 'hog:N[@CPU,...]' or 'vm:KNOB=VALUE+...'")
-
-
-def parse_pin(text):
-    """None for `none`, else the host CPU of each vCPU in order."""
-    if text == "none":
-        return None
-    try:
-        return _cpu_list(text, "+")
-    except ValueError as e:
-        raise ValueError(f"'none' or CPU+CPU+... (vCPU i on the i-th) with {e}") from None
-
-
-def join_cpu_lists(items):
-    """A matrix value split at commas, with digits-only items put back onto the CPU list
-    (after '@') of the item before: ['hog:2@0', '1', 'none'] -> ['hog:2@0,1', 'none']."""
-    out = []
-    for it in items:
-        if out and re.fullmatch(r"\d+", it) and "@" in out[-1]:
-            out[-1] += "," + it
-        else:
-            out.append(it)
-    return out
-
-
 # --- running one ---------------------------------------------------------------------------
 
 class Hog:
