@@ -1,5 +1,5 @@
 """`tools/bench`: argument parsing, --list, --report, the accelerator choice, and handing
-the work to benchrun. Exit status: EXIT_OK all runs made or reported not run,
+the work to bench/invocation. Exit status: EXIT_OK all runs made or reported not run,
 EXIT_RUN_FAILED a run failed, EXIT_USAGE bad arguments, matrix or folder (one line naming
 it, checked before anything runs), EXIT_NO_KVM KVM required but /dev/kvm is not usable,
 128 + signal when SIGINT, SIGTERM or SIGHUP stopped the runs (the folder is still finished)."""

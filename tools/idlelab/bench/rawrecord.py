@@ -1,5 +1,5 @@
 """A boot's raw record: plain JSON-ready data, assembled from what the matrix asked for,
-what QEMU and the guest did, and what the probe saw. derive.py turns it into a RunRow;
+what QEMU and the guest did, and what the probe saw. derive/figures.py turns it into a RunRow;
 nothing here formats or derives figures beyond kvmdelta.delta's subtraction."""
 from idlelab.bench import matrix
 from idlelab.derive import attribution, kvmdelta

@@ -1,5 +1,5 @@
 """Which host a tool measures on, chosen once: `kvm` (this machine's /dev/kvm), `nested`
-(the emulated KVM host, tools/idlelab/nested.py) or `tcg` (QEMU's emulator, no KVM).
+(the emulated KVM host, tools/idlelab/host/nested.py) or `tcg` (QEMU's emulator, no KVM).
 
 Every tool that takes --accel goes through choose(): `auto` is KVM where /dev/kvm is usable,
 else the nested host where it can be built and booted, else TCG, and the tool says in one

@@ -44,7 +44,7 @@ SMP, MEM = 2, "2G"
 CPU = "max"        # under TCG: SVM with nested paging and vGIF (no nrip-save)
 BOOT_S = 90        # emulated host start to its job (about 5 s here); beyond, it is wedged
 WEDGE_S = 30       # no heartbeat for this long while a job runs: wedged
-OUTER_WAIT_PERIOD_S = 0.1  # sampling of the emulated host's own vCPU threads' waits (hostwait)
+OUTER_WAIT_PERIOD_S = 0.1  # sampling of the emulated host's own vCPU threads' waits (vcputhreads)
 ASK_S = 3          # no heartbeat for this long: ask the monitor whether the host reset
 # The host faults a job is retried after, by what _attempt puts in JobResult.error.
 FAULTS = {"wedged": f"the emulated host wedged (no heartbeat for {WEDGE_S} s)",
@@ -162,7 +162,7 @@ class JobResult:
     boot_s: float = None       # QEMU start to the job's start, by our clock
     wedged: bool = False       # the last attempt's host wedged (the job did not finish)
     # how long this machine kept the emulated host's own vCPU threads waiting to run over
-    # the job (hostwait): {"total_ms": {cpu: ms}, "worst_1s_ms": the most in any second}
+    # the job (vcputhreads): {"total_ms": {cpu: ms}, "worst_1s_ms": the most in any second}
     outer_wait: dict = None
 
 
@@ -202,7 +202,7 @@ def host_command(run_dir, job_path, image=IMAGE, cpu=CPU):
 
 def job_script(argv, attempt):
     """The job /init runs in the chroot, from the tree's top folder."""
-    return ("# written by tools/idlelab/nested.py: one tool run inside the nested host\n"
+    return ("# written by tools/idlelab/host/nested.py: one tool run inside the nested host\n"
             f"export {ATTEMPT_ENV}={attempt}\n"
             f"exec {' '.join(shlex.quote(a) for a in argv)}\n")
 

@@ -99,7 +99,7 @@ class WaitSampler:
 
     def start(self, pid):
         self.pid = pid
-        self._thread = threading.Thread(target=self._run, name="idlelab-hostwait",
+        self._thread = threading.Thread(target=self._run, name="idlelab-vcpu-waits",
                                         daemon=True)
         self._thread.start()
 

@@ -1,7 +1,7 @@
 """The governors matrix in the simulator: every run of tools/matrices/governors.txt, the one
 `make bench-governors` boots under KVM, made by idlelab-sim instead, with a cost table (the
 published hardware costs by default), and judged by the bench's own table and verdict code
-(governors_table.py) and drawn by its plot (plots.py). What cannot be run on a machine
+(report/layouts/governors.py) and drawn by its plot (report/plots.py). What cannot be run on a machine
 (hardware KVM, another machine's costs) is seen here, every figure labelled simulated.
 
 The simulator is deterministic, so each run is made once (the matrix's repeats would give

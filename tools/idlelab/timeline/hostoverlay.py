@@ -48,7 +48,7 @@ class HostInstant:
 class Overlay:
     status: str                 # one line for people, beginning "host overlay: "
     aligned: bool = False
-    spans: list = field(default_factory=list)       # timeline_spans.Span, guest TSC
+    spans: list = field(default_factory=list)       # timeline/spans.Span, guest TSC
     instants: list = field(default_factory=list)    # HostInstant
     counts: dict = field(default_factory=dict)      # event -> how many, our vCPUs only
 
