@@ -8,7 +8,7 @@ import pytest
 
 from idlelab.bench import matrix
 from idlelab.derive import attribution, tolerance
-from idlelab.host import fault, vcputhreads, qemu, wakeup_verdict
+from idlelab.host import fault, qemu, vcputhreads, wakeup_verdict
 from conftest import TOP, require
 from test_boot import ACCELS, ACCELS_FULL, TIMEOUT, assert_exit, boot, one, run
 from test_window_sync import synced_run

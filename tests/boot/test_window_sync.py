@@ -8,8 +8,8 @@ import time
 import pytest
 
 from idlelab.bench import probe
-from idlelab.derive import results
-from idlelab.derive import kvmdelta, qemu
+from idlelab.derive import kvmdelta, results
+from idlelab.host import qemu
 from test_boot import ACCELS, one, run
 
 SHORT = "warmup=50ms duration=300ms"
