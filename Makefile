@@ -123,7 +123,7 @@ model:
 boot-test: all iso
 	$(PYTHON) -m pytest -q tests/boot
 
-# The nested KVM host (tools/nested/, tools/idlelab/nested.py): Debian's kernel with kvm_amd
+# The nested KVM host (tools/nested/, tools/idlelab/host/nested.py): Debian's kernel with kvm_amd
 # and a busybox initramfs, from Debian's packages; rebuilt when its inputs change.
 NESTED_IMAGE_INPUTS := tools/nested/mkimage tools/nested/init tools/nested/kernel-package \
 	tools/nested/modules
@@ -181,7 +181,8 @@ WAKEPATH_PROFILE_ANNOTATE ?=
 wakepath-profile: deps all build/host/libinsncount.so
 	$(PYTHON) tools/insncount/profile "$(WAKEPATH_PROFILE_KNOBS)" $(WAKEPATH_PROFILE_ANNOTATE)
 
-# The same profile priced by a cost table (tools/idlelab/insnprice.py): estimated round trips
+# The same profile priced by a cost table (tools/idlelab/wakepath/insnprice.py): estimated
+# round trips
 # and the goals' ratios (WAKEPATH_ESTIMATE_ARGS="--costs RESULTS_DIR|FILE", "--accel tcg", or
 # "--build BUILD_DIR" for another commit's kernel).
 WAKEPATH_ESTIMATE_ARGS ?=

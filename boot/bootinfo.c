@@ -26,7 +26,7 @@ struct boot_info boot_info;
 
 /*
  * QEMU's multiboot1 loader passes "<kernel path> <arguments>", and a path may hold spaces,
- * so the first word is not always the path. The host tools (tools/idlelab/qemu.py) append
+ * so the first word is not always the path. The host tools (tools/idlelab/host/qemu.py) append
  * "-- " before the arguments: the last standalone "--" ends the loader's part, whatever the
  * path holds (no knob is spelled "--", so the arguments never contain one). Without it (a
  * hand-written QEMU command line) the first word is taken as the path.

@@ -7,7 +7,7 @@
  * The dump is compact because every byte on the serial line is a VM exit: per event its
  * kind's letter, the TSC cycles since the CPU's previous event (the window's start for the
  * first) in hex, and ".arg" in hex when arg is not 0; events comma-separated, TL_PER_LINE a
- * line. tools/idlelab/timeline_records.py reads it.
+ * line. tools/idlelab/timeline/records.py reads it.
  */
 #include "arch/x86/cpu.h"
 #include "arch/x86/tsc.h"

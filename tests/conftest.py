@@ -15,7 +15,7 @@ import pytest
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(TOP, "tools"))
 
-from idlelab import nested, qemu  # noqa: E402
+from idlelab.host import nested, qemu  # noqa: E402
 
 KVM_USABLE = qemu.kvm_usable()
 NO_KVM = "/dev/kvm is missing or not usable: KVM test not run"

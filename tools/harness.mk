@@ -1,9 +1,10 @@
 # Host-side pieces of the measurement harness. Included by the top-level Makefile; usable
 # alone too (make -f tools/harness.mk harness-lib).
 #   build/host/libhaltpoll_cap.so  LD_PRELOAD shim that sets KVM_CAP_HALT_POLL on QEMU's VM
-#                                  (tools/haltpoll_cap.c; driven by tools/idlelab/haltpollcap.py)
+#                                  (tools/haltpoll_cap.c; driven by
+#                                  tools/idlelab/host/haltpollcap.py)
 #   build/host/hog                 neighbour=hog:N: N threads that spin and count their loops
-#                                  (tools/hog.c; driven by tools/idlelab/neighbour.py)
+#                                  (tools/hog.c; driven by tools/idlelab/host/neighbour.py)
 
 HARNESS_CC     ?= gcc
 HARNESS_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -fPIC -shared -pthread

@@ -9,7 +9,7 @@
  * "ready TID TID ...", the threads' ids (the harness pins them with sched_setaffinity), and
  * then runs until SIGTERM/SIGINT or until its parent dies (PR_SET_PDEATHSIG: a bench killed
  * with SIGKILL leaves no hog behind). The harness reads the counters through its own mapping
- * of the file at the window's markers (tools/idlelab/neighbour.py). */
+ * of the file at the window's markers (tools/idlelab/host/neighbour.py). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>

@@ -2,7 +2,7 @@
  * Probe marks: a multi-byte NOP whose displacement carries an id, placed at the points of
  * the wake-up path that the instruction counter (tools/insncount, a QEMU TCG plugin)
  * divides into phases. Executed anywhere else it is just a NOP: no memory access, no exit.
- * The ids are listed once, here; tools/idlelab/insncount.py reads this list.
+ * The ids are listed once, here; tools/idlelab/wakepath/insncount.py reads this list.
  */
 #ifndef IDLELAB_ARCH_PROBE_H
 #define IDLELAB_ARCH_PROBE_H

@@ -6,7 +6,7 @@ import shutil
 import pytest
 
 from conftest import TOP, require
-from idlelab import qemu
+from idlelab.host import qemu
 
 TIMEOUT = 60
 ACCELS = ["kvm", "tcg"]

@@ -17,7 +17,7 @@ import subprocess
 import pytest
 
 from conftest import TOP
-from idlelab import qemu
+from idlelab.host import qemu
 
 TIMEOUT = 60
 MKISO = os.path.join(TOP, "tools", "mkiso")

@@ -16,7 +16,8 @@ import subprocess
 import pytest
 
 from conftest import TOP
-from idlelab import records, timeline_records
+from idlelab.derive import records
+from idlelab.timeline import records as timeline_records
 from test_boot import ACCELS_FULL, boot
 
 SIM = os.path.join(TOP, "build", "idlelab-sim")

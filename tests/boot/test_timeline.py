@@ -2,8 +2,9 @@
 running and idling, and pairs wakes with their noticing; off, nothing is printed."""
 import pytest
 
-from idlelab import timeline_records, timeline_run, timeline_spans
-from idlelab.timeline_spans import IDLE, links, spans
+from idlelab.timeline import (records as timeline_records, run as timeline_run,
+                              spans as timeline_spans)
+from idlelab.timeline.spans import IDLE, links, spans
 from test_boot import ACCELS, assert_exit, boot
 from conftest import require
 

@@ -7,7 +7,9 @@ import time
 
 import pytest
 
-from idlelab import kvmstats, probe, qemu, results
+from idlelab.bench import probe
+from idlelab.derive import kvmdelta, results
+from idlelab.host import qemu
 from test_boot import ACCELS, one, run
 
 SHORT = "warmup=50ms duration=300ms"
@@ -26,7 +28,7 @@ def synced_run(cfg, expect="SUCCESS"):
     assert not p.errors, p.errors
     assert p.has_window(), res.output
     assert all(s["synced"] for s in p.samples.values())
-    return res, kvmstats.delta(p.samples["open"]["snapshot"], p.samples["close"]["snapshot"])
+    return res, kvmdelta.delta(p.samples["open"]["snapshot"], p.samples["close"]["snapshot"])
 
 
 @pytest.mark.kvm

@@ -1,4 +1,4 @@
-"""The nested KVM host itself (tools/idlelab/nested.py, tools/nested/): its image, one boot
+"""The nested KVM host itself (tools/idlelab/host/nested.py, tools/nested/): its image, one boot
 that runs idlelab under its KVM, and a wedge caught, dumped and retried. Runs on any
 machine (the host is emulated); about a minute."""
 import json
@@ -8,8 +8,8 @@ import subprocess
 import pytest
 
 from conftest import TOP
-from idlelab import hosts, nested, qemu
-from idlelab.records import parse_records
+from idlelab.host import hosts, nested, qemu
+from idlelab.derive.records import parse_records
 
 MKIMAGE = os.path.join(TOP, "tools", "nested", "mkimage")
 

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from idlelab import qemu
+from idlelab.host import qemu
 
 QEMU_TIMEOUT = 30  # seconds any one QEMU may live
 

@@ -1,10 +1,11 @@
 """Whose fault a late or lost wake-up was (attribution.py), from canned records and waits; and
-the wait sources it asks (hostwait.py): the sampled run delay with its brackets and stalls,
+the wait sources it asks (host/vcputhreads.py): the sampled run delay with its brackets and stalls,
 and the nested host's outer waits mapped onto the inner clock."""
 import json
 import time
 
-from idlelab import attribution, hostwait
+from idlelab.derive import attribution
+from idlelab.host import vcputhreads as hostwait
 
 MS = 1_000_000
 

@@ -1,5 +1,5 @@
 """tools/bench without QEMU: the built-in matrices and work plan (workplan), run naming and
-the guest command line, which global-parameter runs can be made (hostconfig, onerun),
+the guest command line, which global-parameter runs can be made (hostparams, onerun),
 machine-load arithmetic (hostload), the results folder (resultsfolder), progress, and the
 CLI's accelerator choice and exit codes (cli)."""
 import os
@@ -9,9 +9,11 @@ import stat
 import pytest
 
 from conftest import TOP
-from idlelab import (cli, costtable, hostconfig, hostload, matrix, onerun, progress,
-                     resultsfolder, workplan)
-from idlelab.matrix import parse
+from idlelab.derive import primcosts
+from idlelab import resultsfolder
+from idlelab.bench import cli, matrix, onerun, progress, workplan
+from idlelab.host import hostload, hostparams
+from idlelab.bench.matrix import parse
 
 
 def _load(quick):
@@ -40,9 +42,9 @@ def test_builtin_matrices_parse_and_cover_each_seed(quick):
     # seed 003: a period sweep placed by the cost table around timer + window, plus two
     # short fixed periods, under three windows; resolved with a made-up table here.
     s3 = m["seed003"]
-    assert sum(costtable.is_scaled(r.guest["period"]) for r in s3) >= 2 * 3
-    table = {"prims": {p: {"ns_p50": 650_000.0} for p in costtable.PRIMS}}
-    periods = {matrix.parse_time(costtable.resolve_run(r, table).guest["period"]) for r in s3}
+    assert sum(primcosts.is_scaled(r.guest["period"]) for r in s3) >= 2 * 3
+    table = {"prims": {p: {"ns_p50": 650_000.0} for p in primcosts.PRIMS}}
+    periods = {matrix.parse_time(primcosts.resolve_run(r, table).guest["period"]) for r in s3}
     assert min(periods) <= 200_000 and max(periods) >= 650_000 + 1_000_000
     assert 650_000 + 300_000 in periods    # inside the 400 us window, outside 200 us
     assert {r.vm_halt_poll_ns for r in s3} == {0, 200_000, 400_000}
@@ -108,7 +110,7 @@ HOST = {"halt_poll_ns": 200000, "halt_poll_ns_grow": 2, "halt_poll_ns_grow_start
 
 def test_read_only_params_a_run_needing_another_value_is_not_run(tmp_path):
     pd = _param_dir(tmp_path, HOST, read_only=HOST)
-    params = hostconfig.HostParams(pd, str(tmp_path / "journal"))
+    params = hostparams.HostParams(pd, str(tmp_path / "journal"))
     assert params.describe().startswith("kvm parameters read-only here: halt_poll_ns=200000")
     s0, s2 = parse("r: workload=random duration=1s host_shrink=0,2", "m")
     assert params.changes_for(s0) == (None, "halt_poll_ns_shrink is read-only (fixed at 2)")
@@ -124,7 +126,7 @@ def test_read_only_params_a_run_needing_another_value_is_not_run(tmp_path):
 
 def test_writable_params_give_the_changes_to_make(tmp_path):
     pd = _param_dir(tmp_path, HOST)
-    params = hostconfig.HostParams(pd, str(tmp_path / "journal"))
+    params = hostparams.HostParams(pd, str(tmp_path / "journal"))
     (r,) = parse("r: workload=random duration=1s host_shrink=0 host_grow=2", "m")
     assert params.changes_for(r) == ({"halt_poll_ns_shrink": 0}, None)
     assert "writable" in params.describe()
@@ -233,7 +235,7 @@ def test_writable_params_are_overridden_for_the_run_and_restored(tmp_path, monke
     hostparams.override (journal written, value restored afterwards)."""
     pd = _param_dir(tmp_path, HOST)
     journal = str(tmp_path / "journal")
-    params = hostconfig.HostParams(pd, journal)
+    params = hostparams.HostParams(pd, journal)
     seen = {}
 
     def fake_boot(run, rec, ctx):
@@ -256,7 +258,7 @@ def test_writable_params_are_overridden_for_the_run_and_restored(tmp_path, monke
 
 def test_a_run_asking_for_tcg_gets_it_and_no_host_params_check(tmp_path):
     pd = _param_dir(tmp_path, HOST, read_only=HOST)
-    ctx = onerun.Context(accel="kvm", params=hostconfig.HostParams(pd, str(tmp_path / "j")))
+    ctx = onerun.Context(accel="kvm", params=hostparams.HostParams(pd, str(tmp_path / "j")))
     t, k = parse("t: workload=idle duration=1s accel=tcg\n"
                  "k: workload=idle duration=1s host_shrink=0\n", "m")
     assert ctx.run_accel(t) == "tcg" and ctx.run_accel(k) == "kvm"

@@ -2,7 +2,9 @@
 terms (`timer+300us`), which place a sweep by this machine's own speed."""
 import pytest
 
-from idlelab import costtable, matrix
+from idlelab.derive import primcosts
+from idlelab.bench import matrix
+
 
 OUTPUT = """\
 @idlelab bench name=exits prim=alu ns_p50=540.671 ns_p90=737.279 n=50 ops_per_sample=1024
@@ -13,11 +15,11 @@ OUTPUT = """\
 
 
 def table():
-    return {"accel": "kvm", "iters": 50, "prims": costtable.parse(OUTPUT)}
+    return {"accel": "kvm", "iters": 50, "prims": primcosts.parse(OUTPUT)}
 
 
 def test_parse_keeps_each_primitive_and_skips():
-    prims = costtable.parse(OUTPUT)
+    prims = primcosts.parse(OUTPUT)
     assert set(prims) == {"alu", "wrmsr_pollctl", "timer"}     # not bench=sched's records
     assert prims["timer"]["ns_p50"] == 654311.423 and prims["timer"]["n"] == 50
     assert prims["wrmsr_pollctl"]["skipped"] == "1"
@@ -30,42 +32,42 @@ def test_parse_keeps_each_primitive_and_skips():
     ("nosuch+300us", "nosuch+300us"),                      # not a primitive: left to the knob check
 ])
 def test_resolve(value, resolved):
-    assert costtable.resolve(value, table()) == resolved
+    assert primcosts.resolve(value, table()) == resolved
 
 
 def test_a_skipped_or_missing_primitive_cannot_place_a_sweep():
-    with pytest.raises(costtable.CostTableError, match="wrmsr_pollctl.*no poll control"):
-        costtable.resolve("wrmsr_pollctl+1us", table())
-    with pytest.raises(costtable.CostTableError, match="ipi_halt_rtt"):
-        costtable.resolve("ipi_halt_rtt*2", table())
+    with pytest.raises(primcosts.CostTableError, match="wrmsr_pollctl.*no poll control"):
+        primcosts.resolve("wrmsr_pollctl+1us", table())
+    with pytest.raises(primcosts.CostTableError, match="ipi_halt_rtt"):
+        primcosts.resolve("ipi_halt_rtt*2", table())
 
 
 def test_resolve_run_keeps_the_name_and_resolves_the_knob(tmp_path):
     m = tmp_path / "m.txt"
     m.write_text("p: workload=periodic duration=1s guest.period=timer+300us,100us\n")
     runs = matrix.load(str(m))
-    assert costtable.needs_table(runs)
-    a, b = [costtable.resolve_run(r, table()) for r in runs]
+    assert primcosts.needs_table(runs)
+    a, b = [primcosts.resolve_run(r, table()) for r in runs]
     assert (a.name, a.guest["period"]) == ("p-period=timer+300us", "954us")
     assert b is runs[1]                                      # nothing to resolve
 
 
 def test_markdown_lists_every_primitive_in_order():
-    lines = costtable.markdown(table())
+    lines = primcosts.markdown(table())
     rows = [ln.split("|")[1].strip() for ln in lines if ln.startswith("| ") and "---" not in ln]
-    assert rows[1:] == list(costtable.PRIMS)
+    assert rows[1:] == list(primcosts.PRIMS)
     assert any("wrmsr_pollctl | skipped" in ln for ln in lines)
-    assert costtable.markdown({"error": "boom"})[0].endswith("boom")
-    assert costtable.markdown(None) == []
+    assert primcosts.markdown({"error": "boom"})[0].endswith("boom")
+    assert primcosts.markdown(None) == []
 
 
 def test_markdown_gives_the_kernels_wake_path_where_counted():
     path = {"knobs": "idle=halt", "user": 144.0, "wake": 154.8, "block": 78.0, "enter": 38.0,
             "run": 79.5}
-    lines = costtable.markdown(dict(table(), path_insns=path))
+    lines = primcosts.markdown(dict(table(), path_insns=path))
     assert lines[-2] == ("The kernel's wake path, guest instructions per pingpong round trip "
                          "under TCG (idle=halt): user 144, wake 155, block 78, enter 38, "
                          "run 80 (494 in all).")
-    lines = costtable.markdown(dict(table(), path_insns={"error": "no plugin"}))
+    lines = primcosts.markdown(dict(table(), path_insns={"error": "no plugin"}))
     assert lines[-2] == "The kernel's wake path could not be counted: no plugin"
-    assert not any("wake path" in ln for ln in costtable.markdown(table()))
+    assert not any("wake path" in ln for ln in primcosts.markdown(table()))

@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from conftest import TOP
-from idlelab import exitcodes, nested, workplan
+from idlelab.bench import workplan
+from idlelab.host import exitcodes, nested
 
 KNOBDOC = workplan.KNOBDOC
 EXITDOC = os.path.join(TOP, "tools", "exitdoc")

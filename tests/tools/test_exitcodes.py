@@ -1,7 +1,8 @@
 """The host's single exit-code decoder and the @idlelab record parser."""
 import pytest
 
-from idlelab import exitcodes, records
+from idlelab.derive import records
+from idlelab.host import exitcodes
 
 
 def test_every_guest_code_decodes_to_its_name():

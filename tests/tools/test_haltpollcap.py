@@ -7,7 +7,8 @@ import subprocess
 import pytest
 
 from conftest import TOP, require
-from idlelab import haltpollcap, kvmstats, qemu, qmp
+from idlelab.derive import kvmdelta
+from idlelab.host import haltpollcap, vcputhreads, qemu, qmp
 import live
 from live import LiveQemu, start_paused
 
@@ -136,11 +137,11 @@ def test_halt_poll_zero_paused_vm_does_not_poll(sockdir, lib):
     try:
         vm.wait_line(ENABLED + "0 on")
         with qmp.QMP(qmp_path, timeout=10, proc=vm.proc) as session:
-            a = kvmstats.take_snapshot(session, vm.pid)
-            b = kvmstats.take_snapshot(session, vm.pid)
+            a = vcputhreads.take_snapshot(session, vm.pid)
+            b = vcputhreads.take_snapshot(session, vm.pid)
     finally:
         vm.stop()
-    d = kvmstats.delta(a, b)
+    d = kvmdelta.delta(a, b)
     assert sorted(d.per_vcpu_stats) == [0, 1]
     assert all(s["halt_attempted_poll"] == 0 for s in d.per_vcpu_stats.values())
     assert all(s["halt_attempted_poll"] == 0 for s in b.per_vcpu_stats.values())

@@ -9,8 +9,8 @@ import textwrap
 import pytest
 
 from conftest import TOP
-from idlelab import hostparams
-from idlelab.hostparams import PARAMS, ParamsReadOnly
+from idlelab.host import hostparams
+from idlelab.host.hostparams import PARAMS, ParamsReadOnly
 
 HOST = {"halt_poll_ns": 200000, "halt_poll_ns_grow": 2, "halt_poll_ns_grow_start": 10000,
         "halt_poll_ns_shrink": 2}
@@ -91,7 +91,7 @@ def test_read_only_parameters_raise_with_the_fixed_values(pdir, journal):
 CHILD = textwrap.dedent("""
     import signal, sys, time
     sys.path.insert(0, {tools!r})
-    from idlelab import hostparams
+    from idlelab.host import hostparams
     if {prev_handler!r}:
         def prev(signum, frame):
             print("previous handler ran", flush=True)

@@ -7,8 +7,10 @@ import subprocess
 
 import pytest
 
-from idlelab import costtable, insnprice, qemu
-from idlelab.toolexit import EXIT_NO_KVM, EXIT_OK, EXIT_USAGE
+from idlelab.derive import primcosts
+from idlelab.host import qemu
+from idlelab.wakepath import insnprice
+from idlelab.usage import EXIT_NO_KVM, EXIT_OK, EXIT_USAGE
 
 
 @pytest.mark.parametrize("text, kind", [
@@ -41,7 +43,7 @@ def test_prices_come_from_the_tables_primitives():
     assert insnprice.kind_ns(table(pushf=1.5))["pushf"] == 1
     bad = table()
     del bad["prims"]["call"]
-    with pytest.raises(costtable.CostTableError, match="'call'"):
+    with pytest.raises(primcosts.CostTableError, match="'call'"):
         insnprice.kind_ns(bad)
 
 

@@ -2,7 +2,7 @@
 mapping on made-up inputs, and a live TCG profile held against insncount's phase count."""
 import pytest
 
-from idlelab import insncount, insnprofile
+from idlelab.wakepath import insncount, insnprofile
 
 
 def test_parse_profile_and_nm():

@@ -170,7 +170,7 @@ def test_folders_from_before_status_are_read_by_what_they_hold():
 def test_a_bench_removes_its_own_temporary_folders_on_the_way_out(tmp_path):
     """A signal can land between a boot's mkdtemp and the try block that removes its folder,
     so a bench finishing after a signal sweeps its own; another live bench's folders stay."""
-    from idlelab import onerun
+    from idlelab.bench import onerun
     mine = tmp_path / f"{onerun.TEMP_PREFIX}{os.getpid()}-abc"
     live = tmp_path / f"{onerun.TEMP_PREFIX}{os.getppid()}-def"
     other = tmp_path / "unrelated"
@@ -186,7 +186,7 @@ def test_a_socket_in_a_folder_too_deep_for_sun_path_is_reached_all_the_same(tmp_
     than a UNIX socket's path may be long: the socket is bound and reached through a
     descriptor of its folder, as QEMU and the harness do it."""
     import socket
-    from idlelab import onerun
+    from idlelab.bench import onerun
     deep = tmp_path / ("d" * 60) / ("e" * 60)
     deep.mkdir(parents=True)
     path, fd = onerun.socket_path(str(deep), "qmp")

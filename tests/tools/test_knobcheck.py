@@ -8,7 +8,7 @@ import time
 import pytest
 
 from conftest import TOP
-from idlelab import cli, matrix, workplan
+from idlelab.bench import cli, matrix, workplan
 
 KNOBDOC = workplan.KNOBDOC
 

@@ -3,8 +3,8 @@ import re
 
 import pytest
 
-from idlelab import matrix
-from idlelab.matrix import MatrixError, parse
+from idlelab.bench import matrix
+from idlelab.bench.matrix import MatrixError, parse
 
 GOOD = """\
 # IPI ping-pong at three periods, with and without host polling

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from conftest import require
-from idlelab import qemu, qmp
+from idlelab.host import qemu, qmp
 import live
 from live import LiveQemu, start_paused
 

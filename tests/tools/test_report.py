@@ -10,9 +10,13 @@ import subprocess
 import pytest
 
 from conftest import TOP
-from idlelab import (cli, console, derive, governors_table, plots, predict, report,
-                     resultsfolder, runrow, tables, tolerance)
-from idlelab.runrow import NA_TCG
+from idlelab import resultsfolder
+from idlelab.bench import cli
+from idlelab.derive import figures as derive, runrow, tolerance
+from idlelab.report import console, plots, tables, write
+from idlelab.report.layouts import governors as governors_table
+from idlelab.sim import predict
+from idlelab.derive.runrow import NA_TCG
 
 CPU = ("@idlelab cpu id={id} ctx_switches=5 wakeups=3 wakeups_local=1 wakeups_remote=2 "
        "ipi_sent={ipi} ipi_avoided=0 ipi_received=2 timer_irqs=4 ticks=3 idle_entries={ie} "
@@ -35,7 +39,7 @@ SEC = 1_000_000_000
 
 
 def serial(workload, knobs, hlt, policy="halt", msr=1, rtt=600000, n=1000):
-    """Guest output as the kernel prints it (the records derive.py reads)."""
+    """Guest output as the kernel prints it (the records derive/figures.py reads)."""
     lines = ["idlelab: booted via multiboot1",
              f"@idlelab idle policy={policy} reason=knob pollflag=1 hostpoll="
              f"{knobs.get('hostpoll', 'auto')} msr={msr}",
@@ -232,7 +236,7 @@ META = {"results": "results/20990101-000000", "quick": True, "accel": "kvm", "ho
 def written(tmp_path_factory):
     out = tmp_path_factory.mktemp("results")
     recs = seed_records()
-    paths = report.write_all(str(out), recs, META)
+    paths = write.write_all(str(out), recs, META)
     return out, recs, paths
 
 
@@ -342,7 +346,7 @@ def varied(tmp_path_factory):
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(plots, "save", keep)
-        paths = report.write_all(str(out), seed_records(varied=True), META)
+        paths = write.write_all(str(out), seed_records(varied=True), META)
     with open(out / "runs.csv") as f:
         return out, list(csv.DictReader(f)), drawn, paths
 

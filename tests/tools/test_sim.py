@@ -8,7 +8,10 @@ import types
 
 import pytest
 
-from idlelab import governors_table, matrix, predict, records, sim_governors
+from idlelab.bench import matrix
+from idlelab.derive import records
+from idlelab.report.layouts import governors as governors_table
+from idlelab.sim import governors as sim_governors, predict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SIM = os.path.join(ROOT, "build", "idlelab-sim")

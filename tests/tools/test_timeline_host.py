@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from idlelab import hostoverlay, timeline_records as R, timeline_spans as S, timeline_trace
-from idlelab.timeline_cli import overlay_of
+from idlelab.timeline import hostoverlay, records as R, spans as S, trace as timeline_trace
+from idlelab.timeline.cli import overlay_of
 
 HZ = 2_000_000_000          # 2 cycles a ns: µs = cycles / 2000
 T0 = 10_000_000

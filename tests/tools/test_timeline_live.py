@@ -13,7 +13,7 @@ import time
 import pytest
 
 from conftest import TOP, require
-from idlelab import kernelfs, nested, tracefs
+from idlelab.host import kernelfs, nested, tracefs
 
 TOOL = os.path.join(TOP, "tools", "timeline")
 KNOBS = "workload=pingpong warmup=20ms duration=200ms hz=0 idle=haltpoll timeline=64"

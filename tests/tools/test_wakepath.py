@@ -6,7 +6,9 @@ import re
 import pytest
 
 from conftest import TOP, require
-from idlelab import insncount, qemu, records
+from idlelab.derive import records
+from idlelab.host import qemu
+from idlelab.wakepath import insncount
 
 BASELINE = os.path.join(TOP, "tests", "wakepath", "insns-baseline.txt")
 GROWTH_ALLOWED = 1.05

@@ -4,8 +4,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from idlelab import wakepath_rtt as w
-from idlelab.toolexit import EXIT_NO_KVM, EXIT_USAGE
+from idlelab.wakepath import rtt as w
+from idlelab.usage import EXIT_NO_KVM, EXIT_USAGE
 
 
 def test_the_goals_from_the_medians():

@@ -1,7 +1,7 @@
 /*
  * insncount: a QEMU TCG plugin that counts the guest instructions each vCPU executes and
  * logs, at every probe mark (arch/x86/probe.h: `nopl 0x1d1eXXXX(%rax)`), the vCPU, the
- * mark's id and that vCPU's count so far. The host (tools/idlelab/insncount.py) turns the
+ * mark's id and that vCPU's count so far. The host (tools/idlelab/wakepath/insncount.py) turns the
  * log into instructions per phase of the wake-up path: a count, unlike a time, is the same
  * on every run and every machine, so a change to the path shows as a number.
  *

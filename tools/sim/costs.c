@@ -14,7 +14,7 @@
  * primitives the folder has wins (`wakepath_run | alu*150`: measured if a pingpong ran, else
  * fitted). Five more are instruction counts, not times: `insns_user`, `insns_wake`,
  * `insns_block`, `insns_enter` and `insns_run`, the guest instructions per pingpong round
- * trip in each phase of the wake path (tools/idlelab/insncount.py) of the kernel the bench
+ * trip in each phase of the wake path (tools/idlelab/wakepath/insncount.py) of the kernel the bench
  * ran, counted under TCG when it measured its cost table (cost_table.path_insns). A term is
  * factors joined by * and /, so a fitted path cost can follow the kernel's own path:
  * `alu*80*insns_enter/50` is 80 alu where the enter phase had the fit's 50 instructions.
@@ -68,7 +68,7 @@
 #define SIM__COST_NAME(n) #n,
 const char *const sim_cost_names[COST__COUNT] = {SIM_COSTS(SIM__COST_NAME)};
 
-/* The primitives of tools/idlelab/costtable.py's PRIMS that the tables use (named in its
+/* The primitives of tools/idlelab/derive/primcosts.py's PRIMS that the tables use (named in its
  * order; load, call and pushf are not used), then the stamps. */
 static const char *const prim_names[] = {
     "alu", "pause", "rdtsc", "locked_rmw", "cli_sti", "cpuid", "wrmsr_pollctl", "ipi_send",

@@ -1,6 +1,6 @@
 /*
  * The records: the guest's own (`idle`, `config`, `cpu`, `result`, `exit`, exactly as the
- * kernel prints them, so tools/idlelab/records.py reads both alike), one `sim` record saying
+ * kernel prints them, so tools/idlelab/derive/records.py reads both alike), one `sim` record saying
  * what was simulated with which costs, and one `host` record per vCPU with what KVM's
  * counters and the vCPU thread's CPU time would have shown over the window.
  */

@@ -1,0 +1,227 @@
+"""`tools/bench`: argument parsing, --list, --report, the accelerator choice, and handing
+the work to bench/invocation. Exit status: EXIT_OK all runs made or reported not run,
+EXIT_RUN_FAILED a run failed, EXIT_USAGE bad arguments, matrix or folder (one line naming
+it, checked before anything runs), EXIT_NO_KVM KVM required but /dev/kvm is not usable,
+128 + signal when SIGINT, SIGTERM or SIGHUP stopped the runs (the folder is still finished)."""
+import argparse
+import os
+import signal
+import sys
+
+from idlelab.derive import primcosts
+from idlelab import resultsfolder, usage
+from idlelab.bench import matrix
+from idlelab.host import hosts, qemu
+from idlelab.report import write as report
+from idlelab.sim import predict
+from idlelab.bench.invocation import Signals, run_all
+from idlelab.bench.progress import say
+from idlelab.usage import EXIT_NO_KVM, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
+from idlelab.bench.workplan import (RUN_OVERHEAD_S, SEEDS, TOP, WINDOW_HOLD, KnobCheckUnavailable,
+                                    builtin_matrices, check_cmdlines, estimate_s, guest_cmdline,
+                                    load_matrices)
+
+RESULTS_DIR = os.path.join(TOP, "results")
+
+
+def choose_accel(requested, require_kvm):
+    """(accel, message or None, exit code or None); accel kvm, nested or tcg (hosts.choose).
+    Without a KVM host a bench cannot read host counters: with --require-kvm that is an
+    error with its own exit code (the nested host is a KVM host), and so is --accel kvm on
+    a machine without /dev/kvm; otherwise the runs go ahead under TCG with the host columns
+    marked n/a (TCG)."""
+    if requested == "kvm" and not qemu.kvm_usable():
+        return None, ("/dev/kvm is missing or not usable: KVM was required, so nothing was "
+                      f"run (exit {EXIT_NO_KVM}; --accel nested runs on the emulated KVM host)"), \
+            EXIT_NO_KVM
+    accel, why = hosts.choose(requested)
+    if accel == "tcg" and require_kvm:
+        return None, (f"{why or 'TCG asked for'}: KVM was required, so nothing was run "
+                      f"(exit {EXIT_NO_KVM})"), EXIT_NO_KVM
+    if accel == "tcg" and requested == "tcg":
+        return "tcg", "running under TCG as asked: host KVM columns are n/a (TCG)", None
+    if accel == "tcg":
+        return "tcg", f"{why}; the host KVM columns are n/a (TCG) (--require-kvm makes this " \
+                      "an error)", None
+    return accel, why, None
+
+
+def window_hold(text):
+    """--window-hold: a time as the guest's window_hold= takes it."""
+    try:
+        matrix.parse_time(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected {e}") from None
+    return text
+
+
+def parse_args(argv):
+    ap = usage.Parser(
+        prog="bench",
+        description="Run idlelab experiment matrices under QEMU/KVM and write results/<time>/ "
+                    "(raw JSON, runs.csv, seedNNN.md tables, PNG plots). With no --matrix: "
+                    "the four built-in seed matrices (tools/matrices/seed00[0234].txt).",
+        epilog=f"Exit status: {EXIT_OK} all runs made or reported not run; {EXIT_RUN_FAILED} a "
+               f"run failed; {EXIT_USAGE} bad arguments, matrix or folder; {EXIT_NO_KVM} KVM "
+               "required (--require-kvm or --accel kvm) but /dev/kvm is not usable; 128 + "
+               "the signal when SIGINT, SIGTERM or SIGHUP stopped the runs (runs.csv and "
+               "tables are still written from the runs made).")
+    ap.add_argument("--quick", action="store_true",
+                    help="the reduced built-in matrices (tools/matrices/quick/): under a minute")
+    ap.add_argument("--seeds", default=",".join(SEEDS),
+                    help="built-in seeds to run, comma-separated (default: %(default)s)")
+    ap.add_argument("--matrix", action="append", metavar="FILE",
+                    help="run this matrix file instead of the built-ins (repeatable)")
+    ap.add_argument("--accel", choices=hosts.ACCELS, default="auto",
+                    help="auto (default): KVM if usable, else the nested KVM host, else TCG "
+                         "with host columns n/a")
+    ap.add_argument("--require-kvm", action="store_true",
+                    help=f"exit {EXIT_NO_KVM} without running anything if KVM is not usable")
+    ap.add_argument("--wait-quiet", type=usage.seconds_or_zero, default=0, metavar="SECONDS",
+                    help="wait for a quiet machine before the first run and after a run that "
+                         "saw other load, at most SECONDS in all (default 0: do not wait)")
+    ap.add_argument("--quiet-below", type=usage.finite_number, default=10.0, metavar="PCT",
+                    help="other load (%% of all host CPUs) that counts as quiet "
+                         "(default %(default)s)")
+    ap.add_argument("--cooldown", type=usage.seconds_or_zero, default=0, metavar="SECONDS",
+                    help="sleep SECONDS before each run after the first, so that the last "
+                         "QEMU's teardown (freeing its memory, its threads' exit) is over "
+                         "before the next window (default 0)")
+    ap.add_argument("--results-dir", default=RESULTS_DIR, metavar="DIR",
+                    help="parent of the new <timestamp>/ folder and the `latest` link "
+                         "(default: results/)")
+    ap.add_argument("--window-hold", type=window_hold, default=WINDOW_HOLD, metavar="TIME",
+                    help="guest window_hold= unless the matrix sets it (default %(default)s: the "
+                         "window edges are synchronised, window_sync=1)")
+    ap.add_argument("--timeout", type=usage.positive_seconds, default=120, metavar="S",
+                    help="kill a boot after S seconds (default %(default)s)")
+    ap.add_argument("--no-cost-table", action="store_true",
+                    help="do not measure the platform's cost table first (a few seconds); "
+                         "refused for a matrix whose values are scaled by it")
+    ap.add_argument("--resume", metavar="RESULTS_FOLDER",
+                    help="go on with the folder an interrupted bench of the same matrices "
+                         "left: its runs are kept, the rest are made (the nested host's retry "
+                         "after a wedge uses it)")
+    ap.add_argument("--resume-note", metavar="TEXT",
+                    help="with --resume: recorded as `retried` on the first run made")
+    ap.add_argument("--resume-fail", action="store_true",
+                    help="with --resume: record the first run not made as failed, with "
+                         "--resume-note as its reason, instead of making it")
+    ap.add_argument("--list", action="store_true",
+                    help="print the matrices' runs and the time estimate; run nothing")
+    ap.add_argument("--report", metavar="RESULTS_FOLDER",
+                    help="rewrite runs.csv, the tables and plots from a folder's raw/ and exit")
+    ap.add_argument("--predict", action="store_true",
+                    help="also predict every run with build/idlelab-sim (the folder's own cost "
+                         "table) and write predicted.md beside the measurements, with the error")
+    args = ap.parse_args(argv)
+    if (args.resume_note or args.resume_fail) and not args.resume:
+        ap.error("--resume-note and --resume-fail go with --resume")
+    if args.resume_fail and not args.resume_note:
+        ap.error("--resume-fail needs --resume-note (the failed run's reason)")
+    seeds = [s.strip() for s in args.seeds.split(",") if s.strip()]
+    bad = [s for s in seeds if s not in SEEDS]
+    if bad:
+        ap.error(f"--seeds: unknown seed {', '.join(bad)}; built-in: {', '.join(SEEDS)}")
+    args.seed_list = seeds
+    return args
+
+
+def list_matrices(loaded):
+    """--list: each matrix, its runs and the expected time."""
+    total = 0.0
+    for mid, path, runs in loaded:
+        boots = sum(r.repeat for r in runs)
+        secs = sum(estimate_s(r) * r.repeat for r in runs)
+        total += secs
+        print(f"{mid}: {os.path.relpath(path, TOP)}: {len(runs)} runs, {boots} boots, "
+              f"~{secs:.0f}s")
+        for r in runs:
+            rep = f" x{r.repeat}" if r.repeat > 1 else ""
+            print(f"  {r.name}{rep}: {guest_cmdline(r)} halt_poll_ns={r.settings['halt_poll_ns']}"
+                  + "".join(f" {k}={v}" for k, v in r.host_params.items()
+                            if k != "halt_poll_ns")
+                  + (f" stall={r.settings['stall']}" if r.stall else "")
+                  + (f" neighbour={r.neighbour.text}" if r.neighbour else "")
+                  + (f" pin={r.settings['pin']}" if r.pin else ""))
+    print(f"total ~{total:.0f}s (about {RUN_OVERHEAD_S:.0f}s per boot besides warm-up and "
+          "window)")
+
+
+def rebuild_report(outdir):
+    """--report: the reports of an existing folder, from its raw records. A folder a killed
+    bench left is said to be incomplete, marked so, and reported from what it holds."""
+    try:
+        resultsfolder.check_folder(outdir)
+        meta = resultsfolder.read_meta(outdir)
+        recs = resultsfolder.read_raw(outdir)
+    except resultsfolder.FolderError as e:
+        say(f"--report {e}")
+        return EXIT_USAGE
+    status = resultsfolder.status(meta)
+    if status == resultsfolder.RUNNING:
+        say(f"--report {outdir}: still being written by the bench with pid "
+            f"{meta['owner']['pid']}: wait for it to end")
+        return EXIT_USAGE
+    if status == resultsfolder.INCOMPLETE:
+        say(resultsfolder.incomplete_note(outdir, meta) + "; reporting those")
+        meta = resultsfolder.mark_incomplete(outdir, meta, "--report")
+    for path in report.write_all(outdir, recs, meta):
+        print(path)
+    return EXIT_OK
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    if args.report:
+        code = rebuild_report(args.report)
+        return predict.write_report(args.report) if args.predict else code
+    paths = args.matrix or builtin_matrices(args.quick, args.seed_list)
+    try:
+        loaded = load_matrices(paths)
+        check_cmdlines(loaded, args.window_hold)
+    except matrix.MatrixError as e:
+        say(str(e))
+        return EXIT_USAGE
+    except KnobCheckUnavailable as e:
+        say(f"guest values not checked before the runs ({e}); a bad one fails at boot")
+    if args.no_cost_table:
+        scaled = [mid for mid, _, runs in loaded if primcosts.needs_table(runs)]
+        if scaled:
+            say(f"--no-cost-table: matrix {', '.join(scaled)} places values by the cost table "
+                "(e.g. `timer*2`), so it must be measured")
+            return EXIT_USAGE
+    if args.list:
+        list_matrices(loaded)
+        return EXIT_OK
+    try:
+        resultsfolder.check_parent(args.results_dir)
+        if args.resume:
+            resultsfolder.check_folder(args.resume)
+    except resultsfolder.FolderError as e:
+        say(f"{'--resume' if args.resume else '--results-dir'} {e}")
+        return EXIT_USAGE
+    accel, msg, code = choose_accel(args.accel, args.require_kvm)
+    if msg:
+        say(msg)
+    if code is not None:
+        return code
+    if accel == "nested":
+        outside = [d for d in (args.results_dir, args.resume) if d and not
+                   os.path.realpath(d).startswith(TOP + os.sep)]
+        if outside:
+            say(f"{outside[0]}: the nested host writes results into the project tree only "
+                f"(it shares {TOP} read-write, the rest read-only)")
+            return EXIT_USAGE
+        return hosts.delegate_bench(sys.argv[1:] if argv is None else list(argv))
+    with Signals() as signals:
+        try:
+            code = run_all(args, loaded, accel, signals)
+        except KeyboardInterrupt as e:   # before the results folder existed
+            signum = getattr(e, "signum", signal.SIGINT)
+            say(f"{signal.Signals(signum).name}: stopped before any run; nothing was measured")
+            return 128 + signum
+    latest = os.path.join(args.results_dir, "latest")
+    if args.predict and os.path.isdir(latest):
+        predict.write_report(os.path.realpath(latest))
+    return code

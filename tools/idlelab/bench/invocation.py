@@ -1,0 +1,360 @@
+"""One bench invocation: prepares the host (recover a killed run's parameters, reclaim what a
+killed bench left, build the preload library if needed), makes a new results folder (marked
+running, `latest` pointed at it), measures the cost table, runs the work list boot by boot
+(raw record and runs.csv row written as each ends), then writes the reports and prints the
+summary.
+
+Nothing measured is lost on the way out. SIGINT, SIGTERM and SIGHUP stop the run in
+progress (qemu.run kills its QEMU, hostparams.override restores the host) and the folder is
+finished from the runs completed: runs.csv, tables, meta.json "status": "interrupted" with
+the signal and where it landed, exit 128 + the signal. A second signal while the folder is
+finished is noted, not obeyed (only SIGKILL ends it then). After SIGKILL the folder stays
+"running" with its owner gone, every finished run in raw/ and runs.csv; the next bench says
+so and marks it (resultsfolder)."""
+import contextlib
+import os
+import signal
+import sys
+import threading
+import time
+
+from idlelab.derive import primcosts
+from idlelab.host import costtable
+from idlelab import resultsfolder
+from idlelab.bench import onerun
+from idlelab.derive import figures
+from idlelab.host import haltpollcap, hosts
+from idlelab.report import console, write
+from idlelab.wakepath import insncount
+from idlelab.host.hostparams import HostParams
+from idlelab.host.hostload import QuietWaiter, loadavg
+from idlelab.bench.onerun import Context, execute
+from idlelab.bench.progress import Progress, say
+from idlelab.report.write import append_csv, write_csv
+from idlelab.usage import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
+from idlelab.bench.workplan import TOP, plan, relpath
+
+# The bench's exit status: usage.py's; interrupted: 128 + signal.
+EXIT_INTERRUPTED = 128 + signal.SIGINT
+CAUGHT = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class Interrupted(KeyboardInterrupt):
+    """A stop signal, raised where the bench was. A KeyboardInterrupt, so everything that
+    already cleans up after Ctrl-C (qemu.run, hostparams.override) does so for all three."""
+
+    def __init__(self, signum):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+class Signals:
+    """While active (a with block in the main thread): the first of SIGINT, SIGTERM, SIGHUP
+    raises Interrupted unless inside deferred(), where it waits for the block's end; any
+    later one is only noted, so finishing the folder cannot itself be interrupted."""
+
+    def __init__(self):
+        self.pending = None     # the first signal received
+        self.fired = False      # Interrupted has been raised
+        self.deferring = 0
+        self._old = {}
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            self._old = {s: signal.signal(s, self._on_signal) for s in CAUGHT}
+        return self
+
+    def __exit__(self, *exc):
+        for s, handler in self._old.items():
+            signal.signal(s, handler)
+        self._old = {}
+
+    def _on_signal(self, signum, _frame):
+        if self.pending is None:
+            self.pending = signum
+        if not self.deferring and not self.fired:
+            self.fired = True
+            raise Interrupted(signum)
+
+    @contextlib.contextmanager
+    def deferred(self):
+        """A signal inside the block takes effect at its end (a raw file and its place in
+        the records are written together or not at all)."""
+        self.deferring += 1
+        try:
+            yield
+        finally:
+            self.deferring -= 1
+        if not self.deferring and self.pending is not None and not self.fired:
+            self.fired = True
+            raise Interrupted(self.pending)
+
+    def finishing(self):
+        """From here on signals are only noted: the folder is being finished."""
+        self.deferring += 1
+
+
+def reclaim(results_dir):
+    """What killed benches left: their temporary folders (removed) and their results
+    folders (said, and marked incomplete so it is said once)."""
+    n = onerun.reclaim_temp_dirs()
+    if n:
+        say(f"removed {n} temporary folder{'s' if n > 1 else ''} of benches that were killed")
+    resultsfolder.reclaim_latest_tmp(results_dir)
+    for path, meta in resultsfolder.find_incomplete(results_dir):
+        say(resultsfolder.incomplete_note(relpath(path), meta)
+            + f"; `tools/bench --report {relpath(path)}` writes its tables")
+        resultsfolder.mark_incomplete(path, meta, f"the bench started at pid {os.getpid()}")
+
+
+class Place:
+    """Where the bench is, for meta.json when a signal or an error stops it."""
+
+    def __init__(self, planned):
+        self.planned = planned
+        self.run = None          # (index from 1, name) of the run under way
+        self.after = 0           # runs finished
+
+    def describe(self):
+        if self.run is not None:
+            return f"in run {self.run[0]} of {self.planned} ({self.run[1]})"
+        if self.after == 0:
+            return "before the first run"
+        if self.after >= self.planned:
+            return "after the last run"
+        return f"between runs {self.after} and {self.after + 1} of {self.planned}"
+
+
+def run_all(args, loaded, accel, signals=None):
+    """Runs the work list and reports; returns the exit status."""
+    signals = signals or Signals()
+    reclaim(args.results_dir)
+    params = HostParams()
+    ctx = Context(accel=accel, params=params, window_hold=args.window_hold,
+                  timeout_s=args.timeout)
+    try:
+        resumed = resume_state(args.resume) if args.resume else None
+    except resultsfolder.FolderError as e:
+        say(f"--resume {e}")
+        return EXIT_USAGE
+    work = plan(loaded)        # its length and order; the cost table only resolves values
+    place = Place(len(work))
+    waiter = QuietWaiter(args.wait_quiet, args.quiet_below, say=say)
+    outdir, meta, recs, error, code = None, {}, [], None, None
+    t0 = time.monotonic()
+    try:
+        # The folder, its "running" meta.json, its runs.csv header and `latest` exist
+        # together or not at all.
+        with signals.deferred():
+            if resumed:
+                outdir, recs = args.resume, resumed["recs"]
+                meta = dict({k: v for k, v in resumed["meta"].items() if k != "state"},
+                            status=resultsfolder.RUNNING, owner=resultsfolder.owner())
+                meta.setdefault("resumed", []).append(
+                    {"at_run": len(recs) + 1, "note": args.resume_note,
+                     "host": hosts.describe(accel)})
+            else:
+                outdir = resultsfolder.new_results_dir(args.results_dir)
+                meta = invocation_meta(args, loaded, ctx, outdir)
+            meta.update(runs_made=len(recs), runs_planned=len(work),
+                        runs_planned_by_matrix=planned_by_matrix(work))
+            resultsfolder.write_meta(outdir, meta)
+            write_csv([figures.summarize(r) for r in recs],
+                      os.path.join(outdir, write.CSV_NAME))
+            resultsfolder.point_latest(outdir)
+        place.after = len(recs)
+        ctx.tmpdir = resultsfolder.tmp_dir(outdir)
+        # First the platform's cost table: the matrices' scaled values are resolved from it
+        # (a resumed folder keeps its own, so its runs go on with the values they started
+        # with).
+        if resumed:
+            costs = resumed["meta"].get("cost_table") or {}
+            if "prims" in costs:
+                loaded = [(mid, path, [primcosts.resolve_run(r, costs) for r in runs])
+                          for mid, path, runs in loaded]
+        elif args.no_cost_table:
+            costs = {"error": "not measured (--no-cost-table)", "skipped": True}
+        else:
+            costs, loaded = measure_costs(accel, loaded, args.timeout)
+        if costs is None:
+            meta.update(interrupted=True, error="the cost table could not be measured, and "
+                        "the matrices place their values by it", where=place.describe())
+            code = EXIT_RUN_FAILED
+        else:
+            meta["cost_table"] = costs
+            resultsfolder.write_meta(outdir, meta)
+            work = plan(loaded)
+            if accel == "kvm":
+                prepare_kvm(ctx, work)
+            say(f"{len(work)} boots from {', '.join(m for m, _, _ in loaded)} under {accel}; "
+                f"results in {relpath(outdir)}")
+            waited = waiter.wait("before the first run")
+            run_work(work, ctx, outdir, waiter, waited, recs, args.quiet_below, signals,
+                     place, meta, args.cooldown,
+                     resume=(args.resume_note, args.resume_fail) if resumed else None)
+    except resultsfolder.FolderError as e:
+        if outdir is not None:
+            raise
+        say(f"--results-dir {e}")
+        return EXIT_USAGE
+    except KeyboardInterrupt as e:
+        if outdir is None:
+            raise
+        signals.finishing()
+        name = signal.Signals(getattr(e, "signum", signal.SIGINT)).name
+        say(f"{name}: interrupted {place.describe()}, after {len(recs)} of {len(work)} "
+            "runs: reporting those")
+        meta.update(interrupted=True, signal=name, where=place.describe())
+    except Exception as e:  # a bug or a host failure: the folder is finished, then it shows
+        if outdir is None:
+            raise
+        signals.finishing()
+        say(f"stopped by an error {place.describe()}, after {len(recs)} of {len(work)} runs: "
+            "reporting those")
+        meta.update(interrupted=True, error=f"{type(e).__name__}: {e}", where=place.describe())
+        error = e
+    signals.finishing()
+    resultsfolder.remove_tmp(outdir)
+    onerun.reclaim_temp_dirs(own=True)     # a neighbour's or an older bench's, outside it
+    meta[resultsfolder.STATUS] = resultsfolder.INTERRUPTED if meta.get("interrupted") \
+        else resultsfolder.COMPLETE
+    meta.update(runs_made=len(recs), runs_planned=len(work),
+                seconds=round(time.monotonic() - t0, 1), quiet_wait_s=round(waiter.spent_s, 1))
+    try:
+        written = write.write_all(outdir, recs, meta)
+    except Exception as e:  # the raw records stay; --report can try again
+        meta["report_error"] = f"{type(e).__name__}: {e}"
+        resultsfolder.write_meta(outdir, meta)
+        raise
+    resultsfolder.write_meta(outdir, meta)
+    print(console.summary(recs, meta, written), flush=True)
+    if error is not None:
+        raise error
+    if meta.get("signal"):
+        return 128 + signal.Signals[meta["signal"]]
+    if code is not None:
+        return code
+    return EXIT_RUN_FAILED if any(r["status"] == "failed" for r in recs) else EXIT_OK
+
+
+def planned_by_matrix(work):
+    """{matrix id: boots planned}, for the tables of a folder cut short."""
+    out = {}
+    for mid, _, _ in work:
+        out[mid] = out.get(mid, 0) + 1
+    return out
+
+
+def measure_costs(accel, loaded, timeout):
+    """The platform's cost table, first (primcosts.py), and the matrices with their scaled
+    values resolved from it. (None, loaded) when a matrix needs the table and it could not be
+    measured: nothing else runs then. A matrix that does not need it runs anyway, and the
+    failure is kept in meta.json."""
+    say(f"measuring the platform's cost table (bench=exits iters={primcosts.ITERS}, {accel})")
+    try:
+        costs = costtable.measure(accel, timeout=timeout)
+    except primcosts.CostTableError as e:
+        if any(primcosts.needs_table(runs) for _, _, runs in loaded):
+            say(f"error: {e}; the matrices place their sweeps by it, so nothing was run")
+            return None, loaded
+        say(f"cost table not measured: {e}")
+        return {"error": str(e)}, loaded
+    say("cost table: " + ", ".join(f"{p} {e['ns_p50']:.0f} ns" for p, e in costs["prims"].items()
+                                   if not e.get("skipped")))
+    costs["path_insns"] = insncount.path_insns()
+    path = costs["path_insns"]
+    say("wake path of this kernel, instructions per round trip under TCG "
+        f"({insncount.PATH_KNOBS}): " + (f"not counted: {path['error']}" if "error" in path else
+                                         ", ".join(f"{p} {path[p]:.0f}"
+                                                   for p, _, _ in insncount.PHASES)))
+    resolved = [(mid, path, [primcosts.resolve_run(r, costs) for r in runs])
+                for mid, path, runs in loaded]
+    return costs, resolved
+
+
+def prepare_kvm(ctx, work):
+    """Puts back what a killed run left changed, says the host's parameters once (every
+    record carries them too) and builds the preload library if a per-VM window needs it."""
+    note = ctx.params.recover()
+    if note:
+        say(note)
+    say(ctx.params.describe() + ("; runs that need other values are reported as not run"
+                                 if ctx.params.read_only else ""))
+    if any(run.vm_halt_poll_ns is not None and ctx.run_accel(run) == "kvm"
+           for _, run, _ in work):
+        ctx.library = haltpollcap.build()
+
+
+def run_work(work, ctx, outdir, waiter, waited, recs, quiet_below, signals, place, meta,
+             cooldown=0, resume=None):
+    """The matrix loop: progress line, one boot, its raw file, its runs.csv row, the runs
+    made in meta.json and the result line, and a wait for quiet after a run that saw other
+    load. Resuming (recs holds the runs made), the loop starts after them; the first run it
+    makes carries the resume note (`retried`), or with resume_fail is recorded as failed
+    with that note instead of being run."""
+    progress = Progress(work)
+    start = len(recs)
+    csv_path = os.path.join(outdir, write.CSV_NAME)
+    for i, (mid, run, rep) in enumerate(work):
+        if i < start:
+            continue
+        if cooldown and i > start:
+            say(f"cooling down {cooldown:g} s before run {i + 1}")
+            time.sleep(cooldown)
+        say(progress.line(i))
+        place.run = (i + 1, run.name + (f" #{rep}" if run.repeat > 1 else ""))
+        first_resumed = resume is not None and i == start
+        if first_resumed and resume[1]:
+            rec = ctx.base_record(mid, run, rep)
+            rec.update(status="failed", reason=resume[0])
+        else:
+            rec = execute(mid, run, rep, ctx)
+        if first_resumed and resume[0]:
+            rec["retried"] = resume[0]
+        rec["quiet_wait"] = {"waited_s": round(waited[0], 2), "other_pct": waited[1],
+                             "quiet": waited[2]}
+        progress.done(run, rec)
+        row = figures.summarize(rec)
+        # A run is in raw/, runs.csv and meta.json's count together, or in none of them.
+        with signals.deferred():
+            resultsfolder.write_json(resultsfolder.raw_path(outdir, i + 1, rec), rec)
+            append_csv(row, csv_path)
+            recs.append(rec)
+            meta["runs_made"] = len(recs)
+            resultsfolder.write_meta(outdir, meta)
+            place.run, place.after = None, i + 1
+        print(console.result_line(rec, row), file=sys.stderr, flush=True)
+        waited = (0.0, None, None)
+        if console.saw_other_load(row, quiet_below) and i + 1 < len(work):
+            waited = waiter.wait("the last run saw other load")
+
+
+def resume_state(outdir):
+    """The folder an interrupted bench left, to go on with: its meta.json and the records of
+    its runs, which must be the first runs of the work list in order (raw/NNN-...)."""
+    resultsfolder.check_folder(outdir)
+    meta = resultsfolder.read_meta(outdir)
+    recs = resultsfolder.read_raw(outdir)
+    names = sorted(n for n in os.listdir(os.path.join(outdir, resultsfolder.RAW))
+                   if n.endswith(".json"))
+    if [n[:3] for n in names] != [f"{i + 1:03d}" for i in range(len(names))]:
+        raise resultsfolder.FolderError(f"{outdir}: raw/ is not runs 1..{len(names)} in "
+                                        "order: it cannot be resumed")
+    return {"meta": meta, "recs": recs}
+
+
+def invocation_meta(args, loaded, ctx, outdir):
+    """What the tables' headers say about this invocation and machine, and that the folder
+    is being written (status running, by this process) until the end rewrites it."""
+    return {
+        resultsfolder.STATUS: resultsfolder.RUNNING, "owner": resultsfolder.owner(),
+        "results": relpath(outdir),
+        "started": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "quick": bool(args.quick and not args.matrix),
+        "matrices": {mid: os.path.relpath(p, TOP) for mid, p, _ in loaded},
+        "accel": ctx.accel, "host": hosts.describe(ctx.accel), "host_cpus": ctx.ncpus,
+        "host_params": ctx.params.values, "host_params_read_only": ctx.params.read_only,
+        "host_params_note": ctx.params.describe(),
+        "window_hold": ctx.window_hold, "loadavg_start": loadavg(),
+        "kernel": os.uname().release,
+    }

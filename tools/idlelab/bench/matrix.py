@@ -1,0 +1,526 @@
+"""Experiment matrices: which runs to make, in a small line-oriented text format.
+
+Format
+------
+One run per line::
+
+    # the IPI ping-pong at three periods, with and without host polling
+    defaults: smp=2 duration=5s repeat=3 guest.verbose=0
+    pingpong: workload=pingpong guest.period=50us,100us,200us halt_poll_ns=0,200us
+    idle:     workload=idle duration=20s halt_poll_ns=global:400us host_shrink=0
+
+* `name: key=value key=value ...` defines a run. Names use letters, digits, `_`, `.`, `-`
+  and must be unique (after sweep expansion). `defaults` is not a run name.
+* `defaults: key=value ...` sets values for every run *below* it; a later `defaults:` line
+  adds to or overrides the ones in force. A key on a run line beats the defaults.
+* `#` starts a comment (anywhere on a line); blank lines are ignored. Tokens are separated
+  by whitespace, so values hold no spaces, `#` or `,`.
+* Sweeps: `key=a,b,c` makes one run per value. Several swept keys (on the line or in the
+  defaults) give their cartesian product: keys in the order they first appear (defaults
+  lines, then the run line), the last varying fastest. Each expanded run is named
+  `name-key=value-key=value` with the swept keys in that order
+  (`guest.` dropped, `:` written as `_`), e.g. `pingpong-period=50us-halt_poll_ns=0`.
+
+Keys
+----
+==================  =======================================================================
+workload            required. The workload's name (`[a-z][a-z0-9_-]*`); tools/idlelab/bench/workplan.py maps it onto the guest command line.
+duration            required. How long to measure: an integer with a unit, `ns|us|ms|s`.
+repeat              how many times to make the run (default 1).
+smp                 vCPUs, 1..64 (default 2).
+machine             QEMU machine: microvm, pc, q35 (default microvm).
+accel               kvm or tcg (default kvm: a measurement never falls back silently).
+halt_poll_ns        host halt-polling max. `<time>`: per VM, through KVM_CAP_HALT_POLL;
+                    `global:<time>`: the kvm module parameter; `host` (default): leave the
+                    host as it is. A time without unit is in ns.
+host_grow           kvm module parameter halt_poll_ns_grow (unset: leave the host's).
+host_grow_start     kvm module parameter halt_poll_ns_grow_start (time; no unit = ns).
+host_shrink         kvm module parameter halt_poll_ns_shrink.
+stall               a fault injected on purpose: `VCPU@OFFSET+DURATION` stops vCPU VCPU's
+                    host thread (ptrace, that thread only) OFFSET after the window opens (the
+                    probe's acknowledgement of the open marker) for DURATION, e.g.
+                    `stall=1@100ms+300ms`; times need a unit. `none` (default): no fault.
+                    VCPU must be below smp and OFFSET+DURATION within duration. The record's
+                    `fault` says what actually happened; the report marks the run disturbed.
+neighbour           another task on the host while the run is measured (neighbour.py):
+                    `none` (default); `hog:N` (N host threads that spin and count loops),
+                    `hog:N@CPU,CPU,...` (pinned: one CPU for all or one per thread; digits
+                    after a comma continue the list, they do not start a sweep value);
+                    `vm:KNOB=VALUE+...` (a second idlelab guest with those knobs, `smp=N`
+                    among them sets its vCPUs). Started before the guest, stopped after it;
+                    its throughput is read over exactly the measured window.
+pin                 the measured guest's vCPU threads on host CPUs: `none` (default) or
+                    `CPU+CPU+...`, one per vCPU (vCPU i on the i-th), e.g. `pin=0+1`.
+guest.<knob>        passed to the guest kernel command line as `<knob>=<value>`, unchanged.
+==================  =======================================================================
+
+A matrix expands to at most MAX_RUNS runs (as `repeat` is at most 1000): the count is the
+product of the sweeps, computed before any run is made, so a sweep of millions is refused
+at once instead of hanging `--list`.
+
+Every mistake is an error naming the file and line, e.g.
+`matrix.txt:7: unknown key 'peroid' (did you mean 'guest.period'?)`; nothing falls back to a
+default silently. Pass `guest_knobs` (e.g. guest_knob_names()) to check `guest.` names too.
+"""
+import difflib
+import itertools
+import math
+import os
+import re
+from dataclasses import dataclass, field
+
+from idlelab import TOP
+
+KNOB_TABLE = os.path.join(TOP, "kernel", "knobs", "knob_table.h")
+MACHINES = ("microvm", "pc", "q35")
+ACCELS = ("kvm", "tcg")
+_UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+_KNOB = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+_LINE = re.compile(r"([A-Za-z0-9][A-Za-z0-9_.-]*)\s*:(.*)")
+_HOST_PARAM = {"host_grow": "halt_poll_ns_grow", "host_grow_start": "halt_poll_ns_grow_start",
+               "host_shrink": "halt_poll_ns_shrink"}
+DEFAULTS = {"repeat": "1", "smp": "2", "machine": "microvm", "accel": "kvm",
+            "halt_poll_ns": "host"}
+REQUIRED = ("workload", "duration")
+MAX_RUNS = 1000          # runs one matrix may expand to (each is at least one boot)
+
+
+class MatrixError(ValueError):
+    """A mistake in a matrix file; the message starts with `file:line:`."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run to make, with every value parsed and checked."""
+    name: str
+    where: str                   # "file:line" of the run's line, for messages
+    workload: str
+    duration_ns: int
+    repeat: int
+    smp: int
+    machine: str
+    accel: str
+    vm_halt_poll_ns: int = None  # per-VM KVM_CAP_HALT_POLL value, None: not set
+    host_params: dict = field(default_factory=dict)  # kvm module parameters to override
+    guest: dict = field(default_factory=dict)        # guest knobs, in file order
+    sweep: dict = field(default_factory=dict)        # the swept keys' values for this run
+    settings: dict = field(default_factory=dict)     # every key's text, for the record
+    stall: "Stall" = None        # the fault to inject (stall=), None: none
+    neighbour: "Neighbour" = None   # the task beside the guest (neighbour=), None: none
+    pin: tuple = None            # host CPU of each vCPU (pin=), None: not pinned
+
+    def cmdline(self):
+        """The guest kernel command line: the guest.<knob> values, in file order."""
+        return " ".join(f"{k}={v}" for k, v in self.guest.items())
+
+
+@dataclass(frozen=True)
+class Stall:
+    """stall=VCPU@OFFSET+DURATION: stop one vCPU's host thread for a while."""
+    vcpu: int
+    offset_ns: int               # after the window opened (the open marker acknowledged)
+    duration_ns: int
+
+
+# --- values ----------------------------------------------------------------------------------
+
+
+# --- neighbour= and pin= (host/neighbour.py runs one) --------------------------------------
+
+MAX_HOG_THREADS = 256
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    kind: str                      # hog or vm
+    text: str                      # as written (the record's neighbour=)
+    threads: int = 0               # hog: how many
+    cpus: tuple = ()               # hog: pinning, () = unpinned
+    knobs: tuple = ()              # vm: guest knobs, "name=value"
+    smp: int = 1                   # vm: vCPUs
+
+    def describe(self):
+        if self.kind == "hog":
+            where = f" pinned to CPU {'/'.join(map(str, self.cpus))}" if self.cpus else ""
+            return f"{self.threads} spinning host thread{'s' if self.threads > 1 else ''}{where}"
+        return f"a second guest ({self.smp} vCPU, {' '.join(self.knobs)})"
+
+
+def _cpu_list(text, sep):
+    items = text.split(sep)
+    if not all(re.fullmatch(r"\d+", c) for c in items):
+        raise ValueError("host CPU numbers (decimal)")
+    cpus = tuple(int(c) for c in items)
+    ncpu = os.cpu_count() or 1
+    bad = [c for c in cpus if c >= ncpu]
+    if bad:
+        raise ValueError(f"host CPUs below {ncpu} (this host has CPUs 0..{ncpu - 1}), "
+                         f"not {bad[0]}")
+    return cpus
+
+
+def parse_neighbour(text):
+    """None for `none`, else a Neighbour. ValueError says what is accepted."""
+    if text == "none":
+        return None
+    if text.startswith("hog:"):
+        m = re.fullmatch(r"hog:(\d+)(?:@(.+))?", text)
+        if not m or not 1 <= int(m.group(1)) <= MAX_HOG_THREADS:
+            raise ValueError(f"'none', 'hog:N[@CPU,...]' (N in 1..{MAX_HOG_THREADS}) or "
+                             "'vm:KNOB=VALUE+...'")
+        n = int(m.group(1))
+        cpus = ()
+        if m.group(2) is not None:
+            try:
+                cpus = _cpu_list(m.group(2), ",")
+            except ValueError as e:
+                raise ValueError(f"hog:N@CPU,... with {e}") from None
+            if len(cpus) not in (1, n):
+                raise ValueError(f"hog:{n}@... with one CPU for all threads or one per "
+                                 f"thread ({n}), not {len(cpus)}")
+        return Neighbour("hog", text, threads=n, cpus=cpus)
+    if text.startswith("vm:"):
+        knobs, smp = [], 1
+        for k in text[3:].split("+"):
+            name, eq, value = k.partition("=")
+            if not eq or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", name) or not value:
+                raise ValueError(f"vm:KNOB=VALUE+KNOB=VALUE... (guest knobs joined by '+'), "
+                                 f"not {k!r}")
+            if name == "smp":
+                if not re.fullmatch(r"\d+", value) or not 1 <= int(value) <= 64:
+                    raise ValueError("vm:...+smp=N with N in 1..64")
+                smp = int(value)
+            elif name in ("window_sync", "duration"):
+                raise ValueError(f"vm: knobs without {name}= (the harness sets it)")
+            else:
+                knobs.append(k)
+        if not any(k.startswith("workload=") for k in knobs):
+            raise ValueError("vm:KNOBS naming a workload= (e.g. vm:workload=pingpong+"
+                             "pingpong.mode=spin)")
+        return Neighbour("vm", text, knobs=tuple(knobs), smp=smp)
+    raise ValueError("'none', 'hog:N[@CPU,...]' or 'vm:KNOB=VALUE+...'")
+
+
+def parse_pin(text):
+    """None for `none`, else the host CPU of each vCPU in order."""
+    if text == "none":
+        return None
+    try:
+        return _cpu_list(text, "+")
+    except ValueError as e:
+        raise ValueError(f"'none' or CPU+CPU+... (vCPU i on the i-th) with {e}") from None
+
+
+def join_cpu_lists(items):
+    """A matrix value split at commas, with digits-only items put back onto the CPU list
+    (after '@') of the item before: ['hog:2@0', '1', 'none'] -> ['hog:2@0,1', 'none']."""
+    out = []
+    for it in items:
+        if out and re.fullmatch(r"\d+", it) and "@" in out[-1]:
+            out[-1] += "," + it
+        else:
+            out.append(it)
+    return out
+
+
+def parse_time(text, unit_required=False):
+    """ns from `<int>[ns|us|ms|s]`."""
+    m = re.fullmatch(r"(\d+)(ns|us|ms|s)?", text)
+    if not m or (unit_required and not m.group(2)):
+        units = "|".join(_UNITS)
+        raise ValueError(f"an integer with a unit {units}" if unit_required
+                         else f"a time: an integer, optionally with a unit {units}")
+    return int(m.group(1)) * _UNITS[m.group(2) or "ns"]
+
+
+def _int_in(lo, hi):
+    def parse(text):
+        if not re.fullmatch(r"\d+", text) or not lo <= int(text) <= hi:
+            raise ValueError(f"an integer in {lo}..{hi}")
+        return int(text)
+    return parse
+
+
+def _choice(choices):
+    def parse(text):
+        if text not in choices:
+            raise ValueError("one of " + ", ".join(choices))
+        return text
+    return parse
+
+
+def _workload(text):
+    if not re.fullmatch(r"[a-z][a-z0-9_-]*", text):
+        raise ValueError("a name: lower-case letters, digits, '_' or '-'")
+    return text
+
+
+def _duration(text):
+    ns = parse_time(text, unit_required=True)
+    if ns == 0:
+        raise ValueError("a duration above 0")
+    return ns
+
+
+def _u32_time(text):
+    ns = parse_time(text)
+    if ns >= 2 ** 32:
+        raise ValueError(f"at most {2 ** 32 - 1} ns (KVM takes 32 bits)")
+    return ns
+
+
+def _halt_poll(text):
+    """('host', None) | ('vm', ns) | ('global', ns)."""
+    if text == "host":
+        return ("host", None)
+    if text.startswith("global:"):
+        return ("global", _u32_time(text[len("global:"):]))
+    try:
+        return ("vm", _u32_time(text))
+    except ValueError:
+        raise ValueError("'host', a time (per VM) or 'global:<time>' (kvm module "
+                         "parameter)") from None
+
+
+def _stall(text):
+    """None for `none`, else a Stall (vCPU and run duration are checked with the run)."""
+    if text == "none":
+        return None
+    m = re.fullmatch(r"(\d+)@([^+]+)\+(.+)", text)
+    if not m:
+        raise ValueError("'none' or VCPU@OFFSET+DURATION, e.g. 1@100ms+300ms")
+    try:
+        offset, length = (parse_time(t, unit_required=True) for t in m.group(2, 3))
+    except ValueError as e:
+        raise ValueError(f"VCPU@OFFSET+DURATION with OFFSET and DURATION {e}") from None
+    if length == 0:
+        raise ValueError("a stall DURATION above 0")
+    return Stall(int(m.group(1)), offset, length)
+
+
+_U32 = _int_in(0, 2 ** 32 - 1)
+PARSERS = {
+    "workload": _workload,
+    "duration": _duration,
+    "repeat": _int_in(1, 1000),
+    "smp": _int_in(1, 64),
+    "machine": _choice(MACHINES),
+    "accel": _choice(ACCELS),
+    "halt_poll_ns": _halt_poll,
+    "host_grow": _U32,
+    "host_grow_start": _u32_time,
+    "host_shrink": _U32,
+    "stall": _stall,
+    "neighbour": parse_neighbour,
+    "pin": parse_pin,
+}
+KEYS = tuple(PARSERS)
+
+
+# --- lines -----------------------------------------------------------------------------------
+
+class _Parser:
+    def __init__(self, filename, guest_knobs):
+        self.filename = filename
+        self.guest_knobs = None if guest_knobs is None else set(guest_knobs)
+        self.lineno = 0
+
+    def error(self, msg, lineno=None):
+        return MatrixError(f"{self.filename}:{lineno or self.lineno}: {msg}")
+
+    def settings(self, body):
+        """{key: [value, ...]} from `key=v1,v2 ...`, each value checked."""
+        out = {}
+        for token in body.split():
+            key, eq, value = token.partition("=")
+            if not eq or not key:
+                raise self.error(f"expected key=value, got {token!r}")
+            self.check_key(key)
+            if key in out:
+                raise self.error(f"key {key!r} given twice on one line")
+            out[key] = self.values(key, value)
+        return out
+
+    def check_key(self, key):
+        if key.startswith("guest."):
+            knob = key[len("guest."):]
+            if not _KNOB.fullmatch(knob):
+                raise self.error(f"bad guest knob name {knob!r}")
+            if self.guest_knobs is not None and knob not in self.guest_knobs:
+                raise self.error(f"unknown guest knob {knob!r}"
+                                 + _did_you_mean(knob, self.guest_knobs))
+        elif key not in PARSERS:
+            # A misspelt top-level key may well be a guest knob missing its prefix.
+            known = {k: k for k in KEYS}
+            known.update({k: f"guest.{k}" for k in self.guest_knobs or ()})
+            raise self.error(f"unknown key {key!r}" + _did_you_mean(key, known)
+                             + "; keys: " + ", ".join(KEYS) + ", guest.<knob>")
+
+    def values(self, key, text):
+        """The comma-separated values of one key, each checked (a sweep if more than one)."""
+        items = text.split(",")
+        if key == "neighbour":
+            items = join_cpu_lists(items)
+        if any(not v for v in items):
+            raise self.error(f"{key}: empty value in {text!r}")
+        if len(set(items)) != len(items):
+            raise self.error(f"{key}: a value repeats in the sweep {text!r}")
+        for v in items:
+            self.check_value(key, v)
+        return items
+
+    def check_value(self, key, value):
+        if key.startswith("guest."):
+            return
+        try:
+            parsed = PARSERS[key](value)
+        except ValueError as e:
+            raise self.error(f"{key}={value}: expected {e}") from None
+        if key == "neighbour" and parsed is not None and self.guest_knobs is not None:
+            for k in parsed.knobs:
+                name = k.partition("=")[0]
+                if name not in self.guest_knobs:
+                    raise self.error(f"{key}={value}: unknown guest knob {name!r}"
+                                     + _did_you_mean(name, self.guest_knobs))
+
+
+def _did_you_mean(word, candidates):
+    """A hint naming the closest candidate; `candidates` may map a name to what to suggest."""
+    if not isinstance(candidates, dict):
+        candidates = {c: c for c in candidates}
+    close = difflib.get_close_matches(word, sorted(candidates), n=1, cutoff=0.6)
+    return f" (did you mean {candidates[close[0]]!r}?)" if close else ""
+
+
+def parse(text, filename="<matrix>", guest_knobs=None):
+    """The runs a matrix text describes, in file order, sweeps expanded. Raises
+    MatrixError naming file:line on any mistake."""
+    p = _Parser(filename, guest_knobs)
+    defaults, runs, seen = {}, [], {}
+    count = 0
+    lines = text.splitlines()
+    for p.lineno, raw in enumerate(lines, 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        m = _LINE.fullmatch(line)
+        if not m:
+            raise p.error(f"expected 'name: key=value ...' or 'defaults: key=value ...', "
+                          f"got {line!r}")
+        name, body = m.group(1), m.group(2)
+        if name == "defaults":
+            defaults.update(p.settings(body))
+            continue
+        merged = dict(defaults)
+        merged.update(p.settings(body))
+        for key, value in DEFAULTS.items():
+            merged.setdefault(key, [value])
+        count += math.prod(len(v) for v in merged.values())
+        if count > MAX_RUNS:
+            raise p.error(f"the sweeps expand to {count} runs by this line; a matrix may "
+                          f"have at most {MAX_RUNS}")
+        for run in _expand(p, name, merged):
+            if run.name in seen:
+                raise p.error(f"run name {run.name!r} already used at {seen[run.name]}")
+            seen[run.name] = run.where
+            runs.append(run)
+    if not runs:
+        raise p.error("no runs in the matrix (expected 'name: key=value ...' lines)",
+                      max(len(lines), 1))
+    return runs
+
+
+def _expand(p, name, merged):
+    """One Run per combination of the swept keys' values."""
+    missing = [k for k in REQUIRED if k not in merged]
+    if missing:
+        raise p.error(f"run {name!r} has no {', '.join(missing)} (set it on the line or in "
+                      "a 'defaults:' line above)")
+    swept = [k for k, v in merged.items() if len(v) > 1]
+    for combo in itertools.product(*(merged[k] for k in swept)):
+        chosen = dict(zip(swept, combo))
+        values = {k: chosen.get(k, v[0]) for k, v in merged.items()}
+        suffix = "".join(f"-{short_key(k)}={v.replace(':', '_')}" for k, v in chosen.items())
+        run = _make_run(f"{p.filename}:{p.lineno}", name + suffix, values, chosen)
+        _check_stall(p, run)
+        _check_pin(p, run)
+        yield run
+
+
+def _check_stall(p, run):
+    """stall= against the run's other keys: an existing vCPU, inside the measured window."""
+    s, text = run.stall, run.settings.get("stall")
+    if s is None:
+        return
+    if s.vcpu >= run.smp:
+        raise p.error(f"stall={text}: run {run.name!r} has no vCPU {s.vcpu} (smp={run.smp}: "
+                      f"vCPUs 0..{run.smp - 1})")
+    end = s.offset_ns + s.duration_ns
+    if end > run.duration_ns:
+        raise p.error(f"stall={text}: run {run.name!r} would stall until "
+                      f"{end / 1e6:g} ms into its window, past duration="
+                      f"{run.settings['duration']} ({run.duration_ns / 1e6:g} ms); the stall "
+                      "must end inside the window")
+
+
+def _check_pin(p, run):
+    """pin= names one host CPU per vCPU."""
+    if run.pin is not None and len(run.pin) != run.smp:
+        raise p.error(f"pin={run.settings['pin']}: run {run.name!r} has {run.smp} vCPUs; pin= "
+                      f"needs one host CPU per vCPU, joined by '+', not {len(run.pin)}")
+
+
+def short_key(key):
+    """A matrix key as it appears in run names and Run.guest: "guest.hz" -> "hz"."""
+    return key[len("guest."):] if key.startswith("guest.") else key
+
+
+def _make_run(where, name, values, chosen):
+    scope, ns = PARSERS["halt_poll_ns"](values["halt_poll_ns"])
+    host = {param: PARSERS[key](values[key]) for key, param in _HOST_PARAM.items()
+            if key in values}
+    if scope == "global":
+        host["halt_poll_ns"] = ns
+    return Run(
+        name=name, where=where,
+        workload=values["workload"],
+        duration_ns=PARSERS["duration"](values["duration"]),
+        repeat=PARSERS["repeat"](values["repeat"]),
+        smp=PARSERS["smp"](values["smp"]),
+        machine=values["machine"],
+        accel=values["accel"],
+        vm_halt_poll_ns=ns if scope == "vm" else None,
+        host_params=host,
+        guest={short_key(k): v for k, v in values.items() if k.startswith("guest.")},
+        sweep=chosen,
+        settings=dict(values),
+        stall=PARSERS["stall"](values["stall"]) if "stall" in values else None,
+        neighbour=parse_neighbour(values["neighbour"]) if "neighbour" in values else None,
+        pin=parse_pin(values["pin"]) if "pin" in values else None,
+    )
+
+
+def load(path, guest_knobs=None):
+    """parse() of a file, errors named after the file as given: one that cannot be read or
+    is not text is a MatrixError too."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except UnicodeDecodeError as e:
+        raise MatrixError(f"{path}: not a text matrix (byte {e.object[e.start]:#04x} at "
+                          f"offset {e.start} is not UTF-8)") from None
+    except OSError as e:
+        raise MatrixError(f"{path}: cannot read it: {e.strerror}") from None
+    if "\0" in text:
+        raise MatrixError(f"{path}: not a text matrix (it holds NUL bytes)")
+    return parse(text, path, guest_knobs)
+
+
+def guest_knob_names(table=KNOB_TABLE):
+    """The knob names the guest kernel accepts, read from kernel/knobs/knob_table.h."""
+    with open(table) as f:
+        text = f.read()
+    start = text.find("#define KNOB_TABLE(K)")
+    if start < 0:
+        raise ValueError(f"{table}: no KNOB_TABLE definition")
+    return set(re.findall(r'\bK\(\s*\w+\s*,\s*"([^"]+)"', text[start:]))

@@ -1,0 +1,267 @@
+"""The one QEMU command line for idlelab. `make run`, the tests and the harness all use it.
+
+Choices here come from measurements recorded in docs/platform-notes.md:
+microvm boots fastest; `-cpu host` needs `-arch-capabilities` on the nested KVM; the
+poll-control MSR is offered only with `kvm-poll-control=on`; `debug-threads=on` names vCPU
+threads `CPU n/KVM` so the harness can read their CPU time.
+"""
+import argparse
+import contextlib
+import ctypes
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+
+from idlelab import TOP
+from idlelab import usage
+from idlelab.host import exitcodes
+from idlelab.derive.records import parse_records
+
+KERNEL32 = os.path.join(TOP, "build", "idlelab32.elf")
+ELF64 = os.path.join(TOP, "build", "idlelab.elf")   # the symbols (the 32-bit copy boots)
+MACHINES = ("microvm", "pc", "q35")
+ACCELS = ("auto", "kvm", "tcg")
+DEBUG_EXIT = "isa-debug-exit,iobase=0xf4,iosize=0x04"
+# The guest's COM1 receive side is QEMU's stdin (-serial stdio): the channel a guest booted
+# with window_sync=1 waits on at each window marker. One byte acknowledges one marker.
+ACK_BYTE = b"\x06"
+
+
+
+def build_files(build=None):
+    """(the ELF with the symbols, the 32-bit copy that boots) of a build folder: this tree's
+    by default, or another commit's `build/` (a worktree's), to run or count that kernel."""
+    if build is None:
+        return ELF64, KERNEL32
+    return os.path.join(build, "idlelab.elf"), os.path.join(build, "idlelab32.elf")
+
+
+def build_missing(build):
+    """Why `build` is not a kernel's build folder, in one line; None if it is one."""
+    for f in build_files(build):
+        if not os.path.isfile(f):
+            return f"no {os.path.basename(f)} in {build} (a kernel's build folder)"
+    return None
+
+# IDLELAB_KVM=off: act as if /dev/kvm were not usable (auto then picks the nested host or
+# TCG), to run a machine's tests as one without KVM would.
+KVM_ENV = "IDLELAB_KVM"
+# Set by the nested host's /init for its job: there `nested` is the local KVM.
+HOST_ENV = "IDLELAB_HOST"
+
+
+def kvm_usable():
+    """True if /dev/kvm can be opened read-write (KVM present and permitted), unless
+    IDLELAB_KVM=off says to do without it."""
+    if os.environ.get(KVM_ENV) == "off":
+        return False
+    try:
+        fd = os.open("/dev/kvm", os.O_RDWR | os.O_CLOEXEC)
+    except OSError:
+        return False
+    os.close(fd)
+    return True
+
+
+def resolve_accel(accel):
+    """The accelerator QEMU on this machine runs with. `nested` is not one: a tool given it
+    runs itself inside the nested host (hosts.delegate), where it is the local KVM."""
+    if accel == "nested" and os.environ.get(HOST_ENV) == "nested":
+        return "kvm"
+    if accel not in ACCELS:
+        raise ValueError(f"accel must be one of {'|'.join(ACCELS)}, not {accel!r}")
+    if accel == "auto":
+        return "kvm" if kvm_usable() else "tcg"
+    return accel
+
+
+@dataclass
+class Config:
+    smp: int = 1
+    machine: str = "microvm"
+    accel: str = "auto"
+    cmdline: str = ""
+    mem: str = "256M"
+    iso: str = None            # boot this GRUB ISO instead of the -kernel fast path
+    kernel: str = KERNEL32
+    qmp: str = None            # path of a QMP unix socket to create
+    pass_fds: tuple = ()       # descriptors QEMU inherits under the same numbers
+    gdb: bool = False          # start halted with a gdb stub on :1234
+    name: str = "idlelab"
+    # Under KVM: offer MSR_KVM_POLL_CONTROL and the REALTIME (dedicated pCPU) hint.
+    poll_control: bool = True
+    hint_dedicated: bool = True
+    extra: list = field(default_factory=list)
+    # Extra environment for QEMU (merged over ours) and shared libraries to LD_PRELOAD into it
+    # (the harness's KVM_CAP_HALT_POLL shim: QEMU 7.2 has no option for that capability).
+    env: dict = field(default_factory=dict)
+    preload: list = field(default_factory=list)
+    # A TCG plugin ("path.so,arg=value"); with one, TCG runs its vCPUs round-robin on one
+    # host thread, so what the plugin counts does not depend on how the host schedules.
+    plugin: str = None
+
+
+def cpu_flag(cfg, accel):
+    if accel == "tcg":
+        return "max"
+    # invtsc: the host promises a constant TSC, which also exposes leaf 0x40000010 (TSC kHz).
+    flags = ["host", "-arch-capabilities", "+invtsc"]
+    flags.append("kvm-poll-control=" + ("on" if cfg.poll_control else "off"))
+    if cfg.hint_dedicated:
+        flags.append("kvm-hint-dedicated=on")
+    return ",".join(flags)
+
+
+def build_command(cfg):
+    """Returns (argv, accel actually used)."""
+    if cfg.machine not in MACHINES:
+        raise ValueError(f"machine must be one of {'|'.join(MACHINES)}, not {cfg.machine!r}")
+    if not 1 <= cfg.smp <= 64:
+        raise ValueError(f"smp must be 1..64, not {cfg.smp}")
+    if cfg.iso and cfg.machine == "microvm":
+        raise ValueError("an ISO needs a machine with firmware and a CD-ROM: pc or q35")
+    accel = resolve_accel(cfg.accel)
+    machine = cfg.machine
+    if machine == "microvm":
+        # The RTC and PCIe are not used; keep the PIT (TSC calibration fallback under TCG).
+        machine = "microvm,rtc=off,pcie=off"
+    argv = [
+        "qemu-system-x86_64",
+        "-M", machine,
+        "-accel", "kvm" if accel == "kvm" else
+        f"tcg,thread={'single' if cfg.plugin else 'multi'}",
+        "-cpu", cpu_flag(cfg, accel),
+        "-smp", str(cfg.smp),
+        "-m", cfg.mem,
+        "-name", f"{cfg.name},debug-threads=on",
+        "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
+        "-serial", "stdio",
+        "-device", DEBUG_EXIT,
+    ]
+    if cfg.iso:
+        argv += ["-cdrom", cfg.iso, "-boot", "d"]
+    else:
+        # QEMU hands the guest "<kernel path> <-append>"; "--" marks where the path ends,
+        # whatever it holds (boot/bootinfo.c).
+        argv += ["-kernel", cfg.kernel, "-append", f"-- {cfg.cmdline}".rstrip()]
+    if cfg.qmp:
+        argv += ["-qmp", f"unix:{cfg.qmp},server=on,wait=off"]
+    if cfg.plugin:
+        if accel != "tcg":
+            raise ValueError("a TCG plugin needs accel=tcg")
+        argv += ["-plugin", cfg.plugin]
+    if cfg.gdb:
+        argv += ["-s", "-S"]
+    argv += list(cfg.extra)
+    return argv, accel
+
+
+def process_env(cfg):
+    """QEMU's environment: ours plus cfg.env, with cfg.preload put first in LD_PRELOAD.
+    None (inherit unchanged) when the config asks for nothing."""
+    if not cfg.env and not cfg.preload:
+        return None
+    env = dict(os.environ)
+    env.update({k: str(v) for k, v in cfg.env.items()})
+    if cfg.preload:
+        env["LD_PRELOAD"] = " ".join(list(cfg.preload) + env.get("LD_PRELOAD", "").split())
+    return env
+
+
+@dataclass
+class Result:
+    argv: list
+    accel: str
+    status: int
+    timed_out: bool
+    output: str
+    seconds: float
+
+    @property
+    def outcome(self):
+        return exitcodes.decode(self.status, self.timed_out)
+
+    def records(self, kind=None):
+        """The @idlelab records as (type, {key: value}) pairs."""
+        return [r for r in parse_records(self.output) if kind is None or r[0] == kind]
+
+
+def die_with_parent():
+    """QEMU runs in its own session (so a timeout can kill its whole group); this makes the
+    kernel kill it too if the Python process dies first, e.g. to SIGKILL or `timeout`."""
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def run(cfg, timeout=120, echo=False, on_line=None, on_start=None):
+    """Boots the guest and waits for it to exit. `echo` copies the serial console to stdout
+    as it arrives; on_line(line) sees every line; on_start(popen) runs once QEMU started."""
+    argv, accel = build_command(cfg)
+    if not cfg.iso and not os.path.exists(cfg.kernel):
+        raise FileNotFoundError(f"{cfg.kernel} does not exist: run `make` first")
+    start = time.monotonic()
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True,
+                            preexec_fn=die_with_parent, pass_fds=cfg.pass_fds,
+                            env=process_env(cfg))
+    if on_start:
+        on_start(proc)
+    lines = []
+    timed_out = False
+    deadline = start + timeout
+    try:
+        os.set_blocking(proc.stdout.fileno(), False)
+        buf = b""
+        while True:
+            chunk = _read_some(proc, deadline)
+            if chunk is None:
+                timed_out = True
+                break
+            if chunk == b"":
+                break
+            buf += chunk
+            *complete, buf = buf.split(b"\n")
+            for raw in complete:
+                line = raw.decode("utf-8", "replace").rstrip("\r")
+                lines.append(line)
+                if echo:
+                    print(line, flush=True)
+                if on_line:
+                    on_line(line)
+        if buf:
+            lines.append(buf.decode("utf-8", "replace").rstrip("\r"))
+            if echo:
+                print(lines[-1], flush=True)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        status = proc.wait()
+        with contextlib.suppress(OSError):
+            proc.stdin.close()
+    return Result(argv, accel, status, timed_out, "\n".join(lines) + "\n",
+                  time.monotonic() - start)
+
+
+def acknowledge(proc):
+    """Lets a guest waiting at a window marker (window_sync=1) go on."""
+    proc.stdin.write(ACK_BYTE)
+    proc.stdin.flush()
+
+
+def _read_some(proc, deadline):
+    """Next bytes of output; b"" at EOF; None if the deadline passed first."""
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        ready, _, _ = select.select([proc.stdout], [], [], min(left, 0.5))
+        if ready:
+            data = proc.stdout.read(65536)
+            if data is None:
+                continue
+            return data

@@ -1,0 +1,317 @@
+"""QEMU's vCPU threads on the host, read from /proc: found by name, their CPU time, and how
+long the host kept each waiting to run, over time.
+
+vCPU threads are found by name: QEMU run with `-name x,debug-threads=on` (qemu.py does) names
+them `CPU n/KVM` (`CPU n/TCG` under multi-threaded TCG). Their CPU time comes from
+/proc/PID/task/TID/schedstat (ns, first field) or, without schedstats, stat utime+stime.
+
+WaitSampler follows the run
+delay the kernel's schedstat accounts (/proc/PID/task/TID/schedstat, second field: ns spent
+runnable on a run queue, not running), sampled by a thread every PERIOD_S, plus the
+intervals in which the harness itself stopped a thread or the whole VM (a stall: stopped
+threads are not runnable, so schedstat does not count them). attribution.py asks it what a
+vCPU waited between two instants."""
+import bisect
+import json
+import os
+import re
+import threading
+import time
+
+from idlelab.derive.kvmdelta import Snapshot
+
+PERIOD_S = 0.005
+RESCAN_EVERY = 20       # samples between two looks for vCPU threads that started since
+EDGE_NS = 50_000_000    # how far outside the sampled span an interval's edge may be read
+_VCPU_COMM = re.compile(r"CPU (\d+)/(KVM|TCG)")
+
+
+def find_vcpu_threads(pid, proc_root="/proc"):
+    """{cpu_index: tid} for QEMU's vCPU threads, found by their `CPU n/KVM|TCG` names."""
+    task_dir = os.path.join(proc_root, str(pid), "task")
+    out = {}
+    for tid in os.listdir(task_dir):
+        try:
+            with open(os.path.join(task_dir, tid, "comm")) as f:
+                comm = f.read().strip()
+        except FileNotFoundError:
+            continue  # the thread ended while we looked
+        m = _VCPU_COMM.fullmatch(comm)
+        if m:
+            out[int(m.group(1))] = int(tid)
+    return out
+
+
+def thread_cpu_ns(pid, tid, proc_root="/proc"):
+    """CPU time the thread has used, in ns: schedstat's exact figure when the kernel keeps
+    it, else utime+stime from stat (clock-tick resolution)."""
+    base = os.path.join(proc_root, str(pid), "task", str(tid))
+    try:
+        with open(os.path.join(base, "schedstat")) as f:
+            return int(f.read().split()[0])
+    except (FileNotFoundError, IndexError, ValueError):
+        pass
+    with open(os.path.join(base, "stat")) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    # After "pid (comm)": fields[0] is state (field 3), so utime (14) and stime (15) are 11, 12.
+    ticks = int(fields[11]) + int(fields[12])
+    return ticks * 1_000_000_000 // os.sysconf("SC_CLK_TCK")
+
+
+def thread_run_delay_ns(pid, tid, proc_root="/proc"):
+    """How long the thread has waited runnable on a run queue (schedstat's second field, ns):
+    for a vCPU thread, what KVM reports to the guest as steal time. None without schedstat."""
+    try:
+        with open(os.path.join(proc_root, str(pid), "task", str(tid), "schedstat")) as f:
+            return int(f.read().split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def vcpu_cpu_ns(pid, threads=None, proc_root="/proc"):
+    """{cpu_index: CPU ns} for every vCPU thread (`threads` from find_vcpu_threads)."""
+    if threads is None:
+        threads = find_vcpu_threads(pid, proc_root)
+    return {cpu: thread_cpu_ns(pid, tid, proc_root) for cpu, tid in sorted(threads.items())}
+
+
+def take_snapshot(qmp, pid, names=None, threads=None):
+    """A Snapshot of a running QEMU: KVM stats over QMP ({} under TCG) and thread CPU time.
+    The clock is read between the two so it sits inside the sampling window."""
+    stats = qmp.query_stats_vcpus(names)
+    now = time.monotonic_ns()
+    return Snapshot(now, stats, vcpu_cpu_ns(pid, threads))
+
+
+class WaitSampler:
+    """Samples the run delay of a QEMU's vCPU threads from start(proc) until stop().
+
+    Invariant: samples[k] holds (t_ns, {cpu: run delay}) with t_ns strictly increasing, and
+    a thread's delay never decreases; wait_ns() brackets an interval by the last sample at
+    or before its start and the first at or after its end, so it never under-counts, except
+    at the edges of the sampled span (EDGE_NS)."""
+
+    def __init__(self, period_s=PERIOD_S, proc_root="/proc"):
+        self.period_s, self.proc_root = period_s, proc_root
+        self.pid, self.tids = None, {}
+        self.times, self.delays = [], []
+        self.stalls = []          # (start_ns, end_ns, cpus or None for every vCPU)
+        self._stop = threading.Event()
+        self._thread = None
+        self.error = None
+
+    def start(self, pid):
+        self.pid = pid
+        self._thread = threading.Thread(target=self._run, name="idlelab-vcpu-waits",
+                                        daemon=True)
+        self._thread.start()
+
+    def stop(self):
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(5)
+        self._sample()          # the last instant too
+
+    def add_stall(self, start_ns, end_ns, cpus=None):
+        """The harness stopped these vCPUs (None: the whole VM) from start_ns to end_ns
+        (time.monotonic_ns)."""
+        self.stalls.append((start_ns, end_ns, None if cpus is None else set(cpus)))
+
+    def _run(self):
+        try:
+            n = 0
+            while not self._stop.is_set():
+                if not self.tids or n % RESCAN_EVERY == 0:   # QEMU starts them one by one
+                    self.tids = {**find_vcpu_threads(self.pid, self.proc_root), **self.tids}
+                n += 1
+                self._sample()
+                self._stop.wait(self.period_s)
+        except OSError as e:      # QEMU gone: what was sampled stays
+            self.error = f"{type(e).__name__}: {e}"
+
+    def _sample(self):
+        if not self.tids:
+            return
+        now = time.monotonic_ns()
+        row = {cpu: thread_run_delay_ns(self.pid, tid, self.proc_root)
+               for cpu, tid in self.tids.items()}
+        row = {cpu: d for cpu, d in row.items() if d is not None}
+        if row and (not self.times or now > self.times[-1]):
+            self.times.append(now)
+            self.delays.append(row)
+
+    def cpus(self):
+        return sorted(self.tids)
+
+    def wait_ns(self, cpu, start_ns, end_ns):
+        """What vCPU `cpu` waited for the host between two monotonic instants: its run
+        delay over the smallest sampled interval that covers them, plus the stalls that
+        overlap them. None if no sample covers the interval."""
+        i = bisect.bisect_right(self.times, start_ns) - 1
+        while i >= 0 and cpu not in self.delays[i]:
+            i -= 1            # its thread was not yet found at that sample: an earlier one
+        j = bisect.bisect_left(self.times, end_ns)
+        while j < len(self.times) and cpu not in self.delays[j]:
+            j += 1
+        have = [k for k, d in enumerate(self.delays) if cpu in d]
+        if not have:
+            return None
+        # An interval that starts before the thread was first sampled, or ends after it was
+        # last (QEMU exits right after a guest's last line), is read from the nearest sample
+        # if that is within EDGE_NS: at most that much of the wait is missed.
+        if i < 0 and self.times[have[0]] - start_ns <= EDGE_NS:
+            i = have[0]
+        if j >= len(self.times) and end_ns - self.times[have[-1]] <= EDGE_NS:
+            j = have[-1]
+        if i < 0 or j >= len(self.times) or j < i:
+            return None
+        a, b = self.delays[i][cpu], self.delays[j][cpu]
+        stalled = sum(max(0, min(e, end_ns) - max(s, start_ns))
+                      for s, e, cpus in self.stalls if cpus is None or cpu in cpus)
+        return (b - a) + stalled
+
+
+# --- the nested host's own vCPUs -------------------------------------------------------------
+# Inside the nested KVM host, a guest's lateness may come from this machine not running the
+# nested host's vCPU threads, which nothing inside can see (no steal time under TCG). The
+# harness outside (nested.py) samples those threads' run delay and writes it, with the
+# heartbeats that map the nested host's clock to its own, into the job's folder, which the
+# tree's share (no cache) shows inside at the same path; OUTER_ENV names the file.
+OUTER_ENV = "IDLELAB_OUTER_WAIT"
+OUTER_PERIOD_S = 0.01
+
+
+class OuterWaitWriter(WaitSampler):
+    """Outside: the nested host's QEMU vCPU threads' run delay, sampled every
+    OUTER_PERIOD_S, and the heartbeat lines (the nested host's uptime) with the instant each
+    was seen, appended to `out_path` as JSON lines: {"beat": [our ns, its uptime ns]} and
+    {"t": our ns, "d": {cpu: run delay ns}}."""
+
+    FLUSH_EVERY = 10
+
+    def __init__(self, beat_path, out_path, period_s=OUTER_PERIOD_S):
+        super().__init__(period_s)
+        self.beat_path, self.out_path = beat_path, out_path
+        self._beat_pos, self._partial, self._pending, self._written = 0, b"", [], 0
+
+    def _run(self):
+        try:
+            n = 0
+            with open(self.out_path, "a") as out:
+                while not self._stop.is_set():
+                    if not self.tids or n % RESCAN_EVERY == 0:
+                        self.tids = {**find_vcpu_threads(self.pid, self.proc_root), **self.tids}
+                    self._sample()
+                    self._read_beats()
+                    n += 1
+                    if n % self.FLUSH_EVERY == 0:
+                        self._flush(out)
+                    self._stop.wait(self.period_s)
+                self._flush(out)
+        except OSError as e:
+            self.error = f"{type(e).__name__}: {e}"
+
+    def _read_beats(self):
+        now = time.monotonic_ns()
+        with open(self.beat_path, "rb") as f:
+            f.seek(self._beat_pos)
+            data = f.read()
+        self._beat_pos += len(data)
+        *lines, self._partial = (self._partial + data).split(b"\n")
+        for ln in lines:
+            try:
+                self._pending.append({"beat": [now, int(float(ln) * 1e9)]})
+            except ValueError:
+                continue      # a line of another kind
+
+    def _flush(self, out):
+        rows = [{"t": t, "d": d} for t, d in zip(self.times[self._written:],
+                                                  self.delays[self._written:])]
+        self._written = len(self.times)
+        for rec in self._pending + rows:
+            out.write(json.dumps(rec) + "\n")
+        self._pending = []
+        out.flush()
+
+
+class OuterWait:
+    """Inside: what the outer harness wrote (OuterWaitWriter), read afresh on each question,
+    on this host's CLOCK_MONOTONIC: the most any of the nested host's vCPUs waited over an
+    interval (a guest's vCPU thread may have been on any of them)."""
+
+    def __init__(self, path):
+        self.path = path
+        self._cache = (None, None)     # (file size, what _read made of it)
+
+    def _load(self):
+        try:
+            size = os.path.getsize(self.path)
+        except OSError:
+            return None
+        if self._cache[0] != size:
+            self._cache = (size, self._read())
+        return self._cache[1]
+
+    def _read(self):
+        beats, times, delays = [], [], []
+        try:
+            with open(self.path) as f:
+                for ln in f:
+                    try:
+                        rec = json.loads(ln)
+                        if "beat" in rec:
+                            seen, up = rec["beat"]
+                            beats.append((int(seen), int(up)))
+                        else:
+                            row = {int(k): int(v) for k, v in rec["d"].items()}
+                            times.append(int(rec["t"]))
+                            delays.append(row)
+                    except (ValueError, KeyError, TypeError, AttributeError):
+                        continue      # the line being written, or not one of ours
+        except OSError:
+            return None
+        if not beats or len(times) < 2:
+            return None
+        # ours = theirs + offset; a beat is seen after it was written, never before, and
+        # its uptime is truncated to 10 ms: the smallest difference is the best estimate
+        offset = min(seen - up for seen, up in beats)
+        boot_minus_mono = (time.clock_gettime_ns(time.CLOCK_BOOTTIME) - time.monotonic_ns())
+        return offset + boot_minus_mono, times, delays
+
+    def max_wait_ns(self, start_ns, end_ns):
+        """The most any nested-host vCPU waited between two of our monotonic instants,
+        None if the file does not cover them."""
+        loaded = self._load()
+        if loaded is None:
+            return None
+        offset, times, delays = loaded
+        sampler = WaitSampler()
+        sampler.times, sampler.delays = times, delays
+        cpus = sorted({c for d in delays for c in d})
+        waits = [sampler.wait_ns(c, start_ns + offset, end_ns + offset) for c in cpus]
+        waits = [w for w in waits if w is not None]
+        return max(waits) if waits else None
+
+
+class Waits:
+    """What attribution.attribute() asks: this host's measure of a vCPU's wait, plus, inside
+    the nested host, the most the outer machine kept any of the nested host's vCPUs waiting
+    over the same interval."""
+
+    def __init__(self, sampler, outer=None):
+        self.sampler = sampler
+        self.outer = outer if outer is not None else outer_from_env()
+
+    def cpus(self):
+        return self.sampler.cpus()
+
+    def wait_ns(self, cpu, start_ns, end_ns):
+        w = self.sampler.wait_ns(cpu, start_ns, end_ns)
+        if w is None or self.outer is None:
+            return w
+        return w + (self.outer.max_wait_ns(start_ns, end_ns) or 0)
+
+
+def outer_from_env():
+    path = os.environ.get(OUTER_ENV)
+    return OuterWait(path) if path else None

@@ -1,0 +1,176 @@
+"""The governors matrix (tools/matrices/governors.txt): Linux's haltpoll against the other
+governors of kernel/policy/, on the same workloads, with KVM's counters as the judge. A
+periodic sweep across haltpoll's plateau (the periods placed by the cost table), then the
+other workloads; per governor the guest's poll hit ratio, the host CPU one wake-up costs,
+halt exits per second and the latency. The verdict on the issue's goals is computed here
+from the rows."""
+import re
+
+from idlelab.report.tables import EMPTY, find, fmt, md_table, num, ordered, page
+
+MATRIX = "governors"
+TITLE = "Idle governors side by side: haltpoll (Linux) and predict"
+PLATEAU_HIT_PCT, GOAL_HIT_PCT, OFF_PLATEAU_SLACK = 10.0, 90.0, 1.05
+
+
+def hit_pct(r):
+    """Guest poll hits per poll entry, %; None without polls."""
+    e, h = num(r.guest_poll_entries), num(r.guest_poll_hits)
+    return None if not e else round(100 * h / e, 1)
+
+
+def latency_key(r):
+    """The workload's latency column: round trip for pingpong, timer lateness otherwise."""
+    return "rtt_p50_us" if r.workload == "pingpong" else "late_p50_us"
+
+
+def latency_us(r):
+    return num(getattr(r, latency_key(r)))
+
+
+def governors(rows):
+    return ordered(r.governor for r in rows if r.governor)
+
+
+def case(r):
+    """A row's case: its run name without the governor it ran with (the matrix sweeps the
+    governor last), so that the rows of one case differ in the governor alone: a
+    configuration swept over other values too (plateau-ipi's think=) has a case per value."""
+    return re.sub(r"-cpuidle\.governor=[^-]*", "", r.name or "")
+
+
+def find_case(rows, c, governor):
+    return next((r for r in rows if r.ok and case(r) == c and r.governor == governor), None)
+
+
+def metric_cells(r):
+    if r is None:
+        return [EMPTY] * 4
+    return [fmt(hit_pct(r)), fmt(num(r.host_cpu_us_per_wakeup), 0),
+            fmt(num(r.halt_exits_per_s), 0), fmt(latency_us(r), 0)]
+
+
+def sweep_table(rows, govs):
+    periodic = [r for r in rows if r.workload == "periodic" and r.config.startswith("plateau")]
+    head = ["period µs"]
+    for g in govs:
+        head += [f"{g}: poll hits %", "host CPU µs/wake-up", "halt exits/s", "late p50 µs"]
+    lines = [[fmt(p, 0)] + [c for g in govs for c in
+                            metric_cells(find(periodic, ok=True, period_us=p, governor=g))]
+             for p in sorted({r.period_us for r in periodic if r.period_us is not None})]
+    return md_table(head, lines)
+
+
+def other_table(rows, govs):
+    others = [r for r in rows
+              if not (r.workload == "periodic" and r.config.startswith("plateau"))]
+    head = ["workload"]
+    for g in govs:
+        head += [f"{g}: poll hits %", "host CPU µs/wake-up", "halt exits/s", "latency µs"]
+    lines = [[c] + [x for g in govs for x in metric_cells(find_case(others, c, g))]
+             for c in ordered(case(r) for r in others)]
+    return md_table(head, lines)
+
+
+def on_plateau(r):
+    """haltpoll's plateau, as measured: it polls on at least every other wake-up and under
+    PLATEAU_HIT_PCT of those polls catch one (it burns its window and halts anyway)."""
+    e, w, h = num(r.guest_poll_entries), num(r.guest_wakeups), hit_pct(r)
+    return bool(e and w and 2 * e >= w and h is not None and h < PLATEAU_HIT_PCT)
+
+
+def pairs(rows, base, g):
+    """(label, base's row, g's row) per configuration both ran: a periodic row by period,
+    any other by its configuration name."""
+    periodic = [r for r in rows if r.workload == "periodic" and r.config.startswith("plateau")]
+    out = []
+    for p in sorted({r.period_us for r in periodic if r.period_us is not None}):
+        a, b = find(periodic, ok=True, period_us=p, governor=base), find(periodic, ok=True, period_us=p,
+                                                                governor=g)
+        if a and b:
+            out.append((fmt(p, 0), a, b))
+    for c in ordered(case(r) for r in rows if r not in periodic):
+        a, b = find_case(rows, c, base), find_case(rows, c, g)
+        if a and b:
+            out.append((c, a, b))
+    return out
+
+
+def verdict(rows, base="haltpoll"):
+    """The issue's goals, checked on these rows: on the plateau (rows where haltpoll polls
+    and misses, on_plateau) another governor hits >= 90 % at no more host CPU per wake-up;
+    off it, no more than 5 % worse latency or host CPU per wake-up. Where the medians miss
+    a goal but the repeats overlap, that is said apart (costlier)."""
+    out = []
+    for g in [g for g in governors(rows) if g != base]:
+        on, off = [], []
+        for k, a, b in pairs(rows, base, g):
+            (on if on_plateau(a) else off).append((k, a, b))
+        hit = [(k, a, b) for k, a, b in on if (hit_pct(b) or 0) >= GOAL_HIT_PCT
+               and num(a.host_cpu_us_per_wakeup) and num(b.host_cpu_us_per_wakeup)]
+        cpu = [(k, costlier(b, a, "host_cpu_us_per_wakeup")) for k, a, b in hit]
+        met = [k for k, c in cpu if c is None]
+        met_spread = [k for k, c in cpu if c == WITHIN_SPREAD]
+        missed = [(k, worse_than(b, a)) for k, a, b in on if k not in met + met_spread]
+        judged = [(k, worse_than(b, a)) for k, a, b in off]
+        worse = [str(k) for k, w in judged if w == WORSE]
+        noise = [str(k) for k, w in judged if w == WITHIN_SPREAD]
+        took = [f"{k} ({fmt(num(b.guest_takeovers), 0)})" for k, a, b in off
+                if num(b.guest_takeovers)]
+        out.append(f"- {g} against {base}: the plateau (haltpoll polls on at least every other "
+                   f"wake-up and under {PLATEAU_HIT_PCT:.0f} % of its polls hit) covers "
+                   f"{len(on)} rows" + (f" ({', '.join(k for k, _, _ in on)})" if on else "")
+                   + f"; {g} reaches >= {GOAL_HIT_PCT:.0f} % "
+                   f"hits at no more host CPU per wake-up on {len(met)} of them"
+                   + (f" ({', '.join(k for k in met)})" if met else "")
+                   + (f", and at more by the medians but within the spread of the repeats on "
+                      f"{len(met_spread)} ({', '.join(met_spread)})" if met_spread else "")
+                   + (f"; where it misses the goal it is, by the off-plateau measure, more "
+                      f"than 5 % worse on: "
+                      + (", ".join(str(k) for k, w in missed if w) or "none")
+                      if missed else "")
+                   + f". Off the plateau ({len(off)} rows) it is more than 5 % worse in "
+                   "latency or host CPU per wake-up, beyond the spread of the repeats, on: "
+                   + (", ".join(worse) if worse else "none") + "; more than 5 % worse by "
+                   "the medians but within that spread (not told apart from the run-to-run "
+                   "noise) on: " + (", ".join(noise) if noise else "none") + "; it set "
+                   "haltpoll's rule "
+                   "aside there (the `takeovers` count) on: " + (", ".join(took) if took
+                                                               else "none") + ".")
+    return out
+
+
+WORSE, WITHIN_SPREAD = "worse", "within the spread"
+
+
+def costlier(b, a, key, slack=1.0):
+    """WORSE if b's median of column key is more than slack times a's and b's best repeat is
+    still above a's worst (the repeats do not overlap: on this machine one configuration's
+    repeats vary by 10 % and more); WITHIN_SPREAD if only the medians differ that much;
+    None otherwise (or where either is missing)."""
+    x, y = num(getattr(a, key)), num(getattr(b, key))
+    if not (x and y and y > x * slack):
+        return None
+    a_hi = (a.spread or {}).get(key, (x, x))[1]
+    b_lo = (b.spread or {}).get(key, (y, y))[0]
+    return WORSE if b_lo > a_hi else WITHIN_SPREAD
+
+
+def worse_than(b, a):
+    """The off-plateau judgement: costlier by more than OFF_PLATEAU_SLACK in latency or in
+    CPU per wake-up; WORSE if either is beyond the spread."""
+    found = [costlier(b, a, key, OFF_PLATEAU_SLACK)
+             for key in (latency_key(a), "host_cpu_us_per_wakeup")]
+    return WORSE if WORSE in found else WITHIN_SPREAD if WITHIN_SPREAD in found else None
+
+
+def markdown(rows, meta):
+    govs = governors(rows)
+    body = ["## Periodic wake-ups across haltpoll's plateau", "",
+            "workload=periodic on vCPU 1 (cpus=0x2, hz=0), idle=haltpoll with "
+            "haltpoll.guest_halt_poll_ns=2ms and grow_start=100us, host polling off (MSR=0). "
+            "Host CPU per wake-up is vCPU 1's thread CPU over the window divided by its "
+            "wake-ups.", "", sweep_table(rows, govs), "",
+            "## Other workloads", "", other_table(rows, govs), "",
+            "## Against the goals", ""] + verdict(rows) + [""]
+    return page(TITLE, meta, None, body, rows)

@@ -1,0 +1,173 @@
+"""The PNG plots of the seed matrices, drawn with matplotlib (optional: without it the
+report says the plots were skipped). matplotlib is imported here only, and only when a
+plot is drawn, so the rest of the harness runs on the standard library alone."""
+from idlelab.derive.runrow import is_number
+from idlelab.report.tables import ordered
+
+SKIPPED = "(plots skipped: {python} cannot import matplotlib; install python3-matplotlib)"
+
+
+def pyplot():
+    """matplotlib with the file-only Agg backend, or None when it is not installed."""
+    try:
+        import matplotlib      # optional dependency: see the module docstring
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        return plt
+    except ImportError:
+        return None
+
+
+def value(r, key):
+    """A run's figure for a plot: None unless it ran and the figure is a number."""
+    v = getattr(r, key)
+    return v if r.ok and is_number(v) else None
+
+
+def save(fig, path, plt):
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def seed003(rows, path, plt):
+    """Host CPU % and halt exits/s of the periodic vCPU against the timer period."""
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(7, 7), sharex=True)
+    for w in ordered(r.halt_poll_ns for r in rows):
+        pts = sorted(((r.period_us, r) for r in rows if r.halt_poll_ns == w
+                      and value(r, "host_cpu_pct") is not None), key=lambda p: p[0])
+        if not pts:
+            continue
+        xs = [p for p, _ in pts]
+        ax1.plot(xs, [r.host_cpu_pct for _, r in pts], marker="o", label=f"halt_poll_ns={w}")
+        ax2.plot(xs, [value(r, "halt_exits_per_s") for _, r in pts], marker="o",
+                 label=f"halt_poll_ns={w}")
+    ax1.set_ylabel("vCPU thread host CPU %")
+    ax1.set_ylim(0, 105)
+    ax1.set_title("seed 003: periodic timer wake-ups vs host halt polling")
+    ax2.set_ylabel("halt exits / s")
+    ax2.set_xlabel("guest timer period (µs)")
+    for ax in (ax1, ax2):
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    save(fig, path, plt)
+
+
+def bars(ax, labels, values, errs=None, notes=None):
+    xs = range(len(labels))
+    ax.bar(xs, [v or 0 for v in values], yerr=errs, capsize=4, color="tab:blue")
+    ax.set_xticks(list(xs))
+    ax.set_xticklabels(labels, rotation=15, ha="right", fontsize=8)
+    for x, v, note in zip(xs, values, notes or [None] * len(labels)):
+        if note:
+            ax.text(x, 0, note, ha="center", va="bottom", fontsize=7, rotation=90)
+        elif v is not None:
+            ax.text(x, v, f"{v:.0f}", ha="center", va="bottom", fontsize=8)
+    ax.grid(True, axis="y", alpha=0.3)
+
+
+def latency(rows, path, plt, title):
+    """Median round trip per configuration, whiskers up to p99 (seed 002 and 000)."""
+    pp = [r for r in rows if r.workload == "pingpong"]
+    one_hz = len({x.hz for x in pp}) <= 1
+    labels = [r.config if one_hz else f"{r.config} hz={r.hz}" for r in pp]
+    p50 = [value(r, "rtt_p50_us") for r in pp]
+    p99 = [value(r, "rtt_p99_us") for r in pp]
+    errs = [[0] * len(pp), [max(0, (b or 0) - (a or 0)) for a, b in zip(p50, p99)]]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    bars(ax, labels, p50, errs, [None if r.ok else r.status for r in pp])
+    ax.set_ylabel("round trip µs (bar: p50, whisker: p99)")
+    ax.set_title(title)
+    save(fig, path, plt)
+
+
+def idle_cpu(rows, path, plt):
+    """Seed 000's idle rows: host CPU % of an idle vCPU per configuration and tick rate."""
+    idle = [r for r in rows if r.workload == "idle"]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    bars(ax, [f"{r.config}\nhz={r.hz}" for r in idle], [value(r, "host_cpu_pct") for r in idle],
+         notes=[None if r.ok else r.status for r in idle])
+    ax.set_ylabel("idle vCPU thread host CPU %")
+    ax.set_title("seed 000: idle vCPU cost per host polling configuration")
+    save(fig, path, plt)
+
+
+def seed004(rows, path, plt):
+    """Successful host polls per attempted, per workload and shrink value."""
+    labels, vals, notes = [], [], []
+    for r in rows:
+        labels.append(f"{r.workload}\nshrink={r.host_shrink}")
+        v = value(r, "poll_success_pct")
+        vals.append(v)
+        notes.append(None if v is not None else ("not run (read-only)"
+                                                 if r.status == "not run" else "n/a"))
+    fig, ax = plt.subplots(figsize=(7, 4))
+    bars(ax, labels, vals, notes=notes)
+    ax.set_ylabel("successful / attempted host polls, %")
+    ax.set_ylim(0, 105)
+    ax.set_title("seed 004: poll success ratio, halt_poll_ns_shrink 0 vs 2")
+    save(fig, path, plt)
+
+
+def seed000_latency(rows, path, plt):
+    latency(rows, path, plt, "seed 000: pingpong round trip per host polling configuration")
+
+
+def seed002_latency(rows, path, plt):
+    latency(rows, path, plt, "seed 002: pingpong round trip, host vs guest polling")
+
+
+def governors(rows, path, plt, note=""):
+    """Host CPU per wake-up and poll hit ratio against the period, a line per governor;
+    `note` is added to the title (the simulator's plot says it is simulated)."""
+    periodic = [r for r in rows if r.workload == "periodic" and r.ok and r.governor]
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
+    for g in sorted({r.governor for r in periodic}):
+        pts = sorted((r.period_us, r) for r in periodic if r.governor == g)
+        xs = [p for p, _ in pts]
+        top.plot(xs, [value(r, "host_cpu_us_per_wakeup") for _, r in pts], marker="o", label=g)
+        hits = [100 * r.guest_poll_hits / r.guest_poll_entries if r.guest_poll_entries else None
+                for _, r in pts]
+        bottom.plot(xs, hits, marker="o", label=g)
+    top.set_ylabel("host CPU µs per wake-up")
+    top.set_title("governors across the plateau (workload=periodic, vCPU 1)" + note)
+    top.legend()
+    top.grid(True, alpha=0.3)
+    bottom.set_ylabel("guest poll hits, % of polls")
+    bottom.set_xlabel("period µs")
+    bottom.set_ylim(-5, 105)
+    bottom.grid(True, alpha=0.3)
+    save(fig, path, plt)
+
+
+def neighbours(rows, path, plt):
+    """The neighbour's throughput against the guest's round trip: a point per polling
+    configuration, a marker per neighbour case (run name after the '.')."""
+    fig, ax = plt.subplots(figsize=(7, 5))
+    cases = {}
+    for r in rows:
+        if r.ok and value(r, "neighbour_ops_per_s") is not None and value(r, "rtt_p50_us"):
+            cases.setdefault(r.name.split(".", 1)[-1], []).append(r)
+    for (case, rs), marker in zip(sorted(cases.items()), "osD^v<>"):
+        ax.scatter([r.rtt_p50_us for r in rs], [r.neighbour_ops_per_s / 1e6 for r in rs],
+                   marker=marker, label=case)
+        for r in rs:
+            ax.annotate(r.config, (r.rtt_p50_us, r.neighbour_ops_per_s / 1e6), fontsize=7,
+                        xytext=(3, 3), textcoords="offset points")
+    ax.set_xlabel("guest pingpong round trip p50 (µs)")
+    ax.set_ylabel("neighbour throughput (M loops/s over the window)")
+    ax.set_title("what polling costs the neighbour vs what it gives the guest")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    save(fig, path, plt)
+
+
+# matrix id -> [(file name, draw(rows, path, plt))]
+PLOTS = {
+    "seed000": [("seed000_latency.png", seed000_latency), ("seed000_idle_cpu.png", idle_cpu)],
+    "seed002": [("seed002_latency.png", seed002_latency)],
+    "seed003": [("seed003_cpu_vs_period.png", seed003)],
+    "seed004": [("seed004_poll_success.png", seed004)],
+    "governors": [("governors_cpu_vs_period.png", governors)],
+    "neighbours": [("neighbours_throughput_vs_rtt.png", neighbours)],
+}
