@@ -171,32 +171,31 @@ def test_no_wakeup_is_lost(accel, knobs, iters):
                 f"{avoided}): the test did not exercise what it is for")
 
 
-# The fault build drops every 1000th wake IPI. Tickless, a target whose IPI is dropped sleeps
-# until another interrupt comes (the watchdog's timer, 1 s, under TCG: a wake-up ~1 s late)
-# or the waker gives up (50 bounds: lost); with the wake flag left pending the guest may then
-# hang, which the short timeout ends. Each is a failure the host's waits cannot cover.
+# The fault build drops every 1000th wake IPI. The target's "IPI pending" flag then stays
+# set, so no waker sends it an IPI again: every later wake-up waits for the target's next tick
+# (hz=100: up to 10 ms), far beyond a 1 ms bound, whatever the host does.
 FAULT_KERNEL = os.path.join(TOP, "build", "idlelab-drop-ipi32.elf")
-FAULT_TIMEOUT = 20
+FAULT_CMDLINE = ("selftest=wakeup iters=1200 hz=100 selftest.wakeup_bound=1ms "
+                 "haltpoll.guest_halt_poll_ns=0 idle=halt")
 
 
 @pytest.mark.parametrize("accel", ACCELS)
 def test_a_guest_that_loses_a_wakeup_is_blamed_every_time(accel):
     """The same attribution that excuses a host-starved run blames the guest that really
-    loses or delays a wake-up: every boot of the fault build fails with a late_guest or
-    lost_guest event, and the retry rule does not retry it."""
+    loses or delays wake-ups: every boot of the fault build fails with late_guest events the
+    host's waits do not cover, and the retry rule does not retry it."""
     require(accel)
-    cfg = qemu.Config(smp=2, accel=accel, kernel=FAULT_KERNEL,
-                      cmdline="selftest=wakeup iters=3000 hz=0 selftest.wakeup_bound=20ms "
-                              "watchdog=1s haltpoll.guest_halt_poll_ns=0 idle=halt")
+    cfg = qemu.Config(smp=2, accel=accel, kernel=FAULT_KERNEL, cmdline=FAULT_CMDLINE)
     for _ in range(2):
-        tries = wakeup_verdict.until_guest_verdict(cfg, timeout=FAULT_TIMEOUT)
+        tries = wakeup_verdict.until_guest_verdict(cfg, timeout=TIMEOUT)
         assert len(tries) == 1, [t.events for t in tries]
         last = tries[-1]
-        assert not last.res.outcome.ok, last.res.output[-2000:]
+        assert_exit(last.res, "TEST_FAILED")
         faults = last.guest_faults
         assert faults, (last.events, last.res.output[-2000:])
-        assert all(e["measured"] and e["host_wait_ns"] < e["late_ns"] for e in faults), faults
-        assert any(e["late_ns"] >= 500_000_000 for e in faults), faults  # the drop's, not noise
+        assert all(e["host_wait_ns"] < e["late_ns"] for e in faults), faults
+        # the ones the dropped IPI made: a tick late, not an emulator's hiccup
+        assert sum(e["late_ns"] >= 3_000_000 for e in faults) >= 10, faults
 
 
 def test_the_wakeup_watchdog_bounds_silence_not_length():

@@ -58,11 +58,22 @@ def test_two_kernels_alternate_configuration_by_configuration():
     s = w.measure("tcg", 1, "10ms", run=run, kernels={"before": "old.elf", "after": "new.elf"},
                   cost=lambda accel: {"prims": {"ipi_halt_rtt": {"ns_p50": 5000.0}}})
     assert order == [(n, k) for n, _ in w.CONFIGS for k in ("old.elf", "new.elf")]
-    lines = w.side_by_side(w.medians(s["before"]), w.medians(s["after"]), 1, "tcg", "old/")
-    assert "  floor               2.0 us    1.0 us          0.50" in lines
+    lines = w.side_by_side(w.medians(s["before"]), w.medians(s["after"]), 1, "tcg", "old/",
+                           spread={k: w.spreads(s[k]) for k in ("before", "after")})
+    floor = next(ln for ln in lines if ln.startswith("  floor "))
+    assert floor.split() == ["floor", "2.0", "us", "[2.0..2.0]", "1.0", "us", "[1.0..1.0]",
+                             "0.50", "NO"]      # half the time: outside one run's spread
     assert "  ipi_halt_rtt        5.0 us (both)" in lines
     assert any(ln.startswith("(under TCG") for ln in lines)
     assert lines[-1].startswith("goals, after: idle=poll / floor 1.00 (met)")
+
+
+def test_within_the_spread_is_the_before_kernels_min_to_max():
+    sp = w.spreads({"idle=poll": [900, 1000, 1200], "floor": []})
+    assert sp == {"idle=poll": (900, 1200)}
+    assert w.within(1100, sp["idle=poll"]) and w.within(900, sp["idle=poll"])
+    assert w.within(1201, sp["idle=poll"]) is False
+    assert w.within(None, sp["idle=poll"]) is None and w.within(5, None) is None
 
 
 def test_before_needs_a_build_folder(tmp_path, capsys):

@@ -108,16 +108,43 @@ def measure(accel, repeats, duration, timeout=120, run=qemu.run, cost=costtable.
     return samples
 
 
-def side_by_side(before, after, repeats, accel, where, duration="1s"):
-    """The before/after table of two kernels' medians, and the goals for each."""
+def spreads(samples):
+    """{name: (min, max)} of {name: [values]}: the run-to-run spread of the repeats."""
+    return {k: (min(v), max(v)) for k, v in samples.items() if v}
+
+
+def within(after, spread):
+    """True if `after` lies inside the before kernel's run-to-run spread (min..max), None
+    if either is missing."""
+    if after is None or spread is None:
+        return None
+    return spread[0] <= after <= spread[1]
+
+
+def side_by_side(before, after, repeats, accel, where, duration="1s", spread=None):
+    """The before/after table of two kernels' medians, each repeat's spread (min..max of
+    the repeats' p50s, `spread` = {"before": spreads(), "after": spreads()}), whether the
+    after median lies within the before spread, and the goals for each."""
+    spread = spread or {"before": {}, "after": {}}
     lines = [f"wake-up path round trips, {accel}, pingpong 2 vCPUs hz=0 {duration}, p50, "
-             f"median of {repeats} alternated repeats; before: {where}, after: this tree:",
-             f"  {'configuration':16} {'before':>9} {'after':>9}  after/before"]
+             f"median of {repeats} alternated repeats [min..max of the repeats]; before: "
+             f"{where}, after: this tree:",
+             f"  {'configuration':16} {'before':>22} {'after':>22}  after/before  "
+             "after within before's spread"]
+
+    def cell(v, sp):
+        if v is None:
+            return f"{'n/a':>22}"
+        rng = f" [{sp[0] / 1000:.1f}..{sp[1] / 1000:.1f}]" if sp else ""
+        return f"{f'{v / 1000:.1f} us{rng}':>22}"
+
     for name, _ in CONFIGS:
         b, a = before.get(name), after.get(name)
-        shown = [f"{v / 1000:6.1f} us" if v is not None else f"{'n/a':>9}" for v in (b, a)]
         ratio = f"{a / b:12.2f}" if a is not None and b else f"{'n/a':>12}"
-        lines.append(f"  {name:16} {shown[0]} {shown[1]}  {ratio}")
+        inside = within(a, spread["before"].get(name))
+        verdict = "n/a" if inside is None else ("yes" if inside else "NO")
+        lines.append(f"  {name:16} {cell(b, spread['before'].get(name))} "
+                     f"{cell(a, spread['after'].get(name))}  {ratio}  {verdict}")
     rtt = after.get("ipi_halt_rtt")   # the platform's, one measurement for both
     lines.append(f"  {'ipi_halt_rtt':16} {rtt / 1000:6.1f} us (both)" if rtt is not None
                  else f"  {'ipi_halt_rtt':16} {'n/a':>9}")
@@ -172,7 +199,8 @@ def main(argv=None):
         return EXIT_RUN_FAILED
     if args.before is not None:
         lines = side_by_side(medians(samples["before"]), medians(samples["after"]),
-                             args.repeats, args.accel, args.before, args.duration)
+                             args.repeats, args.accel, args.before, args.duration,
+                             spread={k: spreads(samples[k]) for k in ("before", "after")})
     else:
         lines = table(medians(samples[""]), args.repeats, args.accel, args.duration)
     for line in lines:
