@@ -174,10 +174,14 @@ static inline void resched(struct cpu *c, struct cpu *me)
 	}
 #ifdef IDLELAB_FAULT_DROP_WAKE_IPI
 	/* The fault build (build/idlelab-drop-ipi.elf): every Nth wake IPI is lost, as a
-	 * broken wake path would lose it; the tests' verdicts must blame the guest for it. */
+	 * broken wake path would lose it, and the target is left as if none were pending, so
+	 * the next wake-up reaches it again; the tests' verdicts must blame the guest. */
 	static uint64_t wake_ipis;
-	if (__atomic_add_fetch(&wake_ipis, 1, __ATOMIC_RELAXED) % IDLELAB_FAULT_DROP_WAKE_IPI == 0)
+	if (__atomic_add_fetch(&wake_ipis, 1, __ATOMIC_RELAXED) % IDLELAB_FAULT_DROP_WAKE_IPI ==
+	    0) {
+		__atomic_fetch_and(&c->flags, ~CPU_IPI_PENDING, __ATOMIC_SEQ_CST);
 		return;
+	}
 #endif
 	me->stats.ipi_sent++;
 	timeline_rec(TL_IPI_SENT, c->id);
