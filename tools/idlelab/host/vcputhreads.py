@@ -153,16 +153,18 @@ class WaitSampler:
         j = bisect.bisect_left(self.times, end_ns)
         while j < len(self.times) and cpu not in self.delays[j]:
             j += 1
-        have = [k for k, d in enumerate(self.delays) if cpu in d]
-        if not have:
-            return None
         # An interval that starts before the thread was first sampled, or ends after it was
         # last (QEMU exits right after a guest's last line), is read from the nearest sample
         # if that is within EDGE_NS: at most that much of the wait is missed.
-        if i < 0 and self.times[have[0]] - start_ns <= EDGE_NS:
-            i = have[0]
-        if j >= len(self.times) and end_ns - self.times[have[-1]] <= EDGE_NS:
-            j = have[-1]
+        if i < 0:
+            first = next((k for k, d in enumerate(self.delays) if cpu in d), None)
+            if first is not None and self.times[first] - start_ns <= EDGE_NS:
+                i = first
+        if j >= len(self.times):
+            last = next((k for k in range(len(self.delays) - 1, -1, -1)
+                         if cpu in self.delays[k]), None)
+            if last is not None and end_ns - self.times[last] <= EDGE_NS:
+                j = last
         if i < 0 or j >= len(self.times) or j < i:
             return None
         a, b = self.delays[i][cpu], self.delays[j][cpu]
@@ -243,7 +245,14 @@ class OuterWait:
         self.path = path
         self._cache = (None, None)     # (file size, what _read made of it)
 
-    def _load(self):
+    def _load(self, upto_ns=None):
+        """What the file held when last read, read anew only if that did not reach
+        `upto_ns` (our clock) and the file has grown since: a run's many questions about
+        its past cost one read, not one each."""
+        cached = self._cache[1]
+        if cached is not None and upto_ns is not None and cached[1] and \
+                upto_ns + cached[0] + EDGE_NS <= cached[1][-1]:
+            return cached
         try:
             size = os.path.getsize(self.path)
         except OSError:
@@ -281,13 +290,13 @@ class OuterWait:
     def max_wait_ns(self, start_ns, end_ns):
         """The most any nested-host vCPU waited between two of our monotonic instants,
         None if the file does not cover them."""
-        loaded = self._load()
+        loaded = self._load(end_ns)
         if loaded is None:
             return None
         offset, times, delays = loaded
         sampler = WaitSampler()
         sampler.times, sampler.delays = times, delays
-        cpus = sorted({c for d in delays for c in d})
+        cpus = sorted(set(delays[0]) | set(delays[-1]))
         waits = [sampler.wait_ns(c, start_ns + offset, end_ns + offset) for c in cpus]
         waits = [w for w in waits if w is not None]
         return max(waits) if waits else None
