@@ -147,3 +147,19 @@ def test_waits_add_the_outer_machines_share(tmp_path, monkeypatch):
     assert hostwait.Waits(s, Outer()).wait_ns(0, 0, 10) == 103
     monkeypatch.delenv(hostwait.OUTER_ENV, raising=False)
     assert hostwait.Waits(s).wait_ns(0, 0, 10) == 3
+
+
+def test_a_jobs_outer_wait_summary_totals_and_finds_the_worst_second():
+    """nested.outer_wait over a long job's samples (here 400 s at 10 ms): each vCPU's total,
+    and the most in any second, where vCPU 1 was held off for 600 ms from t = 200 s."""
+    from idlelab.host.nested import outer_wait
+    n, step = 40_000, 10 * MS
+    delays, held = [], 0
+    for i in range(n):
+        if 20_000 <= i < 20_060:
+            held += step                      # 60 samples = 600 ms runnable, not running
+        delays.append({0: i * 1000, 1: held})
+    s = sampler([i * step for i in range(n)], delays)
+    w = outer_wait(s)
+    assert w["total_ms"] == {0: round((n - 1) * 1000 / 1e6, 1), 1: 600.0}
+    assert 590.0 <= w["worst_1s_ms"] <= 600.0   # windows start every half second
