@@ -114,6 +114,20 @@ def test_a_host_that_resets_itself_is_dumped_and_the_job_retried():
         assert "CPU 0: RIP" in f.read()
 
 
+def test_a_host_whose_kernel_reports_an_rcu_stall_is_dumped_and_the_job_retried(image):
+    """A host CPU whose timer stops firing leaves the other beating, so the heartbeat cannot
+    tell; the host kernel's RCU stall report can. Written here into the host kernel's own log
+    (/dev/kmsg, error level, so its console prints it as the kernel would)."""
+    job = ["/bin/sh", "-c", 'if [ "$IDLELAB_NESTED_ATTEMPT" = 1 ]; then echo "<3>rcu: INFO: '
+                            'rcu_preempt detected stalls on CPUs/tasks:" > /dev/kmsg; '
+                            'sleep 600; else echo "second host"; fi']
+    lines = []
+    res = nested.run_job(job, echo=False, on_line=lines.append, timeout=300, retries=1)
+    assert res.status == 0 and res.attempts == 2 and lines[-1] == "second host", lines
+    with open(os.path.join(res.wedges[0], "registers.txt")) as f:
+        assert "CPU 0: RIP" in f.read()
+
+
 def test_twice_wedged_is_a_failure_with_its_code(image, monkeypatch):
     monkeypatch.setattr(nested, "WEDGE_S", 5)
 

@@ -49,7 +49,13 @@ OUTER_WAIT_FILE = "outer-wait.jsonl"  # this machine's waits of the host's vCPUs
 ASK_S = 3          # no heartbeat for this long: ask the monitor whether the host reset
 # The host faults a job is retried after, by what _attempt puts in JobResult.error.
 FAULTS = {"wedged": f"the emulated host wedged (no heartbeat for {WEDGE_S} s)",
-          "reset": "the emulated host reset itself (a triple fault or a reboot of its kernel)"}
+          "reset": "the emulated host reset itself (a triple fault or a reboot of its kernel)",
+          "stalled": "the emulated host's kernel reported an RCU stall (a CPU whose timer "
+                     "stopped firing: its other CPU still beats, so the job would hang)"}
+# Lines of the emulated host's own kernel that mean it is stuck although its heartbeat goes
+# on: seen once in a CI-like run, its CPU 0's timer never fired again ("rcu_preempt kthread
+# timer wakeup didn't happen ... Possible timer handling issue on cpu=0") and the job hung.
+STALL_LINES = ("rcu: INFO: rcu_preempt detected stalls", "rcu: INFO: rcu_sched detected stalls")
 MARK = "@nested "
 ATTEMPT_ENV = "IDLELAB_NESTED_ATTEMPT"
 HOST_ENV = qemu.HOST_ENV
@@ -284,6 +290,11 @@ def _attempt(argv, run_dir, attempt, echo, on_line, timeout, cpu):
             for raw in lines:
                 line = raw.decode("utf-8", "replace").rstrip("\r")
                 log.write(line + "\n")
+                if any(mark in line for mark in STALL_LINES):
+                    _dump(run_dir, proc)
+                    res.error = "stalled"
+                    done = True
+                    break
                 if line.startswith(MARK):
                     job_started = _control(line, res, start, job_started)
                     if job_started is not None:
