@@ -80,8 +80,17 @@ static __attribute__((noinline)) void poll_replan(struct cpu *c, uint64_t limit_
 	c->poll_plan_every = idle_poll_check_every(c->poll_plan_cycles);
 }
 
+/*
+ * The poll state and the governed entry's small callbacks are inline in the idle loop, so
+ * that its common entries (idle=poll; the default governor's poll that finds work) call
+ * nothing: where guest ring 0 is emulated a call with its return costs what ten ALU
+ * operations or more do (docs/platform-notes.md). poll_end's `work` and `immediate` are
+ * constants at each of its calls, so each way out of the poll state is straight code.
+ */
+#define ON_ENTRY_PATH static inline __attribute__((always_inline))
+
 /* The end of a poll: POLLING cleared, the counters; the poll's length in cycles. */
-static uint64_t poll_end(struct cpu *c, bool work, bool immediate, uint64_t limit)
+ON_ENTRY_PATH uint64_t poll_end(struct cpu *c, bool work, bool immediate, uint64_t limit)
 {
 	uint64_t now, elapsed;
 
@@ -121,7 +130,7 @@ static uint64_t poll_end(struct cpu *c, bool work, bool immediate, uint64_t limi
  * length), and, as in Linux's poll_idle(), no limit is asked: asking may store haltpoll's
  * W = 0 fallback into the window.
  */
-static bool poll_start(void *cpu, uint64_t *ns)
+ON_ENTRY_PATH bool poll_start(void *cpu, uint64_t *ns)
 {
 	struct cpu *c = cpu;
 	uint64_t t0 = rdtsc();
@@ -149,7 +158,7 @@ static bool poll_start(void *cpu, uint64_t *ns)
  * Linux's fixed 201 assumes a PAUSE of tens of cycles, and under an emulating hypervisor one
  * iteration can cost microseconds (kernel/idle_setup.c: idle_poll_check_every).
  */
-static bool poll_wait(void *cpu, uint64_t limit_ns, uint64_t *ns)
+ON_ENTRY_PATH bool poll_wait(void *cpu, uint64_t limit_ns, uint64_t *ns)
 {
 	struct cpu *c = cpu;
 	uint64_t t0 = c->idle_entered, limit;
@@ -241,7 +250,7 @@ static uint64_t governed_halt(void *cpu, uint64_t limit_ns)
 	return tsc_to_ns(cycles);
 }
 
-static bool governed_work(void *cpu)
+ON_ENTRY_PATH bool governed_work(void *cpu)
 {
 	return work_pending(cpu);
 }
@@ -267,13 +276,13 @@ static inline bool steal_gate(void *cpu)
 	return idle_config.steal_threshold && steal_gated_halt(cpu);
 }
 
-static void governed_aborted(void *cpu)
+ON_ENTRY_PATH void governed_aborted(void *cpu)
 {
 	((struct cpu *)cpu)->stats.idle_aborted++;
 }
 
 /* After every reflect: the adjustment counted, and the window it left in the timeline. */
-static void governed_reflected(void *cpu, enum gov_adjust a)
+ON_ENTRY_PATH void governed_reflected(void *cpu, enum gov_adjust a)
 {
 	struct cpu *c = cpu;
 
@@ -298,20 +307,34 @@ static const struct idle_entry_ops governed_states = {
  * per-entry functions (kernel/policy/gov_haltpoll.h) compile into the entry. */
 static const struct idle_governor haltpoll_direct = GOV_HALTPOLL_TABLE;
 
-/* One governed entry (kernel/policy/idle_entry.h); true if work ended it. */
-static bool governed_entry(struct cpu *c)
+/* What a governed entry reads of the knobs, for the governor `gov`. */
+static inline struct idle_entry_setup entry_setup(const struct idle_governor *gov)
 {
-	struct idle_entry_setup k = {
-	    .gov = idle_config.gov,
+	return (struct idle_entry_setup){
+	    .gov = gov,
 	    .params = &idle_config.params,
 	    .tick_nsec = idle_config.tick_nsec,
 	    .latency_req_zero = idle_config.latency_req_zero,
 	};
+}
 
-	if (k.gov == &gov_haltpoll) {
-		k.gov = &haltpoll_direct;
-		return idle_entry_run(&governed_states, c, &k, &c->gov, &c->idle_entry);
-	}
+/* Any other governor than the default, through its table: out of line, so that the idle
+ * loop, with the default governor's entry inline, keeps fewer registers. */
+static __attribute__((noinline)) bool governed_entry_table(struct cpu *c)
+{
+	struct idle_entry_setup k = entry_setup(idle_config.gov);
+
+	return idle_entry_run(&governed_states, c, &k, &c->gov, &c->idle_entry);
+}
+
+/* One governed entry (kernel/policy/idle_entry.h); true if work ended it. */
+static inline bool governed_entry(struct cpu *c)
+{
+	struct idle_entry_setup k;
+
+	if (idle_config.gov != &gov_haltpoll)
+		return governed_entry_table(c);
+	k = entry_setup(&haltpoll_direct);
 	return idle_entry_run(&governed_states, c, &k, &c->gov, &c->idle_entry);
 }
 

@@ -193,6 +193,14 @@ void sched_resched_cpu(struct cpu *c)
 	resched(c, this_cpu());
 }
 
+static void count_wakeup(const struct cpu *c, struct cpu *me)
+{
+	if (c == me)
+		me->stats.wakeups_local++;
+	else
+		me->stats.wakeups_remote++;
+}
+
 /* Hands t to its CPU: the push that the target's schedule() will find (see the top). */
 static void wake_list_push(struct cpu *c, struct thread *t)
 {
@@ -204,12 +212,20 @@ static void wake_list_push(struct cpu *c, struct thread *t)
 					    __ATOMIC_RELAXED));
 }
 
+/*
+ * The timeline's hooks are calls when enabled, so what is live across one is kept in a
+ * callee-saved register (saved and restored on every wake): the hook comes first, and
+ * the counters before the resched that ends the wake, so that little is.
+ */
 void thread_wake(struct thread *t)
 {
-	struct cpu *c = t->home, *me = this_cpu();
-	uint32_t old = state_load(t);
+	struct cpu *c, *me;
+	uint32_t old;
 
 	timeline_rec(TL_WAKE, t->cpu);
+	c = t->home;
+	me = this_cpu();
+	old = state_load(t);
 	/*
 	 * A wake already pending lets this one return without a locked instruction, so nothing
 	 * would order the caller's store to the condition (say, a token) before the thread's
@@ -232,18 +248,16 @@ void thread_wake(struct thread *t)
 			if (!state_cas(t, &old, T_RUNNABLE))
 				continue;
 			wake_list_push(c, t);
+			count_wakeup(c, me);
 			resched(c, me);
-			break;
+			return;
 		}
 		if (st != T_RUNNING && st != T_RUNNABLE)
 			return; /* exited: nothing to wake */
 		if ((old & WAKE_PENDING) || state_cas(t, &old, old | WAKE_PENDING))
 			break; /* it has not blocked yet: its next block returns */
 	}
-	if (c == me)
-		me->stats.wakeups_local++;
-	else
-		me->stats.wakeups_remote++;
+	count_wakeup(c, me);
 }
 
 /* Appends the threads of a taken wake list to the run queue, oldest wake first. */
