@@ -119,7 +119,8 @@ def _remove_journal(journal_path):
         _fsync_dir(journal_path)
 
 
-def _pid_alive(pid):
+def pid_alive(pid):
+    """True if a process with this pid exists (ours to signal or not)."""
     if not isinstance(pid, int) or pid <= 0:
         return False  # os.kill(0, ...) would address our own process group
     try:
@@ -145,7 +146,7 @@ def recover(journal_path, param_dir=PARAM_DIR):
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise JournalError(f"{journal_path}: unreadable journal ({e!r}); check the kvm "
                            "parameters by hand, then delete it") from None
-    if pid != os.getpid() and _pid_alive(pid):
+    if pid != os.getpid() and pid_alive(pid):
         raise JournalError(f"{journal_path}: run {pid} is still overriding the kvm parameters")
     if os.path.abspath(old_dir) != os.path.abspath(param_dir):
         raise JournalError(f"{journal_path} belongs to {old_dir}, not {param_dir}")

@@ -14,6 +14,7 @@ import re
 import signal
 
 from idlelab.host import kernelfs
+from idlelab.host.hostparams import pid_alive
 
 PREFIX = "idlelab-timeline-"
 # What the overlay draws: each vCPU's halts as KVM saw them (poll, wait, how long), the host
@@ -34,16 +35,6 @@ def _write(path, text):
 def _read(path):
     with open(path, encoding="utf-8", errors="replace") as f:
         return f.read()
-
-
-def _pid_alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class Session:
@@ -103,7 +94,7 @@ class Session:
     def _remove_stale(self, instances):
         for name in os.listdir(instances):
             if name.startswith(PREFIX) and name[len(PREFIX):].isdigit() \
-                    and not _pid_alive(int(name[len(PREFIX):])):
+                    and not pid_alive(int(name[len(PREFIX):])):
                 with contextlib.suppress(OSError):
                     os.rmdir(os.path.join(instances, name))
                     self.notes.append(f"removed {name}, left by a run that was killed")
