@@ -148,3 +148,50 @@ def test_connect_stops_waiting_when_qemu_exits(sockdir):
     with pytest.raises(qmp.QMPConnectError, match="QEMU exited"):
         qmp.QMP(cfg.qmp, timeout=10, proc=vm.proc)
     vm.stop()
+
+
+def _scripted_server(path, first_lines):
+    """A one-connection server that sends `first_lines`, then answers qmp_capabilities."""
+    import json
+    import socket
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(path)
+    srv.listen(1)
+
+    def serve():
+        conn, _ = srv.accept()
+        with conn:
+            for line in first_lines:
+                conn.sendall(json.dumps(line).encode() + b"\n")
+            line = conn.makefile().readline()
+            if line:                                 # a client that refused us sends nothing
+                request = json.loads(line)
+                conn.sendall(json.dumps({"return": {}, "id": request["id"]}).encode() + b"\n")
+        srv.close()
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    return t
+
+
+GREETING = {"QMP": {"version": {}, "capabilities": []}}
+RESUME = {"timestamp": {"seconds": 1, "microseconds": 0}, "event": "RESUME"}
+
+
+def test_an_event_before_the_greeting_is_kept(sockdir):
+    """QEMU can send the start's RESUME to a client that connected as it started, before the
+    greeting (a bench failed on it once)."""
+    path = os.path.join(sockdir, "early-event")
+    t = _scripted_server(path, [RESUME, GREETING])
+    with qmp.QMP(path, timeout=5) as session:
+        assert session.greeting == GREETING
+        assert session.events("RESUME") == [RESUME]
+    t.join(5)
+
+
+def test_something_else_before_the_greeting_is_refused(sockdir):
+    path = os.path.join(sockdir, "no-greeting")
+    t = _scripted_server(path, [{"return": {}}])
+    with pytest.raises(qmp.QMPConnectError, match="not a QMP greeting"):
+        qmp.QMP(path, timeout=5)
+    t.join(5)
