@@ -2,8 +2,10 @@
 the guest command line, which global-parameter runs can be made (hostparams, onerun),
 machine-load arithmetic (hostload), the results folder (resultsfolder), progress, and the
 CLI's accelerator choice and exit codes (cli)."""
+import errno
 import os
 import re
+import socket
 import stat
 
 import pytest
@@ -22,37 +24,71 @@ def _load(quick):
 
 @pytest.mark.parametrize("quick", [False, True], ids=["full", "quick"])
 def test_builtin_matrices_parse_and_cover_each_seed(quick):
+    """Each seed's matrix sets KVM's module parameters globally, as the seed did, repeated
+    (at least 3 runs a cell in the full set)."""
     m = _load(quick)
     assert sorted(m) == ["seed000", "seed002", "seed003", "seed004"]
-    # seed 000: no / always / dynamic polling, idle tickless and at 250 Hz, and pingpong.
+    runs = [r for rs in m.values() for r in rs]
+    assert all(r.vm_halt_poll_ns is None and "halt_poll_ns" in r.host_params for r in runs
+               if r.name != "guest-msr")
+    assert all(r.repeat >= 3 for r in runs) if not quick else True
+    # seed 000: no / always / dynamic polling, idle tickless and at 250 Hz, and pingpong;
+    # the v6 patch's values (500 us, grow 2 from 10 us, shrink 0), always-poll as a window
+    # held at 500 us once open (grow_start 500 us, grow and shrink 1), opened by any halt
+    # shorter than a second.
     s0 = m["seed000"]
     assert workplan.config_of(s0[0]) == "no-poll"
     assert {workplan.config_of(r) for r in s0} == {"no-poll", "always-poll", "dynamic-poll"}
     assert {(r.workload, r.guest.get("hz")) for r in s0} == {
         ("idle", "0"), ("idle", "250"), ("pingpong", "250")}
-    assert {r.vm_halt_poll_ns for r in s0} == {0, 10_000_000, 200_000}
+    params = {workplan.config_of(r): r.host_params for r in s0 if "placed" not in r.name}
+    assert params["no-poll"] == {"halt_poll_ns": 0}
+    assert params["dynamic-poll"] == {"halt_poll_ns": 500_000, "halt_poll_ns_grow": 2,
+                                      "halt_poll_ns_grow_start": 10_000,
+                                      "halt_poll_ns_shrink": 0}
+    assert params["always-poll"] == {"halt_poll_ns": 1_000_000_000, "halt_poll_ns_grow": 1,
+                                     "halt_poll_ns_grow_start": 500_000,
+                                     "halt_poll_ns_shrink": 1}
     assert all(r.guest["idle"] == "halt" for r in s0)
-    # seed 002: the four polling combinations on pingpong.
+    # the round trip again with the windows placed by the cost table
+    placed = {r.name: primcosts.resolve_run(r, {"prims": {"ipi_halt_rtt": {"ns_p50": 600_000}}})
+              for r in s0 if r.name.endswith(".placed")}
+    assert placed["always-poll.placed"].host_params["halt_poll_ns_grow_start"] == 4_800_000
+    assert placed["dynamic-poll.placed"].host_params["halt_poll_ns"] == 4_800_000
+    # seed 002: the floor (no exit at all) and the four polling combinations on pingpong;
+    # guest polling with the host window at 0, as the seed had it.
     s2 = {r.name: r for r in m["seed002"]}
-    assert list(s2) == ["neither", "host-poll", "guest-poll", "both"]
-    assert (s2["guest-poll"].guest["idle"], s2["guest-poll"].guest["hostpoll"]) == \
-        ("haltpoll", "auto")
-    assert (s2["both"].guest["hostpoll"], s2["both"].vm_halt_poll_ns) == ("on", 300_000)
-    assert s2["neither"].vm_halt_poll_ns == 0 and s2["host-poll"].guest["idle"] == "halt"
-    # seed 003: a period sweep placed by the cost table around timer + window, plus two
-    # short fixed periods, under three windows; resolved with a made-up table here.
+    assert list(s2) == ["floor", "neither", "host-poll", "guest-poll", "guest-msr", "both",
+                        "host-poll.placed", "guest-poll.placed", "both.placed"]
+    assert s2["guest-poll.placed"].guest["haltpoll.guest_halt_poll_ns"] == "ipi_halt_rtt*8"
+    assert s2["host-poll.placed"].host_params["halt_poll_ns"] == "ipi_halt_rtt*8"
+    assert (s2["guest-msr"].guest["hostpoll"], s2["guest-msr"].vm_halt_poll_ns) == \
+        ("auto", 300_000)      # per VM: the MSR's check runs where the parameters are fixed
+    assert s2["floor"].guest["idle"] == "poll"
+    assert (s2["guest-poll"].guest["idle"], s2["guest-poll"].guest["hostpoll"],
+            s2["guest-poll"].host_params["halt_poll_ns"]) == ("haltpoll", "auto", 0)
+    assert (s2["both"].guest["hostpoll"], s2["both"].host_params["halt_poll_ns"]) == \
+        ("on", 300_000)
+    assert s2["host-poll"].host_params["halt_poll_ns"] == 300_000
+    # seed 003: the seed's own 250 us and a sweep placed by the cost table around timer +
+    # window, under three windows; resolved with a made-up table here.
     s3 = m["seed003"]
-    assert sum(primcosts.is_scaled(r.guest["period"]) for r in s3) >= 2 * 3
+    assert {r.guest["period"] for r in s3} >= {"250us", "timer+300us"}
     table = {"prims": {p: {"ns_p50": 650_000.0} for p in primcosts.PRIMS}}
     periods = {matrix.parse_time(primcosts.resolve_run(r, table).guest["period"]) for r in s3}
-    assert min(periods) <= 200_000 and max(periods) >= 650_000 + 1_000_000
+    assert 250_000 in periods and max(periods) >= 650_000 + 1_000_000
     assert 650_000 + 300_000 in periods    # inside the 400 us window, outside 200 us
-    assert {r.vm_halt_poll_ns for r in s3} == {0, 200_000, 400_000}
+    assert {r.host_params["halt_poll_ns"] for r in s3} == {0, 200_000, 400_000}
     assert len(s3) == len(periods) * 3
-    # seed 004: random and pingpong under global shrink 0 and 2.
+    # seed 004: random and pingpong under shrink 0 and 2 with the seed's window (200 us, grow
+    # 2 from 10 us), random again with the window placed by the cost table, all traced.
     s4 = m["seed004"]
-    assert {(r.workload, r.host_params["halt_poll_ns_shrink"]) for r in s4} == {
-        ("random", 0), ("random", 2), ("pingpong", 0), ("pingpong", 2)}
+    assert {(workplan.config_of(r), r.host_params["halt_poll_ns_shrink"]) for r in s4} == {
+        (c, s) for c in ("random", "pingpong", "placed-random") for s in (0, 2)}
+    assert all(r.trace == "halt_poll_ns" and r.host_params["halt_poll_ns_grow"] == 2 and
+               r.host_params["halt_poll_ns_grow_start"] == 10_000 for r in s4)
+    placed = [primcosts.resolve_run(r, table) for r in s4 if r.name.startswith("placed")]
+    assert {r.host_params["halt_poll_ns"] for r in placed} == {650_000 + 200_000}
 
 
 def test_full_and_quick_matrices_run_the_same_configurations():
@@ -71,7 +107,7 @@ def test_full_and_quick_matrices_run_the_same_configurations():
 
 def test_quick_set_is_estimated_under_a_minute():
     work = workplan.plan(workplan.load_matrices(workplan.builtin_matrices(True)))
-    assert sum(workplan.estimate_s(run) for _, run, _ in work) < 45
+    assert sum(workplan.estimate_s(run) for _, run, _ in work) < 60
 
 
 def test_config_name_and_guest_cmdline():
@@ -264,3 +300,17 @@ def test_a_run_asking_for_tcg_gets_it_and_no_host_params_check(tmp_path):
     assert ctx.run_accel(t) == "tcg" and ctx.run_accel(k) == "kvm"
     assert onerun.Context(accel="tcg", params=ctx.params).run_accel(k) == "tcg"
     assert ctx.base_record("m", t, 1)["accel"] == "tcg"
+
+
+def test_sockets_work_says_whether_a_folder_takes_a_unix_socket(tmp_path, monkeypatch):
+    """The nested host's 9p share of the tree refuses UNIX sockets (ENXIO): the bench then
+    keeps its boots' QMP sockets in TMPDIR instead of the results folder's tmp/."""
+    deep = tmp_path / ("d" * 100)          # past sun_path: reached through /proc/self/fd
+    deep.mkdir()
+    assert onerun.sockets_work(str(tmp_path)) and onerun.sockets_work(str(deep))
+    assert sorted(p.name for p in tmp_path.iterdir()) == [deep.name]   # nothing left
+
+    def refuse(self, path):
+        raise OSError(errno.ENXIO, "No such device or address")
+    monkeypatch.setattr(socket.socket, "bind", refuse)
+    assert not onerun.sockets_work(str(tmp_path))

@@ -168,3 +168,28 @@ def test_the_docstring_example_parses():
     example = matrix.__doc__.split("One run per line::", 1)[1].split("\n\n")[1]
     runs = parse(example, "doc")
     assert len(runs) == 7 and runs[0].name == "pingpong-period=50us-halt_poll_ns=0"
+
+
+def test_trace_key():
+    runs = parse("defaults: workload=pingpong duration=1s\n"
+                 "a: trace=halt_poll_ns\nb: trace=none\nc:\n", "m.txt")
+    assert [r.trace for r in runs] == ["halt_poll_ns", None, None]
+    with pytest.raises(MatrixError, match=r"m.txt:1: trace=kvm_exit: expected one of none, "
+                                          r"halt_poll_ns"):
+        parse("a: workload=idle duration=1s trace=kvm_exit\n", "m.txt")
+
+
+def test_a_host_window_in_the_cost_tables_terms_is_placed_by_the_table():
+    """halt_poll_ns=global:timer+200us (or per VM) stays an expression until the bench has
+    measured the table; resolve_run makes it ns, the run's name and settings keep it."""
+    from idlelab.derive import primcosts
+    g, v = parse("defaults: workload=idle duration=1s\n"
+                 "g: halt_poll_ns=global:timer+200us\nv: halt_poll_ns=timer*2\n", "m.txt")
+    assert g.host_params == {"halt_poll_ns": "timer+200us"} and v.vm_halt_poll_ns == "timer*2"
+    assert primcosts.needs_table([g]) and primcosts.needs_table([v])
+    table = {"prims": {"timer": {"ns_p50": 335544.3}}}
+    g2, v2 = (primcosts.resolve_run(r, table) for r in (g, v))
+    assert g2.host_params == {"halt_poll_ns": 535544} and v2.vm_halt_poll_ns == 671089
+    assert g2.settings["halt_poll_ns"] == "global:timer+200us" and g2.name == "g"
+    with pytest.raises(MatrixError, match="halt_poll_ns=global:tmier"):
+        parse("a: workload=idle duration=1s halt_poll_ns=global:tmier+2us\n", "m.txt")

@@ -127,7 +127,9 @@ def test_the_pure_modules_do_no_io():
     pure = [n for n in mods if is_pure(n)]
     assert {"idlelab.derive.figures", "idlelab.derive.runrow", "idlelab.derive.attribution",
             "idlelab.derive.tolerance", "idlelab.derive.kvmdelta", "idlelab.bench.matrix",
-            "idlelab.report.tables", "idlelab.report.layouts.seed003"} <= set(pure)
+            "idlelab.report.tables", "idlelab.report.layouts.seed003",
+            "idlelab.derive.kvmtrace", "idlelab.derive.effects",
+            "idlelab.report.layouts.seed004"} <= set(pure)
     wrong = [w for n in sorted(pure) for w in impurities(n, mods[n], mods)]
     assert not wrong, "\n".join(wrong)
 

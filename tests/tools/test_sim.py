@@ -11,7 +11,7 @@ import pytest
 from idlelab.bench import matrix
 from idlelab.derive import records
 from idlelab.report.layouts import governors as governors_table
-from idlelab.sim import governors as sim_governors, predict
+from idlelab.sim import governors as sim_governors, hardware, predict, run as simrun
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SIM = os.path.join(ROOT, "build", "idlelab-sim")
@@ -297,7 +297,7 @@ def test_predict_maps_a_run_onto_the_simulator():
                            "values": {"halt_poll_ns": 200000, "halt_poll_ns_grow": 2,
                                       "halt_poll_ns_grow_start": 10000,
                                       "halt_poll_ns_shrink": 2}}}
-    args = predict.sim_args(rec, "hardware")
+    args = simrun.sim_args(rec, "hardware")
     assert "kvm_cap_halt_poll=400000" in args and "halt_poll_ns_shrink=0" in args
     assert "smp=2" in args and args[-1] == "costs=hardware"
     assert predict.within(100, 109, "host_halt_exits") and not predict.within(100, 120,
@@ -311,7 +311,7 @@ def test_a_tcg_run_is_predicted_without_host_polling_and_not_judged(monkeypatch)
     rec = {"cmdline": "workload=pingpong duration=300ms", "smp": 2, "accel": "tcg",
            "halt_poll": {"scope": "vm", "ns": 300000},
            "host_params": {"wanted": {}, "values": {"halt_poll_ns": 200000}}}
-    args = predict.sim_args(rec, "hardware")
+    args = simrun.sim_args(rec, "hardware")
     assert args[-2:] == ["halt_poll_ns=0", "costs=hardware"]
     assert not any(a.startswith("kvm_cap_halt_poll") for a in args)
     # compare(): the same figures under KVM are judged, under TCG not (the simulator and
@@ -396,3 +396,69 @@ def test_the_simulated_governors_matrix_refuses_bad_costs():
     assert res.returncode == 2 and res.stdout == "", res
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and "nosuch" in lines[0] and "Traceback" not in res.stderr
+
+
+def test_the_host_window_comes_from_the_record_whatever_its_scope():
+    """global: the asked value, no per-VM capability; host: the host's own value (never
+    "None"); vm: the capability beside the module's."""
+    base = {"cmdline": "workload=idle duration=1s", "smp": 2,
+            "host_params": {"wanted": {}, "values": {"halt_poll_ns": 200000}}}
+    glob = dict(base, halt_poll={"scope": "global", "ns": 500000},
+                host_params={"wanted": {"halt_poll_ns": 500000},
+                             "values": {"halt_poll_ns": 200000}})
+    args = simrun.sim_args(glob, "hardware")
+    assert "halt_poll_ns=500000" in args and not any("kvm_cap" in a for a in args)
+    args = simrun.sim_args(dict(base, halt_poll={"scope": "host", "ns": None}), "hardware")
+    assert "halt_poll_ns=200000" in args and not any("None" in a for a in args)
+    args = simrun.sim_args(dict(base, halt_poll={"scope": "vm", "ns": 0}), "hardware")
+    assert "kvm_cap_halt_poll=0" in args
+
+
+def test_hardware_places_cost_table_values_with_hardwares_own_costs():
+    """A period or window written `timer+300us` is placed again by hardware's timer cost
+    (timer_arm + timer_running + irq_entry of tools/sim/costs/hardware.txt)."""
+    table = hardware.prim_table()
+    costs = hardware.cost_file_ns()
+    timer = sum(costs[t] for t in hardware.PRIM_TERMS["timer"])
+    assert table["prims"]["timer"]["ns_p50"] == timer and timer < 10_000
+    rec = {"cmdline": "workload=periodic duration=1s period=754us cpus=0x2", "smp": 2,
+           "accel": "tcg", "settings": {"guest.period": "timer+300us",
+                                        "halt_poll_ns": "global:timer+200us"},
+           "halt_poll": {"scope": "global", "ns": 654000},
+           "host_params": {"wanted": {"halt_poll_ns": 654000}, "values": {}}}
+    args = hardware.sim_args(rec, table)
+    assert f"period={round((timer + 300_000) / 1000)}us" in args
+    assert f"halt_poll_ns={timer + 200_000}" in args     # TCG or not: hardware has KVM
+    assert args[-1] == "costs=hardware"
+
+
+def test_hardware_rows_predict_each_run_once(tmp_path):
+    rec = {"matrix": "seed003", "name": "p", "config": "p", "repeat": 1, "status": "ok",
+           "workload": "periodic", "smp": 2, "accel": "kvm",
+           "cmdline": "workload=periodic duration=100ms period=250us cpus=0x2 hz=0 idle=halt",
+           "guest_knobs": {"period": "250us", "cpus": "0x2", "hz": "0"},
+           "settings": {"guest.period": "250us", "halt_poll_ns": "global:400us"},
+           "halt_poll": {"scope": "global", "ns": 400000},
+           "host_params": {"wanted": {"halt_poll_ns": 400000}, "values": {}}}
+    rows = hardware.rows([rec, dict(rec, repeat=2)])
+    assert len(rows) == 1 and rows[0].status == "ok" and rows[0].period_us == 250
+    assert rows[0].host_cpu_pct > 90        # the seed's pathology, on hardware costs
+
+
+def test_a_hardware_row_has_the_window_hardware_would_have():
+    """A run whose window was placed by this host's cost table is shown with the window
+    hardware's costs place, so the hardware table's labels say what was predicted."""
+    rec = {"matrix": "seed004", "name": "placed-random-host_shrink=2", "config": "placed-random",
+           "repeat": 1, "status": "ok", "workload": "random", "smp": 2, "accel": "kvm",
+           "cmdline": "workload=random duration=100ms cpus=0x2 dist=exp mean=200us idle=halt",
+           "guest_knobs": {"cpus": "0x2", "dist": "exp", "mean": "200us", "idle": "halt"},
+           "settings": {"halt_poll_ns": "global:timer+200us", "host_grow_start": "10us"},
+           "halt_poll": {"scope": "global", "ns": 502000},
+           "host_params": {"wanted": {"halt_poll_ns": 502000, "halt_poll_ns_shrink": 2},
+                           "values": {}}}
+    (row,) = hardware.rows([rec])
+    timer = sum(hardware.cost_file_ns()[t] for t in hardware.PRIM_TERMS["timer"])
+    assert row.status == "ok" and row.halt_poll_ns == timer + 200_000
+    bad = dict(rec, name="x", settings={"halt_poll_ns": "global:cpuid*2"})
+    (row,) = hardware.rows([bad])
+    assert row.status == "failed" and "cpuid" in row.reason

@@ -13,7 +13,7 @@ from idlelab import resultsfolder, usage
 from idlelab.bench import matrix
 from idlelab.host import hosts, qemu
 from idlelab.report import write as report
-from idlelab.sim import predict
+from idlelab.sim import hardware, predict
 from idlelab.bench.invocation import Signals, run_all
 from idlelab.bench.progress import say
 from idlelab.usage import EXIT_NO_KVM, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
@@ -166,7 +166,7 @@ def rebuild_report(outdir):
     if status == resultsfolder.INCOMPLETE:
         say(resultsfolder.incomplete_note(outdir, meta) + "; reporting those")
         meta = resultsfolder.mark_incomplete(outdir, meta, "--report")
-    for path in report.write_all(outdir, recs, meta):
+    for path in report.write_all(outdir, recs, meta, hardware=hardware.rows_if_built(recs)):
         print(path)
     return EXIT_OK
 

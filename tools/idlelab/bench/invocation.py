@@ -15,6 +15,7 @@ import contextlib
 import os
 import signal
 import sys
+import tempfile
 import threading
 import time
 
@@ -25,6 +26,7 @@ from idlelab.bench import onerun
 from idlelab.derive import figures
 from idlelab.host import haltpollcap, hosts
 from idlelab.report import console, write
+from idlelab.sim import hardware
 from idlelab.wakepath import insncount
 from idlelab.host.hostparams import HostParams
 from idlelab.host.hostload import QuietWaiter, loadavg
@@ -164,6 +166,10 @@ def run_all(args, loaded, accel, signals=None):
             resultsfolder.point_latest(outdir)
         place.after = len(recs)
         ctx.tmpdir = resultsfolder.tmp_dir(outdir)
+        if not onerun.sockets_work(ctx.tmpdir):
+            say(f"{ctx.tmpdir}: its filesystem takes no UNIX sockets: the boots' temporary "
+                f"folders (their QMP sockets) go to {tempfile.gettempdir()}")
+            ctx.tmpdir = None
         # First the platform's cost table: the matrices' scaled values are resolved from it
         # (a resumed folder keeps its own, so its runs go on with the values they started
         # with).
@@ -221,11 +227,14 @@ def run_all(args, loaded, accel, signals=None):
     meta.update(runs_made=len(recs), runs_planned=len(work),
                 seconds=round(time.monotonic() - t0, 1), quiet_wait_s=round(waiter.spent_s, 1))
     try:
-        written = write.write_all(outdir, recs, meta)
-    except Exception as e:  # the raw records stay; --report can try again
+        written = write.write_all(outdir, recs, meta, hardware=hardware.rows_if_built(recs))
+    except Exception as e:  # a defect of the report's: the raw records stay, said in one line
         meta["report_error"] = f"{type(e).__name__}: {e}"
         resultsfolder.write_meta(outdir, meta)
-        raise
+        say(f"the tables could not be written ({meta['report_error']}); every run is kept in "
+            f"{relpath(outdir)}/raw and runs.csv: `tools/bench --report {relpath(outdir)}` "
+            "writes them again")
+        return EXIT_RUN_FAILED
     resultsfolder.write_meta(outdir, meta)
     print(console.summary(recs, meta, written), flush=True)
     if error is not None:

@@ -32,9 +32,11 @@ machine             QEMU machine: microvm, pc, q35 (default microvm).
 accel               kvm or tcg (default kvm: a measurement never falls back silently).
 halt_poll_ns        host halt-polling max. `<time>`: per VM, through KVM_CAP_HALT_POLL;
                     `global:<time>`: the kvm module parameter; `host` (default): leave the
-                    host as it is. A time without unit is in ns.
+                    host as it is. A time without unit is in ns; one in the cost table's
+                    terms (`global:timer+200us`) is placed by the table the bench measures.
 host_grow           kvm module parameter halt_poll_ns_grow (unset: leave the host's).
-host_grow_start     kvm module parameter halt_poll_ns_grow_start (time; no unit = ns).
+host_grow_start     kvm module parameter halt_poll_ns_grow_start (time; no unit = ns; may be
+                    in the cost table's terms, as halt_poll_ns).
 host_shrink         kvm module parameter halt_poll_ns_shrink.
 stall               a fault injected on purpose: `VCPU@OFFSET+DURATION` stops vCPU VCPU's
                     host thread (ptrace, that thread only) OFFSET after the window opens (the
@@ -51,6 +53,9 @@ neighbour           another task on the host while the run is measured (neighbou
                     its throughput is read over exactly the measured window.
 pin                 the measured guest's vCPU threads on host CPUs: `none` (default) or
                     `CPU+CPU+...`, one per vCPU (vCPU i on the i-th), e.g. `pin=0+1`.
+trace               KVM's own trace of the window (host/haltpolltrace.py): `none` (default)
+                    or `halt_poll_ns` (the kvm_halt_poll_ns grow/shrink events and every
+                    halt's kvm_vcpu_wakeup, from a tracefs instance; KVM hosts with tracefs).
 guest.<knob>        passed to the guest kernel command line as `<knob>=<value>`, unchanged.
 ==================  =======================================================================
 
@@ -70,9 +75,11 @@ import re
 from dataclasses import dataclass, field
 
 from idlelab import TOP
+from idlelab.derive import primcosts
 
 KNOB_TABLE = os.path.join(TOP, "kernel", "knobs", "knob_table.h")
 MACHINES = ("microvm", "pc", "q35")
+TRACES = ("none", "halt_poll_ns")
 ACCELS = ("kvm", "tcg")
 _UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 _KNOB = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
@@ -108,6 +115,7 @@ class Run:
     stall: "Stall" = None        # the fault to inject (stall=), None: none
     neighbour: "Neighbour" = None   # the task beside the guest (neighbour=), None: none
     pin: tuple = None            # host CPU of each vCPU (pin=), None: not pinned
+    trace: str = None            # KVM's trace of the window (trace=), None: none
 
     def cmdline(self):
         """The guest kernel command line: the guest.<knob> values, in file order."""
@@ -269,17 +277,26 @@ def _u32_time(text):
     return ns
 
 
+def _window(text):
+    """A host window: ns, or a value in the cost table's terms (`timer+200us`), kept as
+    text until the bench has measured the table (primcosts.resolve_run)."""
+    if primcosts.is_scaled(text):
+        return text
+    return _u32_time(text)
+
+
 def _halt_poll(text):
-    """('host', None) | ('vm', ns) | ('global', ns)."""
+    """('host', None) | ('vm', ns) | ('global', ns); ns may be a cost-table expression."""
     if text == "host":
         return ("host", None)
     if text.startswith("global:"):
-        return ("global", _u32_time(text[len("global:"):]))
+        return ("global", _window(text[len("global:"):]))
     try:
-        return ("vm", _u32_time(text))
+        return ("vm", _window(text))
     except ValueError:
         raise ValueError("'host', a time (per VM) or 'global:<time>' (kvm module "
-                         "parameter)") from None
+                         "parameter); a time may be in the cost table's terms, "
+                         "e.g. timer+200us") from None
 
 
 def _stall(text):
@@ -308,11 +325,12 @@ PARSERS = {
     "accel": _choice(ACCELS),
     "halt_poll_ns": _halt_poll,
     "host_grow": _U32,
-    "host_grow_start": _u32_time,
+    "host_grow_start": _window,
     "host_shrink": _U32,
     "stall": _stall,
     "neighbour": parse_neighbour,
     "pin": parse_pin,
+    "trace": _choice(TRACES),
 }
 KEYS = tuple(PARSERS)
 
@@ -497,6 +515,7 @@ def _make_run(where, name, values, chosen):
         stall=PARSERS["stall"](values["stall"]) if "stall" in values else None,
         neighbour=parse_neighbour(values["neighbour"]) if "neighbour" in values else None,
         pin=parse_pin(values["pin"]) if "pin" in values else None,
+        trace=None if values.get("trace", "none") == "none" else values["trace"],
     )
 
 

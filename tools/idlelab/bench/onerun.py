@@ -15,6 +15,7 @@ import contextlib
 import os
 import re
 import shutil
+import socket
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from idlelab.derive.figures import side_by_side
 from idlelab.host.hostparams import HostParams
 from idlelab.host.hostload import host_cpus, load_sample
 from idlelab.host.vcputhreads import WaitSampler, Waits
+from idlelab.host.windowtrace import WindowTrace
 from idlelab.bench.probe import WindowProbe
 from idlelab.bench.progress import say
 from idlelab.bench.workplan import WINDOW_HOLD
@@ -104,6 +106,24 @@ def socket_path(folder, name):
     return f"/proc/self/fd/{fd}/{name}", fd
 
 
+def sockets_work(folder):
+    """True if a UNIX socket can be bound in `folder`: not on every filesystem (the nested
+    host's 9p share of the tree refuses it, ENXIO), and a boot's QMP socket lives there."""
+    path, fd = socket_path(folder, f"probe-{os.getpid()}")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.bind(path)
+        return True
+    except OSError:
+        return False
+    finally:
+        sock.close()
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        if fd is not None:
+            os.close(fd)
+
+
 def reclaim_temp_dirs(tmpdir=None, own=False):
     """Removes the temporary folders of benches that are gone (SIGKILL leaves them behind);
     returns how many. A folder named after a live pid is left alone, but with own=True this
@@ -144,6 +164,7 @@ def boot(run, rec, ctx):
     hold_ns = matrix.parse_time(hold)
     sockdir = tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-", dir=ctx.tmpdir)
     probe = nbr = dirfd = None
+    stack = contextlib.ExitStack()      # the trace session, when trace= asks for one
     if run.neighbour is not None:
         rec["neighbour"] = {"spec": run.neighbour.text, "kind": run.neighbour.kind,
                             "what": run.neighbour.describe(), "window": None, "error": None}
@@ -167,10 +188,14 @@ def boot(run, rec, ctx):
             cfg.pass_fds = (dirfd,)
         rec["argv"], _ = qemu.build_command(cfg)
         waits, lines = WaitSampler(), []
+        trace = stack.enter_context(WindowTrace(run.trace, rec["accel"])) if run.trace \
+            else None
 
         def started(proc):
             waits.start(proc.pid)
             probe.on_start(proc)
+            if trace is not None:
+                trace.follow(probe.threads)
 
         def line_seen(line):
             lines.append((time.monotonic_ns(), line))
@@ -180,7 +205,10 @@ def boot(run, rec, ctx):
             res = qemu.run(cfg, timeout=ctx.timeout_s, on_line=line_seen, on_start=started)
         finally:
             waits.stop()
+        if trace is not None:
+            rec["trace"] = trace.part(*probe.window_ns())
     finally:
+        stack.close()
         if probe is not None:
             probe.close()
         if nbr is not None:

@@ -103,6 +103,7 @@ class WindowProbe:
         if nread is not None:
             load["neighbour_ns"] = nread["cpu_ns"]
         self.samples[state] = {"snapshot": snap, "load": load, "synced": synced,
+                               "seen_ns": arrived, "done_ns": done,
                                "neighbour": nread, "run_delay_ns": delay,
                                "sample_ms": round((done - arrived) / 1e6, 2),
                                "read_ms": round((done - read_at) / 1e6, 2),
@@ -110,6 +111,13 @@ class WindowProbe:
 
     def has_window(self):
         return {"open", "close"} <= set(self.samples)
+
+    def window_ns(self):
+        """(open, close) on CLOCK_MONOTONIC: when the guest was let go at the open marker
+        and when the close marker was seen; (None, None) without both."""
+        if not self.has_window():
+            return None, None
+        return self.samples["open"]["done_ns"], self.samples["close"]["seen_ns"]
 
     def fault_part(self):
         """The record's `fault`: None without stall=, else what was asked and happened."""

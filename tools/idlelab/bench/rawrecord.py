@@ -15,7 +15,9 @@ def run_accel(run, accel):
 
 def base_record(mid, run, repeat, accel, params, window_hold):
     """The parts of a record known before booting."""
-    scope, ns = matrix.PARSERS["halt_poll_ns"](run.settings["halt_poll_ns"])
+    scope, _ = matrix.PARSERS["halt_poll_ns"](run.settings["halt_poll_ns"])
+    # the window as resolved (a cost-table expression is a time by now)
+    ns = {"vm": run.vm_halt_poll_ns, "global": run.host_params.get("halt_poll_ns")}.get(scope)
     return {
         "matrix": mid, "name": run.name, "config": config_of(run), "where": run.where,
         "repeat": repeat, "repeats": run.repeat, "workload": run.workload, "smp": run.smp,

@@ -5,7 +5,7 @@ KVM figure comes from kvmdelta.Delta, rebuilt from the record's host.delta, and 
 rounded here. A pure function of the record, so `tools/bench --report` can redo it.
 """
 from idlelab.bench import matrix
-from idlelab.derive import attribution, results, tolerance
+from idlelab.derive import attribution, kvmtrace, results, tolerance
 from idlelab.derive.kvmdelta import Delta
 from idlelab.derive.runrow import HOST_KVM, NA_TCG, RunRow, is_number
 
@@ -123,7 +123,27 @@ def summarize(rec):
     if run.cpus and all("takeovers" in c for c in run.cpus):   # (older kernels lack it)
         row["guest_takeovers"] = run.total("takeovers")
     row["host_run_delay_pct"] = run_delay_pct(rec, vcpus, run.window_ns)
+    row.update(trace_figures(rec, vcpus, row.get("halt_poll_ns")))
     return RunRow(**row)
+
+
+def trace_figures(rec, vcpus, max_ns):
+    """The trace= counts over the window (kvmtrace.summary) and the trace itself, for the
+    tables' snippets and plots; nothing for a run without a trace."""
+    part = rec.get("trace") or {}
+    if "events" not in part or not is_number(max_ns):
+        return {}
+    s = kvmtrace.summary(part, vcpus, max_ns)
+    polled = [h[4] for h in kvmtrace.story(part)[1] if h[1] in vcpus]
+    return {"trace_grow": s[kvmtrace.GROW], "trace_shrink": s[kvmtrace.SHRINK],
+            "trace_reset": s[kvmtrace.RESET], "trace_poll_hit": s[kvmtrace.POLL_HIT],
+            "trace_no_wait": s[kvmtrace.NO_WAIT],
+            "trace_short_poll_miss": s["short_" + kvmtrace.POLL_MISS],
+            "trace_short_no_poll": s["short_" + kvmtrace.NO_POLL],
+            "trace_long_poll_miss": s["long_" + kvmtrace.POLL_MISS],
+            "trace_long_no_poll": s["long_" + kvmtrace.NO_POLL],
+            "trace_window_mean_ns": round(mean(polled)) if polled else None,
+            "trace": part}
 
 
 def steal_figures(run, vcpus):
@@ -223,8 +243,19 @@ def host_figures(rec, vcpus):
                host_poll_pct=mean(d.poll_percent(c) for c in vcpus
                                   if c in d.per_vcpu_stats),
                halt_exits_per_s=mean(d.halt_exits_per_s(c) for c in vcpus
-                                     if c in d.per_vcpu_stats))
+                                     if c in d.per_vcpu_stats),
+               host_poll_miss_us=poll_miss_us(d, vcpus))
     return out
+
+
+def poll_miss_us(d, vcpus):
+    """How long a poll that caught nothing lasted, µs, over the workload's vCPUs: the window,
+    or less where KVM stopped early (another task wanted the CPU: single_task_running)."""
+    stats = [d.per_vcpu_stats[c] for c in vcpus if c in d.per_vcpu_stats]
+    missed = sum(s.get("halt_attempted_poll", 0) - s.get("halt_successful_poll", 0)
+                 for s in stats)
+    return round(sum(s.get("halt_poll_fail_ns", 0) for s in stats) / missed / 1000, 1) \
+        if missed > 0 else None
 
 
 def cpu_per_wakeup(cpu_pct, nvcpus, window_ns, wakeups):

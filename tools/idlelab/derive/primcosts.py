@@ -87,15 +87,36 @@ def resolve(value, table):
     return f"{max(1, round(ns / 1000))}us"
 
 
+def resolve_ns(value, table):
+    """A scaled value as ns (host windows are set in ns); other values unchanged."""
+    if not isinstance(value, str) or not is_scaled(value):
+        return value
+    m = _EXPR.fullmatch(value)
+    ns = median_ns(table, m.group("prim")) * float(m.group("k") or 1)
+    if m.group("add"):
+        ns += int(m.group("add")) * _UNITS[m.group("unit") or "ns"]
+    return min(round(ns), 2 ** 32 - 1)
+
+
 def resolve_run(run, table):
-    """The run with every scaled guest value resolved (its name, which other machines share,
-    keeps the expression)."""
+    """The run with every scaled guest value and host window resolved (its name and its
+    settings, which other machines share, keep the expression)."""
     guest = {k: resolve(v, table) for k, v in run.guest.items()}
-    return run if guest == run.guest else dataclasses.replace(run, guest=guest)
+    host = {k: resolve_ns(v, table) for k, v in run.host_params.items()}
+    vm = resolve_ns(run.vm_halt_poll_ns, table)
+    if guest == run.guest and host == run.host_params and vm == run.vm_halt_poll_ns:
+        return run
+    return dataclasses.replace(run, guest=guest, host_params=host, vm_halt_poll_ns=vm)
+
+
+def _scaled_window(v):
+    return isinstance(v, str) and is_scaled(v)
 
 
 def needs_table(runs):
-    return any(is_scaled(v) for run in runs for v in run.guest.values())
+    return any(is_scaled(v) for run in runs for v in run.guest.values()) or \
+        any(_scaled_window(v) for run in runs
+            for v in list(run.host_params.values()) + [run.vm_halt_poll_ns])
 
 
 def markdown(table):

@@ -76,6 +76,7 @@ class RunRow:
     host_cpu_pct_vcpus: str = _measured()
     host_cpu_us_per_wakeup: Num = _measured()   # the workload vCPUs' CPU over guest_wakeups
     host_poll_pct: KvmNum = _measured(kvm=True)
+    host_poll_miss_us: KvmNum = _measured(kvm=True)   # a poll that caught nothing, mean µs
     halt_exits_per_s: KvmNum = _measured(kvm=True)
     host_exits: KvmNum = _measured(kvm=True)
     host_insn_emulation: KvmNum = _measured(kvm=True)
@@ -124,6 +125,19 @@ class RunRow:
     host_run_delay_pct: Num = _measured()   # the same vCPU threads' run-queue wait (host side)
     guest_polls_suspended: Num = _measured()  # idle entries that halted: steal above threshold
     guest_takeovers: Num = _measured()      # times the governor set haltpoll's rule aside
+    # --- KVM's own trace of the window (trace=halt_poll_ns; kvmtrace.py), the workload vCPUs:
+    # the window's changes, and the halts by outcome, split at the host's maximum window (a
+    # short halt is one a full window would have caught) ------------------------------------
+    trace_grow: Num = _measured()
+    trace_shrink: Num = _measured()         # to a smaller window above 0
+    trace_reset: Num = _measured()          # to 0
+    trace_poll_hit: Num = _measured()
+    trace_no_wait: Num = _measured()        # window 0, the wake-up already there
+    trace_short_poll_miss: Num = _measured()
+    trace_short_no_poll: Num = _measured()
+    trace_long_poll_miss: Num = _measured()
+    trace_long_no_poll: Num = _measured()
+    trace_window_mean_ns: Num = _measured()  # the window the halts polled with, mean
     # --- predicted by build/idlelab-sim for this boot's configuration (tools/bench --predict;
     # predict.py), beside the measured figure of the same name, and the error against this
     # boot's measurement: % for counts, points for host CPU. Empty without --predict. ------
@@ -146,6 +160,7 @@ class RunRow:
     predicted_within: Optional[bool] = _predicted()  # the bar: counts 10 % (or 10), CPU 10 points
     # --- not in runs.csv: set by aggregate() for the tables -------------------------------
     spread: dict = field(default=None, metadata={"csv": False})  # column: (min, max) of repeats
+    trace: dict = field(default=None, metadata={"csv": False})   # the record's trace lists
 
     @property
     def ok(self):

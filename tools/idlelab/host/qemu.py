@@ -5,20 +5,16 @@ microvm boots fastest; `-cpu host` needs `-arch-capabilities` on the nested KVM;
 poll-control MSR is offered only with `kvm-poll-control=on`; `debug-threads=on` names vCPU
 threads `CPU n/KVM` so the harness can read their CPU time.
 """
-import argparse
 import contextlib
 import ctypes
 import os
-import re
 import select
 import signal
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 
 from idlelab import TOP
-from idlelab import usage
 from idlelab.host import exitcodes
 from idlelab.derive.records import parse_records
 

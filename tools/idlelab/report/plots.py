@@ -1,6 +1,7 @@
 """The PNG plots of the seed matrices, drawn with matplotlib (optional: without it the
 report says the plots were skipped). matplotlib is imported here only, and only when a
 plot is drawn, so the rest of the harness runs on the standard library alone."""
+from idlelab.derive import kvmtrace
 from idlelab.derive.runrow import is_number
 from idlelab.report.tables import ordered
 
@@ -53,7 +54,7 @@ def seed003(rows, path, plt):
     save(fig, path, plt)
 
 
-def bars(ax, labels, values, errs=None, notes=None):
+def bars(ax, labels, values, errs=None, notes=None, digits=0):
     xs = range(len(labels))
     ax.bar(xs, [v or 0 for v in values], yerr=errs, capsize=4, color="tab:blue")
     ax.set_xticks(list(xs))
@@ -62,7 +63,7 @@ def bars(ax, labels, values, errs=None, notes=None):
         if note:
             ax.text(x, 0, note, ha="center", va="bottom", fontsize=7, rotation=90)
         elif v is not None:
-            ax.text(x, v, f"{v:.0f}", ha="center", va="bottom", fontsize=8)
+            ax.text(x, v, f"{v:.{digits}f}", ha="center", va="bottom", fontsize=8)
     ax.grid(True, axis="y", alpha=0.3)
 
 
@@ -109,12 +110,83 @@ def seed004(rows, path, plt):
     save(fig, path, plt)
 
 
+OUTCOME_COLOURS = (("poll_hit", "tab:green", "caught by a poll"),
+                   ("poll_miss", "tab:red", "polled, then slept"),
+                   ("no_poll", "tab:gray", "slept at once (window 0)"),
+                   ("no_wait", "tab:orange", "wake-up already there (window 0)"))
+TRACE_SPAN_MS = 200      # the plot shows the window's first 200 ms: single halts stay visible
+FLOOR_US = 1.0           # a window of 0 (and a poll shorter than 1 µs) is drawn at the bottom
+
+
+def seed004_trace(rows, path, plt):
+    """KVM's window over time (step line) and every halt of the workload's vCPU at its
+    length, coloured by what the poll did, per configuration and shrink value: the seed's
+    claim is about how the window follows the halts."""
+    traced = [r for r in rows if r.ok and r.trace and "events" in r.trace]
+    configs = ordered(r.config for r in traced)
+    shrinks = ordered(r.host_shrink for r in traced)
+    if not traced:
+        return
+    fig, axes = plt.subplots(len(configs), len(shrinks), figsize=(5 * len(shrinks),
+                                                                  3 * len(configs)),
+                             squeeze=False, sharey=True)
+    for i, c in enumerate(configs):
+        for j, s in enumerate(shrinks):
+            ax = axes[i][j]
+            r = next((x for x in traced if x.config == c and x.host_shrink == s), None)
+            ax.set_title(f"{c}, shrink={s}", fontsize=9)
+            if r is None:
+                continue
+            vcpu = int(r.workload_vcpus.split()[-1]) if r.workload_vcpus else 0
+            span = TRACE_SPAN_MS * 1e6
+            halts = [h for h in kvmtrace.story(r.trace)[1] if h[1] == vcpu and h[0] <= span]
+            for outcome, colour, label in OUTCOME_COLOURS:
+                pts = [h for h in halts if h[2] == outcome]
+                ax.scatter([h[0] / 1e6 for h in pts], [max(h[3] / 1e3, FLOOR_US) for h in pts], s=6,
+                           color=colour, label=label)
+            steps = [(h[0], h[4]) for h in halts]      # the window each halt polled with
+            if steps:
+                ax.step([t / 1e6 for t, _ in steps], [max(w / 1e3, FLOOR_US) for _, w in steps],
+                        where="post", color="tab:blue", linewidth=1, label="window")
+            if is_number(r.halt_poll_ns):
+                ax.axhline(r.halt_poll_ns / 1e3, color="black", linestyle=":", linewidth=1,
+                           label="halt_poll_ns (max)")
+            ax.set_yscale("log")
+            ax.set_ylim(bottom=FLOOR_US * 0.8)
+            ax.grid(True, alpha=0.3)
+            if i == len(configs) - 1:
+                ax.set_xlabel("ms into the window")
+            if j == 0:
+                ax.set_ylabel("µs (halt length, window; 0 at the bottom)")
+    axes[0][0].legend(fontsize=7, loc="lower right")
+    fig.suptitle("seed 004: KVM's window and each halt (kvm_vcpu_wakeup), first "
+                 f"{TRACE_SPAN_MS} ms", fontsize=10)
+    save(fig, path, plt)
+
+
+def relative_latency(rows, path, plt):
+    """Seed 002: each configuration's median round trip over the floor's (idle=poll, no
+    exit), with the repeats' range: what each kind of polling recovers of the exit's cost."""
+    pp = [r for r in rows if r.workload == "pingpong"]
+    floor = next((r for r in pp if r.config == "floor" and value(r, "rtt_p50_us")), None)
+    if floor is None:
+        return latency(rows, path, plt, "seed 002: pingpong round trip, host vs guest polling")
+    ref = floor.rtt_p50_us
+    vals = [value(r, "rtt_p50_us") and value(r, "rtt_p50_us") / ref for r in pp]
+    lo = [(r.spread or {}).get("rtt_p50_us", (None, None))[0] for r in pp]
+    hi = [(r.spread or {}).get("rtt_p50_us", (None, None))[1] for r in pp]
+    errs = [[max(0, v - l / ref) if v and l else 0 for v, l in zip(vals, lo)],
+            [max(0, h / ref - v) if v and h else 0 for v, h in zip(vals, hi)]]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    bars(ax, [r.config for r in pp], vals, errs, [None if r.ok else r.status for r in pp],
+         digits=2)
+    ax.set_ylabel(f"round trip p50 / floor's ({ref:.0f} µs)")
+    ax.set_title("seed 002: round trip relative to the floor (idle=poll, no exit)")
+    save(fig, path, plt)
+
+
 def seed000_latency(rows, path, plt):
     latency(rows, path, plt, "seed 000: pingpong round trip per host polling configuration")
-
-
-def seed002_latency(rows, path, plt):
-    latency(rows, path, plt, "seed 002: pingpong round trip, host vs guest polling")
 
 
 def governors(rows, path, plt, note=""):
@@ -165,9 +237,10 @@ def neighbours(rows, path, plt):
 # matrix id -> [(file name, draw(rows, path, plt))]
 PLOTS = {
     "seed000": [("seed000_latency.png", seed000_latency), ("seed000_idle_cpu.png", idle_cpu)],
-    "seed002": [("seed002_latency.png", seed002_latency)],
+    "seed002": [("seed002_latency.png", relative_latency)],
     "seed003": [("seed003_cpu_vs_period.png", seed003)],
-    "seed004": [("seed004_poll_success.png", seed004)],
+    "seed004": [("seed004_poll_success.png", seed004),
+                ("seed004_window_over_time.png", seed004_trace)],
     "governors": [("governors_cpu_vs_period.png", governors)],
     "neighbours": [("neighbours_throughput_vs_rtt.png", neighbours)],
 }

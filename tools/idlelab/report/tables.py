@@ -8,7 +8,7 @@ of its own."""
 import importlib
 import statistics
 
-from idlelab.derive import figures, kvmdelta, primcosts, tolerance
+from idlelab.derive import effects, figures, kvmdelta, primcosts, tolerance
 from idlelab.derive.runrow import NA_TCG, is_number
 from idlelab.derive.tolerance import OPEN_READ_AT
 
@@ -32,7 +32,7 @@ def ns_text(ns):
         return fmt(ns)
     for unit, scale in (("s", 10 ** 9), ("ms", 10 ** 6), ("µs", 10 ** 3)):
         if ns >= scale:
-            return f"{ns / scale:g} {unit}"
+            return f"{ns / scale:.4g} {unit}"
     return f"{ns} ns"
 
 
@@ -59,6 +59,59 @@ def cell(row, key, digits=1):
     if not row.ok:
         return "failed"
     return fmt(getattr(row, key), digits)
+
+
+def spread_cell(row, key, digits=1):
+    """cell() with the repeats' range: "12.5 (12.0–13.1)" where more than one run
+    succeeded and they differ."""
+    text = cell(row, key, digits)
+    if row is None or not row.ok or not row.spread or key not in row.spread:
+        return text
+    lo, hi = row.spread[key]
+    if (row.repeat or 1) < 2 or fmt(lo, digits) == fmt(hi, digits):
+        return text
+    return f"{text} ({fmt(lo, digits)}–{fmt(hi, digits)})"
+
+
+def hardware_rows(meta, mid):
+    """The same matrix's runs predicted by idlelab-sim with hardware costs
+    (sim/hardware.py, filled by tools/bench --predict), [] without."""
+    return [r for r in meta.get("hardware_rows") or [] if r.matrix == mid]
+
+
+HARDWARE_NOTE = ("The same matrix predicted by idlelab-sim with the published hardware KVM "
+                 "costs (tools/sim/costs/hardware.txt; one run each, the simulator is "
+                 "deterministic). A value placed by the cost table (`timer+300us`) is placed "
+                 "by hardware's (bench=exits `timer` = timer_arm + timer_running + "
+                 "irq_entry there).")
+
+
+def seed_sections(rows, meta, mid, effects_of, table_of):
+    """The end of a seed's table: its verdicts (effects_of(rows, label) -> [Effect]), then the
+    same matrix predicted with hardware costs (table_of(rows, spread=False)) and its
+    verdicts, where there are hardware rows."""
+    out = effects.section(effects_of(rows, ""))
+    hw = hardware_rows(meta, mid)
+    if hw:
+        out += ["## The same on hardware KVM, predicted", "", HARDWARE_NOTE, "",
+                table_of(hw, spread=False), ""]
+        out += effects.section(effects_of(hw, "hardware, predicted: "),
+                               title="Verdicts on the prediction")
+    return out
+
+
+def both(a, b, one):
+    """An effect's reason: one(row) for each side that ran, joined; "" if neither did."""
+    parts = [p for p in (one(r) for r in (a, b) if r is not None and r.ok) if p]
+    return "; ".join(parts) + "." if parts else ""
+
+
+def round_trip_counts(r):
+    """What KVM did per round trip of a pingpong run, for an effect's reason."""
+    return (f"{r.name}: {fmt(per_rt(r, 'host_halt_exits'), 2)} halt exits, "
+            f"{fmt(per_rt(r, 'host_successful_poll'), 2)} successful host polls and "
+            f"{fmt(per_rt(r, 'guest_ipi_sent'), 2)} IPIs per round trip, host CPU "
+            f"{fmt(r.host_cpu_pct)} %")
 
 
 def md_table(header, lines):
@@ -102,8 +155,14 @@ def per_rt(r, key):
 def header(title, meta, seed_table):
     """Title, where the numbers come from, and the seed's own table for comparison."""
     mode = "quick (reduced) matrix" if meta.get("quick") else "full matrix"
+    host = meta.get("host") or {}
+    where = meta.get("accel", "?")
+    if host.get("host") == "nested":
+        where = f"the nested KVM host, Linux {host.get('host_kernel', '?')}"
+    elif host.get("host") == "kvm":
+        where = f"KVM, Linux {host.get('host_kernel', '?')}"
     lines = [f"# {title}", "",
-             f"Results folder `{meta.get('results', '?')}` ({mode}, {meta.get('accel', '?')}, "
+             f"Results folder `{meta.get('results', '?')}` ({mode}, {where}, "
              f"started {meta.get('started', '?')}; {meta.get('host_cpus', '?')} host CPUs). "
              f"Host: {meta.get('host_params_note', '?')}.", ""]
     if meta.get("completeness"):

@@ -64,11 +64,13 @@ def completeness(meta, made, planned):
     return f"**Incomplete: {of} runs of this matrix made** ({why}{total})."
 
 
-def write_all(outdir, recs, meta, predicted=None):
+def write_all(outdir, recs, meta, predicted=None, hardware=None):
     """runs.csv, one markdown per matrix and the plots; returns the paths written (and a
     note in their place when the plots had to be skipped). `predicted`, {run_key:
     {predicted_* column: value}} (predict.py), fills the predicted columns, and the tables
-    show a run that could not be run here by its simulated figures, labelled so."""
+    show a run that could not be run here by its simulated figures, labelled so.
+    `hardware`, [RunRow] (sim/hardware.py), is the same matrices predicted with hardware
+    costs, which the seed tables show beside the measured ones."""
     rows = [derive.summarize(r) for r in recs]
     if predicted:
         rows = [replace(row, **predicted.get(run_key(rec), {}))
@@ -76,6 +78,7 @@ def write_all(outdir, recs, meta, predicted=None):
     written = [os.path.join(outdir, CSV_NAME)]
     write_csv(rows, written[0])
     matrices = by_matrix(aggregate(rows))
+    meta = dict(meta, hardware_rows=hardware or [])
     for mid in meta.get("runs_planned_by_matrix") or {}:
         matrices.setdefault(mid, [])      # planned, none made: its table says so
     wants_plots = any(m in plots.PLOTS for m in matrices)

@@ -16,19 +16,19 @@ import os
 import sys
 
 from idlelab.derive import primcosts
-from idlelab import usage
+from idlelab import TOP, usage
 from idlelab.bench import matrix
 
 from idlelab.report import plots
 from idlelab.report.layouts import governors as governors_table
-from idlelab.sim import predict
+from idlelab.sim import run as simrun
 from idlelab.usage import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 from idlelab.derive.figures import GUEST_TOTALS, cpu_per_wakeup, time_us, workload_vcpus
 from idlelab.derive.runrow import RunRow
 from idlelab.bench.workplan import config_of, guest_cmdline
 
-ROOT = predict.ROOT
-MATRIX = os.path.join(ROOT, "tools", "matrices", "governors.txt")
+
+MATRIX = os.path.join(TOP, "tools", "matrices", "governors.txt")
 # The cost table's primitives the simulator has a figure for, by its cost name.
 SIM_PRIMS = {"timer": "timer_running"}
 
@@ -39,7 +39,7 @@ class SimMatrixError(RuntimeError):
 
 def sim_costs(costs):
     """{cost name: ns} of the simulator's resolved cost table (its `sim` record)."""
-    recs = predict.run_sim(["workload=idle", "smp=1", "duration=1ms", f"costs={costs}"])
+    recs = simrun.run_sim(["workload=idle", "smp=1", "duration=1ms", f"costs={costs}"])
     sim = next((f for k, f in recs if k == "sim"), None)
     if sim is None:
         raise SimMatrixError("idlelab-sim printed no `sim` record")
@@ -106,8 +106,8 @@ def simulate(costs="hardware", path=MATRIX, costs_ns=None):
             raise SimMatrixError(f"{run.where}: run {run.name!r}: {e} in the simulator's "
                                  f"costs ({', '.join(SIM_PRIMS)} only)") from None
         try:
-            recs = predict.run_sim(sim_args(resolved, costs))
-        except predict.PredictError as e:
+            recs = simrun.run_sim(sim_args(resolved, costs))
+        except simrun.PredictError as e:
             raise SimMatrixError(f"{run.where}: run {run.name!r}: "
                                  f"{str(e).splitlines()[-1]}") from None
         rows.append(row_of(resolved, recs))
@@ -134,19 +134,19 @@ def main(argv=None):
     ap.add_argument("--out", help="also write governors.md and governors_cpu_vs_period.png "
                                   "into this folder")
     args = ap.parse_args(argv)   # (bad arguments: one line, exit EXIT_USAGE)
-    if not os.access(predict.SIM, os.X_OK):
-        print(f"governors-matrix: {predict.SIM} does not exist: run `make` first",
+    if not os.access(simrun.SIM, os.X_OK):
+        print(f"governors-matrix: {simrun.SIM} does not exist: run `make` first",
               file=sys.stderr)
         return EXIT_USAGE
     try:
         costs_ns = sim_costs(args.costs)
-    except (SimMatrixError, predict.PredictError) as e:
+    except (SimMatrixError, simrun.PredictError) as e:
         print(f"governors-matrix: costs {args.costs!r}: {str(e).strip().splitlines()[-1]}",
               file=sys.stderr)
         return EXIT_USAGE
     try:
         rows = simulate(args.costs, costs_ns=costs_ns)
-    except (SimMatrixError, predict.PredictError, matrix.MatrixError) as e:
+    except (SimMatrixError, simrun.PredictError, matrix.MatrixError) as e:
         print(f"governors-matrix: {str(e).strip().splitlines()[-1]}", file=sys.stderr)
         return EXIT_RUN_FAILED
     text = markdown(rows, args.costs)

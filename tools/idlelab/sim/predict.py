@@ -13,92 +13,20 @@ import argparse
 import json
 import os
 import shlex
-import subprocess
 import sys
 
-from idlelab import TOP
 from idlelab import resultsfolder
-from idlelab.derive import records
 from idlelab.report import write as report
-from idlelab.derive.figures import summarize, workload_vcpus
+from idlelab.sim import hardware
+from idlelab.sim.run import SIM, PredictError, predict_record, sim_args
+from idlelab.derive.figures import summarize
+from idlelab.derive.runrow import PREDICTED
 
-ROOT = TOP
-SIM = os.path.join(ROOT, "build", "idlelab-sim")
 # Counts within 10 % of KVM's, host CPU within 10 points (the issue's bar).
 COUNT_TOLERANCE_PCT = 10.0
 CPU_TOLERANCE_POINTS = 10.0
 COUNTS = ("guest_hlt", "host_halt_exits", "host_attempted_poll", "host_successful_poll")
 FIGURES = COUNTS + ("host_cpu_pct", "rtt_p50_us", "late_p50_us", "achieved_period_us")
-
-
-class PredictError(RuntimeError):
-    """The simulator refused the configuration or failed (the message is its stderr)."""
-
-
-def sim_args(rec, costs="here"):
-    """The idlelab-sim arguments for one raw record (its guest command line, vCPU count and
-    KVM's halt-polling settings: the per-VM capability, else the module parameter; a run
-    under TCG had none)."""
-    args = shlex.split(rec["cmdline"])
-    hp = rec.get("halt_poll") or {}
-    params = rec.get("host_params") or {}
-    wanted, values = params.get("wanted") or {}, params.get("values") or {}
-    args.append(f"smp={rec['smp']}")
-    if rec.get("accel") == "tcg":   # no KVM, so no host halt polling, whatever was asked
-        return args + ["halt_poll_ns=0", f"costs={costs}"]
-    for key in ("halt_poll_ns", "halt_poll_ns_grow", "halt_poll_ns_grow_start",
-                "halt_poll_ns_shrink"):
-        v = wanted.get(key, values.get(key))
-        if v is not None and not (key == "halt_poll_ns" and hp.get("scope") == "host"):
-            args.append(f"{key}={v}")
-    if hp.get("scope") == "host":
-        args.append(f"halt_poll_ns={hp['ns']}")
-    elif hp.get("ns") is not None:
-        args.append(f"kvm_cap_halt_poll={hp['ns']}")
-    args.append(f"costs={costs}")
-    return args
-
-
-def run_sim(args, sim=SIM):
-    """Runs the simulator; returns its records [(kind, fields)]."""
-    proc = subprocess.run([sim] + list(args), capture_output=True, text=True, timeout=120)
-    if proc.returncode != 0:
-        raise PredictError(proc.stderr.strip() or f"idlelab-sim exited {proc.returncode}")
-    return records.parse_records(proc.stdout)
-
-
-def figures(recs, workload, smp, cpus_mask):
-    """runs.csv's figures from the simulator's records."""
-    cpu = [f for k, f in recs if k == "cpu"]
-    host = [f for k, f in recs if k == "host"]
-    result = next((f for k, f in recs if k == "result"), {})
-    used = workload_vcpus(workload, smp, cpus_mask)
-    pct = [float(host[i]["cpu_pct"]) for i in used if i < len(host)]
-    out = {
-        "guest_hlt": sum(int(f["hlt"]) for f in cpu),
-        "host_halt_exits": sum(int(f["halt_exits"]) for f in host),
-        "host_attempted_poll": sum(int(f["attempted_poll"]) for f in host),
-        "host_successful_poll": sum(int(f["successful_poll"]) for f in host),
-        "host_cpu_pct": round(sum(pct) / len(pct), 2) if pct else None,
-    }
-    attempted = out["host_attempted_poll"]
-    out["poll_success_pct"] = (round(100.0 * out["host_successful_poll"] / attempted, 1)
-                               if attempted else None)
-    window_s = int(result.get("window_ns", 0)) / 1e9
-    exits = [int(host[i]["halt_exits"]) / window_s for i in used if i < len(host)] \
-        if window_s else []
-    out["halt_exits_per_s"] = round(sum(exits) / len(exits), 1) if exits else None
-    for key in ("rtt_p50", "late_p50", "achieved_period"):
-        if f"{key}_ns" in result:
-            out[f"{key}_us"] = round(int(result[f"{key}_ns"]) / 1000, 1)
-    return out
-
-
-def predict_record(rec, costs="here", sim=SIM):
-    knobs = rec.get("guest_knobs") or {}
-    cpus = int(str(knobs.get("cpus", "0")), 0)
-    recs = run_sim(sim_args(rec, costs), sim)
-    return figures(recs, rec["workload"], int(rec["smp"]), cpus)
 
 
 def error(measured, predicted, key):
@@ -205,7 +133,8 @@ def columns(entry):
         return {}
     out = {"predicted_costs": entry["costs"],
            "predicted_within": None if entry["simulated"] else entry["ok"]}
-    out.update({f"predicted_{k}": v for k, v in entry["predicted"].items()})
+    out.update({f"predicted_{k}": v for k, v in entry["predicted"].items()
+                if f"predicted_{k}" in PREDICTED})     # runs.csv's predicted columns only
     out.update({col: entry["error"].get(k) for k, col in ERROR_COLUMNS.items()})
     return out
 
@@ -226,7 +155,8 @@ def write_report(results, costs=None, sim=SIM):
         return 2
     entries = compare(results, costs, sim, recs)
     report.write_all(results, recs, meta,
-                     {report.run_key(e): columns(e) for e in entries})
+                     {report.run_key(e): columns(e) for e in entries},
+                     hardware=hardware.rows(recs, sim))
     lines = markdown(entries)
     with open(os.path.join(results, "predicted.md"), "w") as f:
         f.write("\n".join(lines) + "\n")

@@ -12,28 +12,14 @@ aligned, the share of host wake-ups that do is reported, and alignment is accept
 is at least CHECK_MIN (with at least CHECK_N wake-ups to judge by; fewer: drawn, marked
 unchecked).
 """
-import re
 from dataclasses import dataclass, field
 
+from idlelab.derive.kvmtrace import parse_trace
+from idlelab.derive.kvmtrace import POLL_NS as _POLL_NS, WAKEUP as _WAKEUP
 from idlelab.timeline.spans import Span, spans
 
 CHECK_MIN = 0.9
 CHECK_N = 5
-
-_LINE = re.compile(r"^\s*(?P<comm>.*?)-(?P<tid>\d+)\s+(?:\(\s*[\d-]+\)\s+)?\[(?P<hcpu>\d+)\]\s+"
-                   r"(?:(?P<flags>[^\s\d]\S*)\s+)?(?P<ts>\d+(?:\.\d+)?):\s+(?P<event>\w+):\s?"
-                   r"(?P<body>.*)$")
-_ENTRIES = re.compile(r"^#\s*entries-in-buffer/entries-written:\s*(\d+)/(\d+)", re.M)
-_WAKEUP = re.compile(r"(wait|poll) time (\d+) ns, polling (valid|invalid)")
-_POLL_NS = re.compile(r"vcpu (\d+): halt_poll_ns (\d+) \((grow|shrink) (\d+)\)")
-
-
-@dataclass(frozen=True)
-class HostEvent:
-    tid: int
-    ts: float       # the trace clock's value (host TSC cycles with x86-tsc)
-    event: str
-    body: str
 
 
 @dataclass(frozen=True)
@@ -55,19 +41,6 @@ class Overlay:
 
 def unavailable(reason):
     return Overlay(f"host overlay: not available ({reason})")
-
-
-def parse_trace(text):
-    """([HostEvent], events lost to a full buffer) from a tracefs `trace` file."""
-    events = []
-    for line in text.splitlines():
-        if line.startswith("#") or not line.strip():
-            continue
-        m = _LINE.match(line)
-        if m:
-            events.append(HostEvent(int(m["tid"]), float(m["ts"]), m["event"], m["body"]))
-    lost = sum(int(w) - int(b) for b, w in _ENTRIES.findall(text))
-    return events, lost
 
 
 def _place(tl, cpu, e, offset):

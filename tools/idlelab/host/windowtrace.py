@@ -1,0 +1,68 @@
+"""trace=halt_poll_ns: KVM's own halt events over one bench boot's window, for the tables
+that explain a window setting by what KVM did halt by halt (seed 004's grow and shrink).
+
+A tracefs instance of our own (tracefs.Session: nothing global is touched, and it is removed
+on every way out) is opened before QEMU starts, so every window change of the vCPUs is seen
+from their first halt; it follows the guest's vCPU threads once QMP names them. Its clock is
+mono, CLOCK_MONOTONIC's base, so the probe's marker times (time.monotonic_ns) cut the window
+out of it. The parsing and the story are derive/kvmtrace.py's.
+"""
+from idlelab.derive import kvmtrace
+from idlelab.host import tracefs
+
+EVENTS = ("kvm/kvm_halt_poll_ns", "kvm/kvm_vcpu_wakeup")
+CLOCK = "mono"
+BUFFER_KB = 16384        # per host CPU: a 1.5 s pingpong's halts with room to spare
+
+
+class WindowTrace:
+    """with WindowTrace(what, accel) as t: ...; t.follow(tids); ...; t.part(open, close).
+    `why` says why there is no trace (TCG, tracefs unavailable); then part() says so."""
+
+    def __init__(self, what, accel):
+        self.what, self.session, self.why, self.tids = what, None, None, {}
+        if accel != "kvm":
+            self.why = "no KVM host to trace (TCG)"
+
+    def __enter__(self):
+        if self.why is None:
+            try:
+                self.session = tracefs.Session(EVENTS, CLOCK, BUFFER_KB).__enter__()
+            except tracefs.Unavailable as e:
+                self.why = f"tracefs: {e}"
+        return self
+
+    def __exit__(self, *exc):
+        if self.session is not None:
+            self.session.__exit__(*exc)
+
+    def follow(self, tids):
+        """Only these threads' events from now on ({vcpu: tid}, the guest's vCPUs)."""
+        self.tids = dict(tids or {})
+        if self.session is not None and self.tids:
+            try:
+                self.session.set_pids(self.tids.values())
+            except OSError as e:
+                self.why = f"tracefs: following the vCPU threads: {e.strerror or e}"
+
+    def part(self, t_open_ns, t_close_ns):
+        """The record's `trace`: what was asked, and the window's lists or why there are
+        none. Call before leaving the with-block (it reads the instance)."""
+        out = {"what": self.what}
+        if self.why is None and self.session is None:
+            self.why = "the trace was not started"
+        if self.why is None and (t_open_ns is None or t_close_ns is None):
+            self.why = "the run has no measured window to cut the trace to"
+        if self.why is None and self.session.clock != CLOCK:
+            self.why = f"trace_clock {CLOCK} not offered (the window cannot be cut out)"
+        if self.why is None:
+            try:
+                self.session.stop()
+                text = self.session.read()
+            except OSError as e:
+                self.why = f"tracefs: reading the trace: {e.strerror or e}"
+        if self.why is not None:
+            return dict(out, why=self.why)
+        out.update(kvmtrace.window_part(text, self.tids, t_open_ns, t_close_ns))
+        out["notes"] = list(self.session.notes)
+        return out
