@@ -18,8 +18,9 @@
  *             is a plateau period or the plateau decided it (the history feeds nothing
  *             else: a full streak has just filed the periods the plateau test reads).
  *   haltpoll  off the plateau, select, poll_limit and reflect are haltpoll's, unchanged
- *             (and halts are untimed). On it, haltpoll's state is left as it was, and
- *             haltpoll goes on from there when the plateau ends.
+ *             (and halts are untimed). On it, haltpoll's state is left as it was; when
+ *             the plateau ends, haltpoll goes on from the poll that ended it, which it
+ *             hears as its own expired poll (it was one: a poll whose limit passed).
  *   signature a period all of whose entries haltpoll decided is a plateau period if a poll
  *             in it expired, it still ended with work (in the halt that followed), and
  *             haltpoll's window ended it where it began it: haltpoll burnt its window,
@@ -43,6 +44,8 @@
  *             latency_req_zero: poll at once.
  *   leave     a poll that expires on the plateau: the rest of that period, and every
  *             period after it until the signature is seen 4 times again, is haltpoll's.
+ *             After an expired poll haltpoll halts, so the rest of that period is one
+ *             halt, on whose residual haltpoll adapts, as it would after its own.
  * So for a constant period D above haltpoll's settled window W, the periods go as haltpoll's
  * (poll W, expire, halt) until the signature has been seen 4 times; then each period is one
  * timed halt, one wake-up by the governor's timer and a poll of about a margin that ends
@@ -164,7 +167,8 @@ static inline void pr_file_plateau_period(struct gov_cpu *g, const struct gov_pa
 }
 
 /* An entry the plateau decided; a poll of it that expires hands the rest of the period,
- * and what follows, back to haltpoll. */
+ * and what follows, back to haltpoll, which hears that poll as its own expired one: it
+ * halts next, as after any poll of its own that expired, and adapts on that halt. */
 static inline enum gov_adjust
 predict_reflect_plateau(struct gov_cpu *g, const struct gov_params *hp, const struct gov_entry *e)
 {
@@ -190,6 +194,7 @@ predict_reflect_plateau(struct gov_cpu *g, const struct gov_params *hp, const st
 		p->expired = true;
 		p->plateau = false; /* the period outran the prediction: it has moved */
 		p->streak = 0;
+		hp_reflect(g, hp, e);
 	}
 	if (e->work) /* (an entry that ended with work was no expired poll: still on it) */
 		pr_file_plateau_period(g, hp);
