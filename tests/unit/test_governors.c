@@ -379,6 +379,46 @@ static void test_leaving_the_plateau_halts_at_once(void **state)
 }
 
 /*
+ * A wake-up that lands at a poll's expiry check (the kernel's poll loop tests for work,
+ * then the clock: work that comes between the two is pending as the poll reports its
+ * expiry) ends the idle period there; the next period is a period of its own. On the
+ * plateau of 1500 us periods the plateau's poll ends at 1593.75 us: a period of exactly
+ * that is a timed halt and a poll that expires as the wake-up comes, caught at its last
+ * check. The period, 1593.75 us, is filed, predict stays on the plateau, and the next
+ * 1500 us period is a timed halt and a hit, as before it.
+ */
+static void test_a_wake_at_the_expiry_check_ends_the_period(void **state)
+{
+	struct haltpoll_params p = params(2000 * US, 100 * US);
+	const uint64_t edge = 1500 * US + 1500 * US / 16;
+	struct ideal_cpu r;
+	unsigned hits, expiries;
+
+	(void)state;
+	run_init(&r, &gov_predict, p);
+	for (int i = 0; i < 12; i++)
+		idle_period(&r, 1500 * US);
+	assert_true(r.g.predict.plateau);
+	assert_int_equal(r.g.predict.poll_until_ns, edge);
+	r.wake_at_check = true;
+	expiries = r.expiries;
+	assert_int_equal(ideal_period(&r, edge, 8), 2);
+	assert_int_equal(r.expiries, expiries + 1); /* its poll reported an expiry */
+	assert_int_equal(r.g.predict.period_ns, 0); /* and the period is over */
+	assert_int_equal(
+	    r.g.predict.periods[(r.g.predict.next + PREDICT_HISTORY - 1) % PREDICT_HISTORY], edge);
+	assert_true(r.g.predict.plateau);
+	hits = r.hits;
+	assert_int_equal(ideal_period(&r, 1500 * US, 8), 2);
+	assert_int_equal(r.hits, hits + 1);
+	assert_int_equal(r.e[0].state, GOV_STATE_HALT);
+	assert_int_equal(r.g.predict.period_ns, 0);
+	assert_int_equal(
+	    r.g.predict.periods[(r.g.predict.next + PREDICT_HISTORY - 1) % PREDICT_HISTORY],
+	    1500 * US);
+}
+
+/*
  * Where a timed halt comes back late (the timer's slack, the wake-up from a halt: hundreds
  * of us on this machine), the overshoot is measured and the halt shortened by it. With
  * 300 us of overshoot and a 1500 us period the first timed halts are still ended by the
@@ -531,6 +571,7 @@ int main(void)
 	    cmocka_unit_test(test_irregular_misses_are_not_a_plateau),
 	    cmocka_unit_test(test_an_expiry_leaves_the_plateau),
 	    cmocka_unit_test(test_leaving_the_plateau_halts_at_once),
+	    cmocka_unit_test(test_a_wake_at_the_expiry_check_ends_the_period),
 	    cmocka_unit_test(test_the_overshoot_is_learnt),
 	    cmocka_unit_test(test_an_overshoot_with_no_room_is_tried_again),
 	    cmocka_unit_test(test_ticks_extend_the_period),
