@@ -13,17 +13,20 @@
  * The rule (integers only, PREDICT_HISTORY = 4 periods of memory per CPU; cap is
  * guest_halt_poll_ns):
  *   period    the sum of the residencies of the idle entries up to and including the one
- *             that ended with work (entries ended by a tick, by the governor's own timer
- *             or by an expired poll add to it); filed in the history when it ends, if it
+ *             that ends it: one that ended with work, or a poll that expired as the work
+ *             came (work at its expiry check, work_at_expiry: still an expiry to
+ *             haltpoll). Entries ended by a tick, by the governor's own timer or by a poll
+ *             that expired without work add to it. Filed in the history when it ends, if it
  *             is a plateau period or the plateau decided it (the history feeds nothing
  *             else: a full streak has just filed the periods the plateau test reads).
  *   haltpoll  off the plateau, select, poll_limit and reflect are haltpoll's, unchanged
- *             (and halts are untimed). On it, haltpoll's state is left as it was, and
- *             haltpoll goes on from there when the plateau ends.
+ *             (and halts are untimed). On it, haltpoll's state is left as it was; when
+ *             the plateau ends, haltpoll goes on from the poll that ended it, which it
+ *             hears as its own expired poll (it was one: a poll whose limit passed).
  *   signature a period all of whose entries haltpoll decided is a plateau period if a poll
- *             in it expired, it still ended with work (in the halt that followed), and
- *             haltpoll's window ended it where it began it: haltpoll burnt its window,
- *             halted anyway, and will not move.
+ *             in it expired, it still ended with work (in the halt that followed, or at
+ *             that poll's expiry check), and haltpoll's window ended it where it began
+ *             it: haltpoll burnt its window, missed, and will not move.
  *   enter     when the last 4 filed periods are all plateau periods and regular
  *             (max <= 2 * min): a constant period haltpoll keeps missing, not chance.
  *   on it     with min and max of the last 4 periods, margin = max(max / 16, max - min,
@@ -41,8 +44,11 @@
  *             halt (the overshoot left no room) takes a quarter off it, so that one
  *             measured at a bad moment is tried again rather than kept for good.
  *             latency_req_zero: poll at once.
- *   leave     a poll that expires on the plateau: the rest of that period, and every
- *             period after it until the signature is seen 4 times again, is haltpoll's.
+ *   leave     a poll that expires on the plateau (one with work at its expiry check
+ *             caught the wake-up at its last check: a hit for the plateau): the rest of
+ *             that period, and every period after it until the signature is seen 4 times
+ *             again, is haltpoll's. After an expired poll haltpoll halts, so the rest of
+ *             that period is one halt, on whose residual haltpoll adapts, as after its own.
  * So for a constant period D above haltpoll's settled window W, the periods go as haltpoll's
  * (poll W, expire, halt) until the signature has been seen 4 times; then each period is one
  * timed halt, one wake-up by the governor's timer and a poll of about a margin that ends
@@ -72,6 +78,12 @@ static inline void pr_history_add(struct predict_cpu *p)
 	p->next = (p->next + 1) % PREDICT_HISTORY;
 	if (p->count < PREDICT_HISTORY)
 		p->count++;
+}
+
+/* The entry ended the idle period: work ended it, or came as its poll expired. */
+static inline bool pr_period_ends(const struct gov_entry *e)
+{
+	return e->work || e->work_at_expiry;
 }
 
 static inline enum gov_adjust pr_adjust(uint64_t after, uint64_t before)
@@ -164,7 +176,8 @@ static inline void pr_file_plateau_period(struct gov_cpu *g, const struct gov_pa
 }
 
 /* An entry the plateau decided; a poll of it that expires hands the rest of the period,
- * and what follows, back to haltpoll. */
+ * and what follows, back to haltpoll, which hears that poll as its own expired one: it
+ * halts next, as after any poll of its own that expired, and adapts on that halt. */
 static inline enum gov_adjust
 predict_reflect_plateau(struct gov_cpu *g, const struct gov_params *hp, const struct gov_entry *e)
 {
@@ -186,13 +199,14 @@ predict_reflect_plateau(struct gov_cpu *g, const struct gov_params *hp, const st
 		}
 		p->asked_halt_ns = 0;
 	}
-	if (e->state == GOV_STATE_POLL && !e->work && e->limit_ns != GOV_NO_LIMIT) {
+	if (pr_period_ends(e)) { /* (a poll with work at its expiry check caught it) */
+		pr_file_plateau_period(g, hp);
+	} else if (e->state == GOV_STATE_POLL && e->limit_ns != GOV_NO_LIMIT) {
 		p->expired = true;
 		p->plateau = false; /* the period outran the prediction: it has moved */
 		p->streak = 0;
+		hp_reflect(g, hp, e);
 	}
-	if (e->work) /* (an entry that ended with work was no expired poll: still on it) */
-		pr_file_plateau_period(g, hp);
 	return pr_adjust(pr_window_ns(g), before);
 }
 
@@ -250,7 +264,7 @@ static inline enum gov_adjust pr_reflect(struct gov_cpu *g, const struct gov_par
 	p->period_ns += e->residency_ns;
 	if (e->state == GOV_STATE_POLL && !e->work && e->limit_ns != GOV_NO_LIMIT)
 		p->expired = true;
-	if (!e->work)
+	if (!pr_period_ends(e))
 		return adj;
 	if (!p->expired) { /* the common period, no poll expired: no plateau period (and
 			    * not mixed: a plateau period is left only by an expired poll) */

@@ -44,6 +44,10 @@ struct gov_entry {
 	uint64_t residency_ns; /* time spent in the state */
 	uint64_t limit_ns;     /* a poll's limit; GOV_NO_LIMIT: work came before it was asked */
 	bool work;	       /* the entry ended because work arrived (NEED_RESCHED) */
+	/* A poll that expired found work pending as it ended (it came at the expiry check):
+	 * still an expiry (work is false), as Linux's poll loop reports it, but the idle
+	 * period ended with this entry. */
+	bool work_at_expiry;
 };
 
 struct idle_governor {

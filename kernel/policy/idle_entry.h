@@ -14,9 +14,15 @@
  * not stored. The tick is the hz= knob's business, so the governor's stop_tick advice is
  * not acted on.
  *
- * An entry that ended with work is reflected when this CPU next idles, before its select
- * (the governor hears the same things in the same order), so the woken thread does not wait
- * for it; one that ended without work is reflected at once, since select follows.
+ * A poll that expires is followed by a test for work: work that came between the poll's
+ * last test and its clock check is pending, and the idle period ends there (the entry is
+ * still an expiry, work false, as Linux's poll loop reports it; work_at_expiry says the
+ * rest), so a governor that measures idle periods does not run two of them together.
+ *
+ * An entry that ended with work (or with work at its expiry) is reflected when this CPU
+ * next idles, before its select (the governor hears the same things in the same order), so
+ * the woken thread does not wait for it; one that ended without work is reflected at once,
+ * since select follows.
  */
 #ifndef IDLELAB_KERNEL_IDLE_ENTRY_H
 #define IDLELAB_KERNEL_IDLE_ENTRY_H
@@ -107,13 +113,17 @@ idle_entry_run(const struct idle_entry_ops *ops, void *cpu, const struct idle_en
 			e.work = ops->poll_wait(cpu, e.limit_ns, &e.residency_ns);
 		}
 	}
-	if (e.work) {
-		s->last = e;
-		s->last_pending = true;
-	} else {
-		ops->reflected(cpu, gov->reflect(g, k->params, &e));
+	if (!e.work) {
+		/* (a poll without work expired: the work may have come at its clock check) */
+		e.work_at_expiry = e.state == GOV_STATE_POLL && ops->work(cpu);
+		if (!e.work_at_expiry) {
+			ops->reflected(cpu, gov->reflect(g, k->params, &e));
+			return false;
+		}
 	}
-	return e.work;
+	s->last = e;
+	s->last_pending = true;
+	return true;
 }
 
 #endif

@@ -658,6 +658,29 @@ def test_governors_table_and_verdict():
     assert "aside there (the `takeovers` count) on: random-exp (3)." in v[0]
 
 
+def test_per_wakeup_cpu_only_where_the_workload_has_wakeups():
+    """The idle workload wakes nothing of its own (its counted wake-ups are the
+    controller's): runs.csv has no CPU per wake-up for it, the same record as pingpong has
+    one (the column stays), and the governors layout gives its host CPU % instead and judges
+    it by that; missed polls there are no plateau."""
+    idle = derive.summarize(record("governors", "i", "idle-250hz", "idle"))
+    pp = derive.summarize(record("governors", "p", "pingpong", "pingpong"))
+    assert idle.guest_wakeups and idle.host_cpu_pct == 50.0
+    assert idle.host_cpu_us_per_wakeup is None
+    assert pp.host_cpu_us_per_wakeup == round(1000000 * 2 * 0.5 / pp.guest_wakeups, 1)
+    rows = [runrow.RunRow(matrix="governors", name=f"idle-250hz-cpuidle.governor={gov}",
+                          config="idle-250hz", status="ok", workload="idle", governor=gov,
+                          guest_wakeups=1, guest_poll_entries=5, guest_poll_hits=0,
+                          host_cpu_pct=pct, halt_exits_per_s=250.0)
+            for gov, pct in (("haltpoll", 1.6), ("predict", 2.4))]
+    text = governors_table.markdown(rows, {"accel": "kvm"})
+    assert "| idle-250hz | 0.0 | — | 1.6 | 250 | — | 0.0 | — | 2.4 | 250 | — |" in text, text
+    assert not governors_table.on_plateau(rows[0])
+    assert governors_table.worse_than(rows[1], rows[0]) == governors_table.WORSE
+    assert governors_table.worse_than(rows[0], rows[1]) is None
+    assert "beyond the spread of the repeats, on: idle-250hz;" in governors_table.verdict(rows)[0]
+
+
 def test_off_plateau_worse_only_beyond_the_spread_of_the_repeats():
     """Medians 10 % apart: worse where every repeat of the second is above every repeat of
     the first, only "within the spread" where the repeats overlap (run-to-run noise here is

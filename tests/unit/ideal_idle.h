@@ -2,8 +2,11 @@
  * The idealised idle of docs/haltpoll-spec.md §1.10.2 as the states of the governed entry
  * (kernel/policy/idle_entry.h), for the host tests: no overheads; a poll with limit L ends
  * with work iff the wake-up comes within L, else it expires after exactly L; a halt lasts
- * until the wake-up, or, timed (halt_limit), until its limit plus overshoot_ns. The tests
- * drive the governors through the kernel's own sequence with these states.
+ * until the wake-up, or, timed (halt_limit), until its limit plus overshoot_ns. With
+ * wake_at_check a wake-up due exactly as a poll's limit passes lands at its expiry check
+ * (the kernel's poll loop tests for work, then the clock): the poll reports an expiry and
+ * the work is pending as it ends. The tests drive the governors through the kernel's own
+ * sequence with these states, in the kernel's idle loop (kernel/idle.c: idle_until_work).
  */
 #ifndef IDLELAB_TESTS_IDEAL_IDLE_H
 #define IDLELAB_TESTS_IDEAL_IDLE_H
@@ -26,6 +29,7 @@ struct ideal_cpu {
 	struct gov_params p;
 	uint64_t left;	       /* ns until the wake-up */
 	uint64_t overshoot_ns; /* a timed halt returns this much after its limit */
+	bool wake_at_check;    /* a wake-up due as a poll's limit passes comes at its check */
 	unsigned n;	       /* the period's entries so far */
 	struct ideal_entry e[IDEAL_MAX_ENTRIES];
 	unsigned polls, hits, expiries, halts, timed_halts, aborted, grows, shrinks;
@@ -63,7 +67,7 @@ static bool ideal_poll_start(void *cpu, uint64_t *ns)
 static bool ideal_poll_wait(void *cpu, uint64_t limit_ns, uint64_t *ns)
 {
 	struct ideal_cpu *c = cpu;
-	bool work = c->left <= limit_ns;
+	bool work = c->wake_at_check ? c->left < limit_ns : c->left <= limit_ns;
 
 	*ns = work ? c->left : limit_ns;
 	c->left -= *ns;
@@ -121,15 +125,17 @@ static void ideal_init(struct ideal_cpu *c, const struct idle_governor *gov,
 }
 
 /*
- * One idle period of length d > 0: entries until one ends with work, and its reflect (which
- * the kernel makes at the next entry: the governor hears the same things in the same
- * order). Returns the number of entries, at most max_entries; more fails the test.
+ * One idle period of length d > 0: entries until one ends with work, or work is pending
+ * after one (the idle loop tests for it before each entry), and the reflect of an entry
+ * that ended with work (which the kernel makes at the next entry: the governor hears the
+ * same things in the same order). Returns the number of entries, at most max_entries; more
+ * fails the test.
  */
 static unsigned ideal_period(struct ideal_cpu *c, uint64_t d, unsigned max_entries)
 {
 	c->left = d;
 	c->n = 0;
-	while (!idle_entry_run(&ideal_ops, c, &c->k, &c->g, &c->seq))
+	while (!ideal_work(c) && !idle_entry_run(&ideal_ops, c, &c->k, &c->g, &c->seq))
 		if (c->n >= max_entries)
 			break;
 	if (c->n > max_entries || c->left)

@@ -301,8 +301,8 @@ static void test_irregular_misses_are_not_a_plateau(void **state)
 /*
  * The plateau is left at the first poll that expires: the period moved from 1500 to
  * 1900 us (past the 1593.75 us the poll covers). That period halts, polls, expires, and
- * haltpoll takes the rest from where it left off (its 800 us poll catches it); it is no
- * signature (haltpoll did not decide all of it); the next ones are haltpoll's
+ * haltpoll takes the rest from that expired poll (it halts, as after one of its own); it
+ * is no signature (haltpoll did not decide all of it); the next ones are haltpoll's
  * until its window has settled and missed four times again, and the new plan is around
  * 1900 us.
  */
@@ -330,6 +330,92 @@ static void test_an_expiry_leaves_the_plateau(void **state)
 	/* the history still holds one 1500: the spread (400 us) is the margin */
 	idle_period(&r, 1900 * US);
 	assert_int_equal(r.hits, hits + 1);
+}
+
+/*
+ * Leaving the plateau, haltpoll goes on from the poll that expired, as after any expired
+ * poll of its own: it halts. Linux's defaults, 10 periods of 60 us (haltpoll's window
+ * settles at 50 us and misses: the plateau, planned 53.75-66.25 us), then one of 120 us:
+ * a timed halt, the plateau's 12.5 us poll expires, and the rest of the period is one
+ * halt; haltpoll adapts on that halt's residual (53.75 us: it grows to 100 us, as haltpoll
+ * alone does on its 70 us one) and is a poll hit again after.
+ */
+static void test_leaving_the_plateau_halts_at_once(void **state)
+{
+	struct haltpoll_params p = params(200 * US, 50 * US);
+	struct ideal_cpu hp, pr;
+	unsigned expiries;
+
+	(void)state;
+	run_init(&hp, &gov_haltpoll, p);
+	run_init(&pr, &gov_predict, p);
+	for (int i = 0; i < 10; i++) {
+		idle_period(&hp, 60 * US);
+		idle_period(&pr, 60 * US);
+	}
+	assert_true(pr.g.predict.plateau);
+	assert_int_equal(pr.g.predict.halt_until_ns, 60 * US - 50 * US / 8);
+	assert_int_equal(pr.g.predict.poll_until_ns, 60 * US + 50 * US / 8);
+	expiries = pr.expiries;
+	idle_period(&hp, 120 * US);
+	assert_int_equal(ideal_period(&pr, 120 * US, 8), 3);
+	assert_int_equal(pr.e[0].state, GOV_STATE_HALT);
+	assert_int_equal(pr.e[0].ns, 60 * US - 50 * US / 8);
+	assert_int_equal(pr.e[1].state, GOV_STATE_POLL);
+	assert_int_equal(pr.e[1].ns, 2 * (50 * US / 8));
+	assert_true(pr.e[1].expired);
+	assert_int_equal(pr.e[2].state, GOV_STATE_HALT);
+	assert_int_equal(pr.e[2].ns, 120 * US - 60 * US - 50 * US / 8);
+	assert_int_equal(pr.expiries, expiries + 1);
+	assert_false(pr.g.predict.plateau);
+	assert_int_equal(pr.g.haltpoll.poll_limit_ns, 100 * US);
+	assert_int_equal(pr.g.haltpoll.poll_limit_ns, hp.g.haltpoll.poll_limit_ns);
+	/* and haltpoll's again from there: the next 120 us period is its 100 us poll's miss */
+	idle_period(&hp, 120 * US);
+	idle_period(&pr, 120 * US);
+	assert_int_equal(pr.e[0].state, GOV_STATE_POLL);
+	assert_int_equal(pr.e[0].ns, 100 * US);
+	assert_int_equal(pr.g.haltpoll.poll_limit_ns, hp.g.haltpoll.poll_limit_ns);
+}
+
+/*
+ * A wake-up that lands at a poll's expiry check (the kernel's poll loop tests for work,
+ * then the clock: work that comes between the two is pending as the poll reports its
+ * expiry) ends the idle period there; the next period is a period of its own. On the
+ * plateau of 1500 us periods the plateau's poll ends at 1593.75 us: a period of exactly
+ * that is a timed halt and a poll that expires as the wake-up comes, caught at its last
+ * check. The period, 1593.75 us, is filed, predict stays on the plateau, and the next
+ * 1500 us period is a timed halt and a hit, as before it.
+ */
+static void test_a_wake_at_the_expiry_check_ends_the_period(void **state)
+{
+	struct haltpoll_params p = params(2000 * US, 100 * US);
+	const uint64_t edge = 1500 * US + 1500 * US / 16;
+	struct ideal_cpu r;
+	unsigned hits, expiries;
+
+	(void)state;
+	run_init(&r, &gov_predict, p);
+	for (int i = 0; i < 12; i++)
+		idle_period(&r, 1500 * US);
+	assert_true(r.g.predict.plateau);
+	assert_int_equal(r.g.predict.poll_until_ns, edge);
+	r.wake_at_check = true;
+	expiries = r.expiries;
+	assert_int_equal(ideal_period(&r, edge, 8), 2);
+	assert_int_equal(r.expiries, expiries + 1); /* its poll reported an expiry */
+	assert_int_equal(r.g.predict.period_ns, 0); /* and the period is over */
+	assert_int_equal(
+	    r.g.predict.periods[(r.g.predict.next + PREDICT_HISTORY - 1) % PREDICT_HISTORY], edge);
+	assert_true(r.g.predict.plateau);
+	hits = r.hits;
+	assert_int_equal(ideal_period(&r, 1500 * US, 8), 2);
+	assert_int_equal(r.hits, hits + 1);
+	assert_int_equal(r.e[0].state, GOV_STATE_HALT);
+	assert_int_equal(r.g.predict.period_ns, 0);
+	assert_int_equal(
+	    r.g.predict.periods[(r.g.predict.next + PREDICT_HISTORY - 1) % PREDICT_HISTORY],
+	    1500 * US);
 }
 
 /*
@@ -484,6 +570,8 @@ int main(void)
 	    cmocka_unit_test(test_long_periods_are_haltpoll_s),
 	    cmocka_unit_test(test_irregular_misses_are_not_a_plateau),
 	    cmocka_unit_test(test_an_expiry_leaves_the_plateau),
+	    cmocka_unit_test(test_leaving_the_plateau_halts_at_once),
+	    cmocka_unit_test(test_a_wake_at_the_expiry_check_ends_the_period),
 	    cmocka_unit_test(test_the_overshoot_is_learnt),
 	    cmocka_unit_test(test_an_overshoot_with_no_room_is_tried_again),
 	    cmocka_unit_test(test_ticks_extend_the_period),

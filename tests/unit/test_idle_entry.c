@@ -1,9 +1,9 @@
 /*
  * The governed idle entry (kernel/policy/idle_entry.h), the sequence the kernel's idle loop
- * runs, path by path: a poll hit, an expiry, a halt, a timed halt, work at the poll's own
- * test, and the two tests for work after select (call_cpuidle's abort, not reflected; the
- * halt's own, reflected). First with a governor that logs what it is asked, then with
- * haltpoll, whose window shows what it heard.
+ * runs, path by path: a poll hit, an expiry, work at an expiry's check, a halt, a timed halt,
+ * work at the poll's own test, and the two tests for work after select (call_cpuidle's
+ * abort, not reflected; the halt's own, reflected). First with a governor that logs what it
+ * is asked, then with haltpoll, whose window shows what it heard.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,6 +26,7 @@ enum wake {
 	WAKE_BEFORE_SELECT, /* pending when select returns: the entry is aborted */
 	WAKE_AT_POLL_TEST,  /* between poll_begin and the poll's first test */
 	WAKE_AT_HALT,	    /* between the abort test and the halt */
+	WAKE_AT_EXPIRY,	    /* between the poll's last test for work and its clock check */
 	WAKE_AFTER,	    /* wake_ns into the state */
 };
 
@@ -90,6 +91,11 @@ static bool fake_poll_wait(void *cpu, uint64_t limit_ns, uint64_t *t)
 {
 	(void)cpu;
 	say("poll_wait(%s) ", ns_str(limit_ns));
+	if (f.wake == WAKE_AT_EXPIRY) { /* the clock says expired; the work is there */
+		f.work = true;
+		*t = limit_ns;
+		return false;
+	}
 	f.work = f.wake_ns <= limit_ns;
 	*t = f.work ? f.wake_ns : limit_ns;
 	return f.work;
@@ -171,7 +177,10 @@ static enum gov_adjust log_reflect(struct gov_cpu *g, const struct gov_params *p
 {
 	(void)g, (void)p;
 	say("reflect(%s,%s,%s,%s) ", e->state == GOV_STATE_POLL ? "poll" : "halt",
-	    ns_str(e->residency_ns), ns_str(e->limit_ns), e->work ? "work" : "no work");
+	    ns_str(e->residency_ns), ns_str(e->limit_ns),
+	    e->work		? "work"
+	    : e->work_at_expiry ? "work at expiry"
+				: "no work");
 	return e->state == GOV_STATE_HALT ? GOV_ADJ_GROW : GOV_ADJ_NONE;
 }
 
@@ -261,6 +270,22 @@ static void test_poll_expiry_is_reflected_at_once(void **state)
 				   "reflect(poll,100000,100000,no work) adj=none ");
 	next_entry();
 	assert_string_equal(f.log, "gate select halt_limit halt(0) ");
+}
+
+/* Work that came between the poll's last test and its clock check: the poll reports its
+ * expiry, but the work is there, so the entry ends the idle period, and is reflected (an
+ * expiry, with work at it) when this CPU next idles, as a poll hit is. */
+static void test_work_at_the_expiry_check_ends_the_entry(void **state)
+{
+	(void)state;
+	f.choice = GOV_STATE_POLL;
+	f.poll_limit_ns = 100 * US;
+	assert_true(entry(WAKE_AT_EXPIRY, 0));
+	assert_string_equal(f.log,
+			    "gate select poll_begin poll_start poll_limit poll_wait(100000) ");
+	next_entry();
+	assert_string_equal(f.log, "reflect(poll,100000,100000,work at expiry) adj=none gate "
+				   "select halt_limit halt(0) ");
 }
 
 static void test_halt_until_work(void **state)
@@ -383,6 +408,25 @@ static void test_haltpoll_v3_immediate_wake_leaves_w_zero(void **state)
 	assert_string_equal(f.log, "gate halt(0) ");
 }
 
+/* Work at an expiry's check is an expiry to haltpoll, as in Linux (its poll loop sets
+ * poll_time_limit and leaves): it halts next, W as it was. */
+static void test_haltpoll_work_at_the_expiry_check_is_an_expiry(void **state)
+{
+	(void)state;
+	setup.gov = &gov_haltpoll;
+	assert_true(entry(WAKE_AFTER, 30 * US)); /* W = 0: a halt, then W = 50 us */
+	assert_true(entry(WAKE_AT_EXPIRY, 0));
+	assert_string_equal(f.log, "adj=grow gate poll_start poll_wait(50000) ");
+	idle_entry_reflect_last(&ops, &f, &setup, &g, &seq);
+	assert_true(g.haltpoll.poll_time_limit);
+	assert_int_equal(g.haltpoll.last_state_idx, HALTPOLL_STATE_POLL);
+	assert_int_equal(g.haltpoll.poll_limit_ns, 50 * US);
+	assert_int_equal(g.haltpoll.grow_events, 1);
+	assert_int_equal(g.haltpoll.shrink_events, 0);
+	assert_true(entry(WAKE_AFTER, 30 * US));
+	assert_string_equal(f.log, "gate halt(0) ");
+}
+
 /* With the limit asked, a forced poll from W = 0 stores the fallback: TICK_NSEC/16. */
 static void test_haltpoll_forced_poll_stores_the_fallback(void **state)
 {
@@ -399,6 +443,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup(test_poll_hit_is_reflected_at_the_next_entry, reset),
 	    cmocka_unit_test_setup(test_poll_expiry_is_reflected_at_once, reset),
+	    cmocka_unit_test_setup(test_work_at_the_expiry_check_ends_the_entry, reset),
 	    cmocka_unit_test_setup(test_halt_until_work, reset),
 	    cmocka_unit_test_setup(test_timed_halt_ended_by_its_limit, reset),
 	    cmocka_unit_test_setup(test_immediate_wake_asks_no_limit, reset),
@@ -408,6 +453,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_haltpoll_v1_abort_is_not_reflected, reset),
 	    cmocka_unit_test_setup(test_haltpoll_v2_skipped_halt_grows_from_zero, reset),
 	    cmocka_unit_test_setup(test_haltpoll_v3_immediate_wake_leaves_w_zero, reset),
+	    cmocka_unit_test_setup(test_haltpoll_work_at_the_expiry_check_is_an_expiry, reset),
 	    cmocka_unit_test_setup(test_haltpoll_forced_poll_stores_the_fallback, reset),
 	};
 

@@ -299,7 +299,10 @@ static void start_halt(struct sim *s, struct vcpu *v, uint64_t limit_ns)
 	v->g.idle_entries++;
 	v->g.halts++;
 	if (v->flags & F_NEED_RESCHED) { /* the halt's enter skips HLT; reflected, near 0 */
-		struct gov_entry e = {GOV_STATE_HALT, 1, GOV_NO_LIMIT, true};
+		struct gov_entry e = {.state = GOV_STATE_HALT,
+				      .residency_ns = 1,
+				      .limit_ns = GOV_NO_LIMIT,
+				      .work = true};
 
 		v->g.halts_aborted++;
 		if (s->policy == IDLE_HALTPOLL)
@@ -374,8 +377,11 @@ static void poll_done(struct sim *s, struct vcpu *v)
 		outcome = "expired";
 	}
 	if (s->policy == IDLE_HALTPOLL) {
-		struct gov_entry e = {GOV_STATE_POLL, elapsed,
-				      v->poll_immediate ? GOV_NO_LIMIT : limit, work};
+		/* (the modelled poll sees NEED_RESCHED as it ends: never work_at_expiry) */
+		struct gov_entry e = {.state = GOV_STATE_POLL,
+				      .residency_ns = elapsed,
+				      .limit_ns = v->poll_immediate ? GOV_NO_LIMIT : limit,
+				      .work = work};
 
 		count_adjust(v, s->gov->reflect(&v->gov, &s->gp, &e));
 	}
@@ -397,8 +403,10 @@ static void halt_return(struct sim *s, struct vcpu *v)
 		cancel = sim_cost(s, COST_timer_arm);
 	}
 	if (s->policy == IDLE_HALTPOLL) {
-		struct gov_entry e = {GOV_STATE_HALT, residency, GOV_NO_LIMIT,
-				      (v->flags & F_NEED_RESCHED) != 0};
+		struct gov_entry e = {.state = GOV_STATE_HALT,
+				      .residency_ns = residency,
+				      .limit_ns = GOV_NO_LIMIT,
+				      .work = (v->flags & F_NEED_RESCHED) != 0};
 
 		count_adjust(v, s->gov->reflect(&v->gov, &s->gp, &e));
 	}

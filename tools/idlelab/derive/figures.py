@@ -23,6 +23,17 @@ GUEST_TOTALS = (("guest_hlt", "hlt"), ("guest_ipi_sent", "ipi_sent"),
                 ("guest_poll_entries", "poll_entries"), ("guest_wakeups", "wakeups"))
 
 
+# Workloads that run nothing of their own (kernel/workloads/workload.c: workload=idle): only
+# the tick and the controller's own sleep wake their CPUs, so the wake-ups the guest counts
+# are the controller's, nothing to divide the workload's host CPU by.
+WORKLOADS_WITHOUT_WAKEUPS = ("idle",)
+
+
+def has_wakeups(workload):
+    """Whether the workload wakes threads of its own: per-wake-up figures mean something."""
+    return workload not in WORKLOADS_WITHOUT_WAKEUPS
+
+
 def workload_vcpus(workload, smp, cpus_mask):
     """The vCPUs whose host figures describe the workload: those in cpus= (all for 0). For
     workload=idle on several vCPUs, vCPU 0 is left out: it spins window_hold at each marker
@@ -112,8 +123,9 @@ def summarize(rec):
     row["workload_vcpus"] = " ".join(map(str, vcpus))
     row.update({col: run.total(counter) for col, counter in GUEST_TOTALS})
     row.update(host_figures(rec, vcpus))
-    row["host_cpu_us_per_wakeup"] = cpu_per_wakeup(row.get("host_cpu_pct"), len(vcpus),
-                                                   run.window_ns, row.get("guest_wakeups"))
+    row["host_cpu_us_per_wakeup"] = cpu_per_wakeup(rec["workload"], row.get("host_cpu_pct"),
+                                                   len(vcpus), run.window_ns,
+                                                   row.get("guest_wakeups"))
     row.update(accuracy(rec))
     row.update(load_figures(rec))
     row.update(workload_metrics(run))
@@ -258,10 +270,12 @@ def poll_miss_us(d, vcpus):
         if missed > 0 else None
 
 
-def cpu_per_wakeup(cpu_pct, nvcpus, window_ns, wakeups):
+def cpu_per_wakeup(workload, cpu_pct, nvcpus, window_ns, wakeups):
     """Host CPU the workload's vCPU threads burnt per guest wake-up (thread_wake call), µs:
-    what one wake-up costs the host, polling and exits included. None without wake-ups."""
-    if not is_number(cpu_pct) or not wakeups or not window_ns:
+    what one wake-up costs the host, polling and exits included. None without wake-ups, and
+    for a workload that has none of its own (has_wakeups: the idle workload's one counted
+    wake-up is the controller's, and its CPU over it no figure per wake-up)."""
+    if not has_wakeups(workload) or not is_number(cpu_pct) or not wakeups or not window_ns:
         return None
     return round(cpu_pct / 100 * nvcpus * window_ns / 1000 / wakeups, 1)
 

@@ -87,7 +87,7 @@ def row_of(run, recs):
         **totals,
         guest_takeovers=sum(int(f.get("takeovers", 0)) for f in cpu.values()),
         host_cpu_pct=round(pct, 2) if pct is not None else None,
-        host_cpu_us_per_wakeup=cpu_per_wakeup(pct, len(used), window_ns,
+        host_cpu_us_per_wakeup=cpu_per_wakeup(run.workload, pct, len(used), window_ns,
                                               totals["guest_wakeups"]),
         halt_exits_per_s=round(sum(exits) / len(exits), 1) if exits else None,
         rtt_p50_us=us("rtt_p50_ns"), late_p50_us=us("late_p50_ns"))
