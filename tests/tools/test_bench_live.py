@@ -138,7 +138,7 @@ def test_seed004_runs_carry_kvms_trace_of_the_window(bench):
     why not; where they were had, the story told from them agrees with KVM's own counters
     over the same window on every vCPU (polls attempted and successful), and every halt of
     the workload vCPUs is counted once by outcome in runs.csv."""
-    traced = 0
+    traced = halted = 0
     for name in os.listdir(os.path.join(bench["dir"], "raw")):
         with open(os.path.join(bench["dir"], "raw", name)) as f:
             rec = json.load(f)
@@ -163,6 +163,8 @@ def test_seed004_runs_carry_kvms_trace_of_the_window(bench):
         counted = sum(int(row[k]) for k in ("trace_poll_hit", "trace_no_wait",
                                             "trace_short_poll_miss", "trace_short_no_poll",
                                             "trace_long_poll_miss", "trace_long_no_poll"))
-        assert counted == sum(h[1] in vcpus for h in halts) > 0, name
+        assert counted == sum(h[1] in vcpus for h in halts), name
+        halted += counted
+    assert traced == 0 or halted > 0      # (a fast host's random sleeps may never halt)
     if hostparams.writable(["halt_poll_ns_shrink"]):
         assert traced >= 4        # where the parameters are ours, every run ran and traced
