@@ -1,0 +1,86 @@
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/linuxguest/knobpick.h"
+
+const enum knob_id linuxguest_knobs[] = {
+    KNOB_workload, KNOB_duration, KNOB_warmup,	    KNOB_period,
+    KNOB_cpus,	   KNOB_think,	  KNOB_window_sync, KNOB_window_sync_timeout,
+};
+const size_t linuxguest_nknobs = sizeof(linuxguest_knobs) / sizeof(linuxguest_knobs[0]);
+
+bool linuxguest_honours(enum knob_id id)
+{
+	for (size_t i = 0; i < linuxguest_nknobs; i++)
+		if (linuxguest_knobs[i] == id)
+			return true;
+	return false;
+}
+
+static bool honoured_name(const char *name, size_t len)
+{
+	for (size_t i = 0; i < linuxguest_nknobs; i++) {
+		const char *k = knob_defs[linuxguest_knobs[i]].name;
+
+		if (strlen(k) == len && memcmp(k, name, len) == 0)
+			return true;
+	}
+	return false;
+}
+
+int linuxguest_pick(const char *cmdline, char *out, size_t outlen)
+{
+	size_t n = 0;
+
+	if (outlen == 0)
+		return -1;
+	out[0] = '\0';
+	while (cmdline && *cmdline) {
+		const char *tok = cmdline + strspn(cmdline, " \t\n");
+		size_t len = strcspn(tok, " \t\n");
+		size_t name = strcspn(tok, "=");
+
+		cmdline = tok + len;
+		if (len == 0)
+			break;
+		if (!honoured_name(tok, name < len ? name : len))
+			continue;
+		if (n + (n > 0) + len + 1 > outlen)
+			return -1;
+		if (n > 0)
+			out[n++] = ' ';
+		memcpy(out + n, tok, len);
+		n += len;
+		out[n] = '\0';
+	}
+	return (int)n;
+}
+
+int linuxguest_parse(const char *cmdline, struct knob_values *vals, char *err, size_t errlen)
+{
+	char picked[1024];
+	int rc;
+
+	if (linuxguest_pick(cmdline, picked, sizeof(picked)) < 0) {
+		knobs_set_defaults(vals);
+		snprintf(err, errlen, "the idlelab knobs on the command line exceed %zu bytes",
+			 sizeof(picked) - 1);
+		return KNOB_E_SYNTAX;
+	}
+	rc = knobs_parse(picked, vals, err, errlen);
+	if (rc != KNOB_OK)
+		return rc;
+	switch (vals->v[KNOB_workload]) {
+	case WORKLOAD_NONE:
+	case WORKLOAD_PINGPONG:
+	case WORKLOAD_PERIODIC:
+	case WORKLOAD_IDLE:
+		return KNOB_OK;
+	default:
+		snprintf(err, errlen,
+			 "workload=%s: the Linux guest runs none, pingpong, periodic or idle",
+			 knob_defs[KNOB_workload].choices[vals->v[KNOB_workload]]);
+		knobs_set_defaults(vals);
+		return KNOB_E_VALUE;
+	}
+}
