@@ -80,6 +80,24 @@ static void refuses_bad_values_and_other_workloads(void **state)
 	assert_int_equal(k.v[KNOB_workload], WORKLOAD_NONE); /* defaults after a refusal */
 }
 
+static void idlelab_knobs_linux_lacks_are_refused(void **state)
+{
+	struct knob_values k;
+	char err[KNOB_ERR_MAX];
+
+	(void)state;
+	assert_int_equal(linuxguest_parse("workload=pingpong pairs=2", &k, err, sizeof(err)),
+			 KNOB_E_UNKNOWN);
+	assert_non_null(strstr(err, "pairs:"));
+	assert_int_equal(linuxguest_parse("hz=0", &k, err, sizeof(err)), KNOB_E_UNKNOWN);
+	/* Linux's own parameters of the same names pass, whatever Linux makes of them */
+	assert_int_equal(
+	    linuxguest_parse("idle=halt cpuidle_haltpoll.force=1 cpuidle.governor=menu "
+			     "haltpoll.guest_halt_poll_ns=300000 quiet",
+			     &k, err, sizeof(err)),
+	    KNOB_OK);
+}
+
 static void names_states_by_how_they_idle(void **state)
 {
 	(void)state;
@@ -124,6 +142,7 @@ int main(void)
 	    cmocka_unit_test(too_small_an_output_is_refused),
 	    cmocka_unit_test(parses_with_the_kernels_parser),
 	    cmocka_unit_test(refuses_bad_values_and_other_workloads),
+	    cmocka_unit_test(idlelab_knobs_linux_lacks_are_refused),
 	    cmocka_unit_test(names_states_by_how_they_idle),
 	    cmocka_unit_test(reads_interrupt_rows),
 	};

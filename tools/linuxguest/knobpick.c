@@ -9,6 +9,19 @@ const enum knob_id linuxguest_knobs[] = {
 };
 const size_t linuxguest_nknobs = sizeof(linuxguest_knobs) / sizeof(linuxguest_knobs[0]);
 
+/* idlelab knobs that are Linux's own parameters of the same name and meaning: Linux reads
+ * them (the haltpoll ones where its kernel has the haltpoll governor). */
+static const enum knob_id linux_params[] = {
+    KNOB_idle,
+    KNOB_haltpoll_force,
+    KNOB_governor,
+    KNOB_guest_halt_poll_ns,
+    KNOB_guest_halt_poll_grow,
+    KNOB_guest_halt_poll_shrink,
+    KNOB_guest_halt_poll_grow_start,
+    KNOB_guest_halt_poll_allow_shrink,
+};
+
 bool linuxguest_honours(enum knob_id id)
 {
 	for (size_t i = 0; i < linuxguest_nknobs; i++)
@@ -17,15 +30,51 @@ bool linuxguest_honours(enum knob_id id)
 	return false;
 }
 
+/* The knob named by name[0..len), or -1. */
+static int knob_named(const char *name, size_t len)
+{
+	for (int i = 0; i < KNOB__COUNT; i++)
+		if (strlen(knob_defs[i].name) == len && memcmp(knob_defs[i].name, name, len) == 0)
+			return i;
+	return -1;
+}
+
 static bool honoured_name(const char *name, size_t len)
 {
-	for (size_t i = 0; i < linuxguest_nknobs; i++) {
-		const char *k = knob_defs[linuxguest_knobs[i]].name;
+	int id = knob_named(name, len);
 
-		if (strlen(k) == len && memcmp(k, name, len) == 0)
+	return id >= 0 && linuxguest_honours((enum knob_id)id);
+}
+
+static bool linux_param(enum knob_id id)
+{
+	for (size_t i = 0; i < sizeof(linux_params) / sizeof(linux_params[0]); i++)
+		if (linux_params[i] == id)
 			return true;
-	}
 	return false;
+}
+
+int linuxguest_foreign(const char *cmdline, char *err, size_t errlen)
+{
+	while (cmdline && *cmdline) {
+		const char *tok = cmdline + strspn(cmdline, " \t\n");
+		size_t len = strcspn(tok, " \t\n");
+		size_t name = strcspn(tok, "=");
+		int id;
+
+		cmdline = tok + len;
+		if (len == 0)
+			break;
+		id = knob_named(tok, name < len ? name : len);
+		if (id < 0 || linuxguest_honours((enum knob_id)id) || linux_param((enum knob_id)id))
+			continue;
+		snprintf(err, errlen,
+			 "%s: an idlelab kernel knob the Linux guest does not have (its knobs are "
+			 "listed in docs/records.md, \"The Linux guest\")",
+			 knob_defs[id].name);
+		return KNOB_E_UNKNOWN;
+	}
+	return KNOB_OK;
 }
 
 int linuxguest_pick(const char *cmdline, char *out, size_t outlen)
@@ -59,7 +108,12 @@ int linuxguest_pick(const char *cmdline, char *out, size_t outlen)
 int linuxguest_parse(const char *cmdline, struct knob_values *vals, char *err, size_t errlen)
 {
 	char picked[1024];
-	int rc;
+	int rc = linuxguest_foreign(cmdline, err, errlen);
+
+	if (rc != KNOB_OK) {
+		knobs_set_defaults(vals);
+		return rc;
+	}
 
 	if (linuxguest_pick(cmdline, picked, sizeof(picked)) < 0) {
 		knobs_set_defaults(vals);

@@ -27,7 +27,15 @@ bool linuxguest_honours(enum knob_id id);
 int linuxguest_pick(const char *cmdline, char *out, size_t outlen);
 
 /*
- * Picks and parses: fills *vals (defaults for knobs not given) and returns KNOB_OK, or a
+ * KNOB_E_UNKNOWN, with err naming it, if cmdline holds an idlelab knob that is neither one the
+ * program honours nor a Linux parameter of the same name and meaning (idle=,
+ * cpuidle_haltpoll.force=, cpuidle.governor=, haltpoll.guest_halt_poll_*=): such a knob
+ * would otherwise be ignored silently. KNOB_OK if there is none.
+ */
+int linuxguest_foreign(const char *cmdline, char *err, size_t errlen);
+
+/*
+ * Picks and parses (after linuxguest_foreign): fills *vals (defaults for knobs not given) and returns KNOB_OK, or a
  * KNOB_E_* with err holding the parser's one line; a workload the Linux guest does not run
  * is refused the same way (KNOB_E_VALUE).
  */
