@@ -129,6 +129,16 @@ def missing_boot_file(cfg):
     return None
 
 
+def linux_tcg_note(cfg, accel):
+    """One line of warning for a Linux guest QEMU runs where it may not boot; None if fine.
+    microvm has no HPET or ACPI PM timer: under TCG on a busy host Linux's PIT calibration of
+    the TSC fails, and its boot then hangs (under KVM, kvmclock gives the frequency)."""
+    if cfg.guest == "linux" and accel == "tcg" and cfg.machine == "microvm":
+        return ("the Linux guest under TCG on microvm often hangs at boot (no HPET or ACPI PM "
+                "timer to calibrate its TSC against): --machine pc boots it")
+    return None
+
+
 def cpu_flag(cfg, accel):
     if accel == "tcg":
         return "max"

@@ -8,8 +8,8 @@ import sys
 
 from idlelab import usage
 from idlelab.host import hosts, nested
-from idlelab.host.qemu import (GUESTS, MACHINES, TOP, Config, build_command, missing_boot_file,
-                               run)
+from idlelab.host.qemu import (GUESTS, MACHINES, TOP, Config, build_command, linux_tcg_note,
+                               missing_boot_file, run)
 
 
 def _mem(text):
@@ -62,6 +62,9 @@ def main(argv=None):
     if why:
         print(f"qemu-run: {why}", file=sys.stderr, flush=True)
     cfg.accel = "kvm" if accel == "nested" else accel
+    note = linux_tcg_note(cfg, cfg.accel)
+    if note:
+        print(f"qemu-run: note: {note}", file=sys.stderr, flush=True)
     cmd, _ = build_command(cfg)
     if args.print_cmd:
         print(("(inside the nested host) " if accel == "nested" else "") + " ".join(cmd))
