@@ -127,6 +127,18 @@ def test_idle_under_tcg_counts_idle_time_inside_the_window(built):
         assert all("poll_hits" not in c for c in run.cpus)   # Linux cannot tell hits
 
 
+def test_a_marker_the_host_never_acknowledges_ends_the_run_with_sync_timeout(built):
+    cfg = qemu.Config(smp=2, machine="pc", accel="tcg", guest="linux",
+                      cmdline="workload=idle duration=100ms window_sync=1 "
+                              "window_sync_timeout=2s")
+    res = qemu.run(cfg, timeout=BOOT_TIMEOUT_S)      # nobody acknowledges
+    assert res.outcome.name == "SYNC_TIMEOUT", res.output[-2000:]
+    (err,) = res.records("error")
+    assert err[1]["what"] == "window_sync" and err[1]["msg"].startswith("open marker: no "
+                                                                        "acknowledgement")
+    assert [r[1]["state"] for r in res.records("window")] == ["open"]
+
+
 def test_a_bad_knob_ends_the_run_with_the_kernel_parsers_message(built):
     res, _ = boot("workload=random duration=1s", smp=1)
     assert res.outcome.name == "BAD_KNOB", res.output[-2000:]
