@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from conftest import TOP
+from idlelab.bench import cli
 from idlelab.derive import results
 from idlelab.host import qemu
 
@@ -75,6 +76,15 @@ def test_qemu_run_refuses_an_unknown_guest_in_one_line():
                          capture_output=True, text=True, timeout=60)
     assert res.returncode == 2 and "Traceback" not in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1 and "--guest" in res.stderr
+
+
+def test_the_bench_lists_which_runs_boot_linux(capsys):
+    assert cli.main(["--matrix", os.path.join(TOP, "tools", "matrices", "linux.txt"),
+                     "--list"]) == 0
+    lines = {ln.split(":")[0].strip(): ln for ln in capsys.readouterr().out.splitlines()}
+    assert lines["linux-guest-poll x2"].endswith(" guest=linux")
+    assert "cpuidle_haltpoll.force=1" in lines["linux-guest-poll x2"]
+    assert "guest=" not in lines["guest-poll x2"]
 
 
 def check_common(res, acks, workload):
