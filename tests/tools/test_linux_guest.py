@@ -96,8 +96,10 @@ def check_common(res, acks, workload):
     assert run.config["workload"] == workload and run.config["window_sync"] == "1"
     assert [(w["state"], w["sync"]) for w in run.windows] == [("open", 1), ("close", 1)]
     assert len(acks) == 2          # it waited for the host at both markers
-    # the window the markers bound holds the measured duration (300 ms), not much more
-    assert 300e6 <= run.window_ns < 300e6 + 5e9
+    # the window the markers bound holds the measured duration (300 ms) and the markers'
+    # own time (~30 ms here). Real-time spinners would starve the kworker that carries the
+    # console's bytes: their markers took ~1 s each (RT throttling), this bound catches it
+    assert 300e6 <= run.window_ns < 300e6 + 1e9
     assert [c["id"] for c in run.cpus] == [0, 1]
     assert run.result["workload"] == workload and run.result["ok"] == 1
     assert run.exit["name"] == "SUCCESS"
