@@ -14,7 +14,8 @@
 /*
  * The spinners run SCHED_OTHER, not SCHED_FIFO: the acknowledgement byte reaches the tty
  * through a kworker (the tty's flip buffer is pushed on a workqueue), and a real-time
- * spinner on every CPU would starve it; real-time throttling would then idle the CPU. A
+ * spinner on every CPU would starve it; real-time throttling would then idle the CPU (under
+ * TCG such spinners stretched a 300 ms window to 1.99 s, each marker waiting ~1 s). A
  * runnable spinner pinned on each CPU is enough: a CPU with a runnable thread never enters
  * the idle loop, so it cannot halt.
  */
