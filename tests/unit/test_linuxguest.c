@@ -10,6 +10,7 @@
 
 #include "tools/linuxguest/cpuidle.h"
 #include "tools/linuxguest/knobpick.h"
+#include "tools/linuxguest/out.h"
 
 static void picks_only_the_honoured_knobs(void **state)
 {
@@ -134,6 +135,24 @@ static void reads_interrupt_rows(void **state)
 	assert_false(irq_row_add("LOCX: 1 2\n", "LOC", 2, timer));
 }
 
+static void appending_never_runs_past_the_buffer(void **state)
+{
+	char buf[8];
+	int n;
+
+	(void)state;
+	n = text_append(buf, sizeof(buf), 0, "ab");
+	n = text_append(buf, sizeof(buf), n, "%d", 123);
+	assert_int_equal(n, 5);
+	assert_string_equal(buf, "ab123");
+	n = text_append(buf, sizeof(buf), n, "xyzw"); /* 9 would not fit: cut at 7 */
+	assert_int_equal(n, 7);
+	assert_string_equal(buf, "ab123xy");
+	assert_int_equal(text_append(buf, sizeof(buf), n, "more"), 7);
+	assert_string_equal(buf, "ab123xy");
+	assert_int_equal(text_append(buf, sizeof(buf), 50, "x"), 7); /* a length past the end */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -145,6 +164,7 @@ int main(void)
 	    cmocka_unit_test(idlelab_knobs_linux_lacks_are_refused),
 	    cmocka_unit_test(names_states_by_how_they_idle),
 	    cmocka_unit_test(reads_interrupt_rows),
+	    cmocka_unit_test(appending_never_runs_past_the_buffer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -46,5 +46,6 @@ UNIT_SRCS_idle_entry := kernel/policy/haltpoll.c kernel/policy/gov_haltpoll.c \
 	tests/unit/test_idle_entry.c
 # The Linux guest's program (tools/linuxguest/): its knob picking and sysfs/procfs parsing.
 UNIT_TESTS += linuxguest
-UNIT_SRCS_linuxguest := tools/linuxguest/knobpick.c tools/linuxguest/cpuidle.c $(KNOB_SRCS) \
+UNIT_SRCS_linuxguest := tools/linuxguest/knobpick.c tools/linuxguest/cpuidle.c \
+	tools/linuxguest/out.c $(KNOB_SRCS) \
 	tests/unit/test_linuxguest.c

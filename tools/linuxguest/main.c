@@ -70,14 +70,13 @@ static struct hv hypervisor(void)
 static void print_config(const struct knob_values *k)
 {
 	char line[1024], val[48], path[128], text[32];
-	int n = snprintf(line, sizeof(line), "@idlelab config");
+	int n = text_append(line, sizeof(line), 0, "@idlelab config");
 
 	for (size_t i = 0; i < linuxguest_nknobs; i++) {
 		enum knob_id id = linuxguest_knobs[i];
 
 		knob_format_value(id, k->v[id], val, sizeof(val));
-		n +=
-		    snprintf(line + n, sizeof(line) - (size_t)n, " %s=%s", knob_defs[id].name, val);
+		n = text_append(line, sizeof(line), n, " %s=%s", knob_defs[id].name, val);
 	}
 	for (size_t i = 0; i < sizeof(haltpoll_params) / sizeof(haltpoll_params[0]); i++) {
 		long long v;
@@ -88,8 +87,8 @@ static void print_config(const struct knob_values *k)
 			continue;
 		v = text[0] == 'Y' ? 1 : text[0] == 'N' ? 0 : atoll(text);
 		knob_format_value(haltpoll_params[i].knob, v, val, sizeof(val));
-		n += snprintf(line + n, sizeof(line) - (size_t)n, " %s=%s",
-			      knob_defs[haltpoll_params[i].knob].name, val);
+		n = text_append(line, sizeof(line), n, " %s=%s",
+				knob_defs[haltpoll_params[i].knob].name, val);
 	}
 	out_line("%s", line);
 }
@@ -103,8 +102,7 @@ static void print_idle(const struct idle_layout *l, const struct hv *hv)
 	const char *msr = !hv->pollctl ? "none" : strcmp(l->driver, "haltpoll") == 0 ? "0" : "1";
 
 	for (unsigned k = 0; k < l->nstates; k++)
-		n += snprintf(states + n, sizeof(states) - (size_t)n, "%s%s", k ? "," : "",
-			      l->name[k]);
+		n = text_append(states, sizeof(states), n, "%s%s", k ? "," : "", l->name[k]);
 	if (!read_text("/sys/module/cpuidle_haltpoll/parameters/force", force, sizeof(force)))
 		snprintf(force, sizeof(force), "none");
 	out_line("@idlelab idle policy=linux-%s governor=%s driver=%s states=%s "

@@ -48,6 +48,21 @@ void out_line(const char *fmt, ...)
 	}
 }
 
+int text_append(char *buf, size_t size, int n, const char *fmt, ...)
+{
+	va_list ap;
+	int w;
+
+	if (n < 0 || (size_t)n >= size)
+		return size ? (int)size - 1 : 0;
+	va_start(ap, fmt);
+	w = vsnprintf(buf + n, size - (size_t)n, fmt, ap);
+	va_end(ap);
+	if (w < 0)
+		return n;
+	return (size_t)n + (size_t)w >= size ? (int)size - 1 : n + w;
+}
+
 bool console_raw(void)
 {
 	struct termios t;

@@ -7,6 +7,7 @@
 #define IDLELAB_LINUXGUEST_OUT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 /* libc's EXIT_SUCCESS (0) would shadow the guest's code of that name: the run's codes are
  * kernel/exit_codes.h's, on both guests. */
@@ -17,6 +18,11 @@
 
 /* One line, written whole by one write(). */
 void out_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Appends to buf (size bytes, holding n) and returns the new length, at most size - 1: a
+ * record too long for its buffer is cut, never written past it. */
+int text_append(char *buf, size_t size, int n, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* Puts the console in raw mode (one byte at a time, no echo): the host's acknowledgement is a
  * single byte without a newline. False if stdin is not a terminal. */
