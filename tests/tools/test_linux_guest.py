@@ -110,6 +110,7 @@ def check_common(res, acks, workload):
 def test_pingpong_under_tcg(built):
     res, acks = boot(f"workload=pingpong {SHORT}")
     run = check_common(res, acks, "pingpong")
+    assert run.idle["override"] == "none"
     r = run.result
     assert r["iters"] > 0 and r["pairs"] == 1
     assert 0 < r["rtt_p50_ns"] <= r["rtt_p90_ns"] <= r["rtt_p99_ns"] <= r["rtt_max_ns"]
@@ -120,9 +121,10 @@ def test_pingpong_under_tcg(built):
 
 
 def test_idle_under_tcg_counts_idle_time_inside_the_window(built):
-    res, acks = boot(f"workload=idle {SHORT}")
+    res, acks = boot(f"workload=idle idle=halt {SHORT}")
     run = check_common(res, acks, "idle")
     assert run.total("wakeups") == 0
+    assert run.idle["override"] == "halt"     # Linux's idle=, not the program's
     if run.idle["driver"] != "none":
         # an idle guest spends most of its window idle (invariants bound it above)
         assert all(c["idle_ns"] > run.window_ns // 4 for c in run.cpus), run.cpus

@@ -99,6 +99,25 @@ static void idlelab_knobs_linux_lacks_are_refused(void **state)
 	    KNOB_OK);
 }
 
+static void reads_linuxs_idle_override(void **state)
+{
+	char out[16];
+
+	(void)state;
+	linuxguest_idle_override("console=ttyS0 workload=idle", out, sizeof(out));
+	assert_string_equal(out, "none");
+	linuxguest_idle_override("idle=halt quiet", out, sizeof(out));
+	assert_string_equal(out, "halt");
+	linuxguest_idle_override("idle=halt idle=poll", out, sizeof(out)); /* the last one */
+	assert_string_equal(out, "poll");
+	linuxguest_idle_override("cpuidle.off=1", out, sizeof(out));
+	assert_string_equal(out, "cpuidle.off");
+	linuxguest_idle_override("cpuidle.off=1 idle=halt", out, sizeof(out));
+	assert_string_equal(out, "halt");
+	linuxguest_idle_override("cpuidle.off=0 xidle=halt idle=", out, sizeof(out));
+	assert_string_equal(out, "none");
+}
+
 static void names_states_by_how_they_idle(void **state)
 {
 	(void)state;
@@ -162,6 +181,7 @@ int main(void)
 	    cmocka_unit_test(parses_with_the_kernels_parser),
 	    cmocka_unit_test(refuses_bad_values_and_other_workloads),
 	    cmocka_unit_test(idlelab_knobs_linux_lacks_are_refused),
+	    cmocka_unit_test(reads_linuxs_idle_override),
 	    cmocka_unit_test(names_states_by_how_they_idle),
 	    cmocka_unit_test(reads_interrupt_rows),
 	    cmocka_unit_test(appending_never_runs_past_the_buffer),

@@ -105,6 +105,25 @@ int linuxguest_pick(const char *cmdline, char *out, size_t outlen)
 	return (int)n;
 }
 
+void linuxguest_idle_override(const char *cmdline, char *out, size_t outlen)
+{
+	bool off = false;
+
+	snprintf(out, outlen, "none");
+	while (cmdline && *cmdline) {
+		const char *tok = cmdline + strspn(cmdline, " \t\n");
+		size_t len = strcspn(tok, " \t\n");
+
+		cmdline = tok + len;
+		if (len > 5 && strncmp(tok, "idle=", 5) == 0)
+			snprintf(out, outlen, "%.*s", (int)(len - 5), tok + 5);
+		else if (len == 13 && strncmp(tok, "cpuidle.off=1", 13) == 0)
+			off = true;
+	}
+	if (off && strcmp(out, "none") == 0)
+		snprintf(out, outlen, "cpuidle.off");
+}
+
 int linuxguest_parse(const char *cmdline, struct knob_values *vals, char *err, size_t errlen)
 {
 	char picked[1024];

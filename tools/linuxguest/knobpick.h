@@ -41,4 +41,11 @@ int linuxguest_foreign(const char *cmdline, char *err, size_t errlen);
  */
 int linuxguest_parse(const char *cmdline, struct knob_values *vals, char *err, size_t errlen);
 
+/*
+ * What Linux's command line does to its idle loop before any cpuidle driver: "halt", "poll"
+ * (idle=halt|poll|nomwait, the last one given), "cpuidle.off" (cpuidle.off=1, when no idle=
+ * is given), or "none". Written into out (size outlen).
+ */
+void linuxguest_idle_override(const char *cmdline, char *out, size_t outlen);
+
 #endif

@@ -93,9 +93,9 @@ static void print_config(const struct knob_values *k)
 	out_line("%s", line);
 }
 
-static void print_idle(const struct idle_layout *l, const struct hv *hv)
+static void print_idle(const struct idle_layout *l, const struct hv *hv, const char *cmdline)
 {
-	char states[LG_MAX_STATES * LG_NAME_MAX] = "", force[8];
+	char states[LG_MAX_STATES * LG_NAME_MAX] = "", force[8], override[16];
 	int n = 0;
 	/* Linux writes MSR_KVM_POLL_CONTROL=0 on every CPU when cpuidle-haltpoll takes over
 	 * (the guest polls, so the host must not), and leaves KVM's reset value 1 otherwise. */
@@ -103,15 +103,16 @@ static void print_idle(const struct idle_layout *l, const struct hv *hv)
 
 	for (unsigned k = 0; k < l->nstates; k++)
 		n = text_append(states, sizeof(states), n, "%s%s", k ? "," : "", l->name[k]);
+	linuxguest_idle_override(cmdline, override, sizeof(override));
 	if (!read_text("/sys/module/cpuidle_haltpoll/parameters/force", force, sizeof(force)))
 		snprintf(force, sizeof(force), "none");
 	out_line("@idlelab idle policy=linux-%s governor=%s driver=%s states=%s "
-		 "cpuidle_haltpoll.force=%s msr=%s",
+		 "cpuidle_haltpoll.force=%s msr=%s override=%s",
 		 l->driver, l->governor, l->driver, n ? states : "none",
 		 force[0] == 'Y'   ? "1"
 		 : force[0] == 'N' ? "0"
 				   : force,
-		 msr);
+		 msr, override);
 }
 
 /* The idle fields of CPU c's record: entries and time by kind of state, the HLT state's
@@ -203,7 +204,7 @@ int main(void)
 		 ncpus, u.release, (unsigned long)(si.totalram / 1048576u * si.mem_unit), hv.kvm,
 		 hv.pollctl, hv.realtime);
 	idle_layout_read(&layout, ncpus);
-	print_idle(&layout, &hv);
+	print_idle(&layout, &hv, cmdline);
 	print_config(&k);
 	if (k.v[KNOB_workload] == WORKLOAD_NONE)
 		out_exit(EXIT_SUCCESS);
