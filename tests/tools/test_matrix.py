@@ -228,6 +228,6 @@ def test_the_linux_matrix_has_seed_002s_configurations_for_both_guests():
                        guest_knobs=matrix.guest_knob_names())
     idl = [r.name for r in runs if r.guest_os == "idlelab"]
     lin = [r.name for r in runs if r.guest_os == "linux"]
-    assert idl == ["neither", "host-poll", "guest-poll", "both"]
-    assert lin == ["linux-neither", "linux-host-poll", "linux-guest-poll"]
+    assert idl == ["floor", "neither", "host-poll", "guest-poll", "guest-msr", "both"]
+    assert lin == ["linux-" + n for n in idl[:-1]]
     assert all(r.workload == "pingpong" and r.smp == 2 for r in runs)
