@@ -104,6 +104,7 @@ include tests/host.mk
 include tests/docs.mk
 include tools/harness.mk
 include tools/sim/sim.mk
+include tools/linuxguest/linuxguest.mk
 
 FORMAT_SRCS = $(shell git ls-files '*.c' '*.h' 2>/dev/null) $(filter-out $(shell git ls-files 2>/dev/null),$(wildcard */*.c */*.h */*/*.c */*/*.h))
 format:

@@ -1,8 +1,10 @@
 """The experiment-matrix format: good files, sweeps, and errors that name file:line."""
+import os
 import re
 
 import pytest
 
+from conftest import TOP
 from idlelab.bench import matrix
 from idlelab.bench.matrix import MatrixError, parse
 
@@ -193,3 +195,39 @@ def test_a_host_window_in_the_cost_tables_terms_is_placed_by_the_table():
     assert g2.settings["halt_poll_ns"] == "global:timer+200us" and g2.name == "g"
     with pytest.raises(MatrixError, match="halt_poll_ns=global:tmier"):
         parse("a: workload=idle duration=1s halt_poll_ns=global:tmier+2us\n", "m.txt")
+
+
+def test_guest_key_chooses_the_guest_and_defaults_to_idlelab():
+    runs = parse("defaults: workload=pingpong duration=1s\n"
+                 "a: halt_poll_ns=0\n"
+                 "b: guest=linux\n"
+                 "c: guest=idlelab,linux\n", "m", guest_knobs=KNOBS)
+    assert [(r.name, r.guest_os) for r in runs] == [
+        ("a", "idlelab"), ("b", "linux"), ("c-guest=idlelab", "idlelab"),
+        ("c-guest=linux", "linux")]
+    assert runs[0].settings["guest"] == "idlelab"
+    with pytest.raises(MatrixError, match=r"m:1: guest=bsd: expected one of idlelab, linux"):
+        parse("a: workload=x duration=1s guest=bsd", "m")
+
+
+def test_a_linux_guests_parameters_are_linuxs_but_idlelabs_knobs_are_checked():
+    (r,) = parse("a: workload=x duration=1s guest=linux guest.cpuidle.off=1", "m",
+                 guest_knobs=KNOBS)
+    assert r.cmdline() == "cpuidle.off=1"
+    # the same name on an idlelab run is refused, at the line that wrote it
+    with pytest.raises(MatrixError, match=r"m:1: unknown guest knob 'cpuidle.off'"):
+        parse("defaults: guest.cpuidle.off=1\n\na: workload=x duration=1s\n", "m",
+              guest_knobs=KNOBS)
+    with pytest.raises(MatrixError, match=r"m:1: unknown guest knob 'peroid'"):
+        parse("a: workload=x duration=1s guest=idlelab,linux guest.peroid=1\n", "m",
+              guest_knobs=KNOBS)
+
+
+def test_the_linux_matrix_has_seed_002s_configurations_for_both_guests():
+    runs = matrix.load(os.path.join(TOP, "tools", "matrices", "linux.txt"),
+                       guest_knobs=matrix.guest_knob_names())
+    idl = [r.name for r in runs if r.guest_os == "idlelab"]
+    lin = [r.name for r in runs if r.guest_os == "linux"]
+    assert idl == ["floor", "neither", "host-poll", "guest-poll", "guest-msr", "both"]
+    assert lin == ["linux-" + n for n in idl[:-1]]
+    assert all(r.workload == "pingpong" and r.smp == 2 for r in runs)

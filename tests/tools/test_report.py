@@ -12,7 +12,7 @@ import pytest
 from conftest import TOP
 from idlelab import resultsfolder
 from idlelab.bench import cli
-from idlelab.derive import figures as derive, runrow, tolerance
+from idlelab.derive import figures as derive, results, runrow, tolerance
 from idlelab.report import console, plots, tables, write
 from idlelab.report.layouts import governors as governors_table
 from idlelab.sim import predict
@@ -540,7 +540,7 @@ CSV_COLUMNS = [
     "matrix", "config", "name", "repeat", "status", "reason", "accel", "workload", "smp",
     "halt_poll_ns", "halt_poll_scope", "host_grow", "host_grow_start", "host_shrink",
     "guest_idle", "governor", "hostpoll", "msr", "guest_halt_poll_ns", "hz", "period_us", "cpus",
-    "workload_vcpus", "window_sync", "stall", "neighbour", "pin",
+    "workload_vcpus", "window_sync", "stall", "neighbour", "pin", "guest",
     "late_host", "late_guest", "lost_host", "lost_guest",
     "guest_hlt", "guest_ipi_sent", "guest_ipi_avoided", "guest_poll_hits", "guest_poll_entries",
     "guest_wakeups",
@@ -702,3 +702,40 @@ def test_off_plateau_worse_only_beyond_the_spread_of_the_repeats():
     v = governors_table.verdict([a, overlapping])[0]
     assert "beyond the spread of the repeats, on: none;" in v
     assert "(not told apart from the run-to-run noise) on: random-exp;" in v
+
+
+LINUX_SERIAL = """\
+@idlelab boot cpus=2 guest=linux kernel=6.1.0-57-amd64 ram_mb=203 kvm=1 pollctl=1 realtime=1
+@idlelab idle policy=linux-haltpoll governor=menu driver=haltpoll states=POLL,haltpoll \
+cpuidle_haltpoll.force=1 msr=0
+@idlelab config workload=pingpong duration=1s warmup=100ms period=250us cpus=0 think=0s \
+window_sync=1 window_sync_timeout=5s
+@idlelab window state=open what=pingpong t_ns=1000 sync=1
+@idlelab window state=close what=pingpong t_ns=1000001000 sync=1
+@idlelab cpu id=0 wakeups=900 ipi_received=950 timer_irqs=4 idle_entries=1500 \
+poll_entries=1000 halts=500 hlt=500 idle_ns=600000000 poll_ns=100000000 halt_ns=500000000
+@idlelab cpu id=1 wakeups=950 ipi_received=900 timer_irqs=4 idle_entries=1400 \
+poll_entries=920 halts=480 hlt=480 idle_ns=600000000 poll_ns=100000000 halt_ns=500000000
+@idlelab result workload=pingpong ok=1 pairs=1 iters=1000 window_ns=1000000000 \
+rtt_p50_ns=500000 rtt_p90_ns=700000 rtt_p99_ns=900000 rtt_max_ns=1000000 rt_per_s=1000 \
+think_ns=0 mode=block
+@idlelab exit code=0x10 name=SUCCESS cpu=0
+"""
+
+
+def test_a_linux_guests_record_summarizes_with_its_missing_fields_empty():
+    """The Linux guest prints no poll hits, IPIs sent, aborted halts or hz: those columns
+    stay empty (not 0), and the rest is derived as for idlelab's guest."""
+    rec = record("linux", "linux-guest-poll", "linux-guest-poll", "pingpong",
+                 hlt=(500, 480), exits=(499, 480), cpu_pct=(60.0, 40.0))
+    rec.update(guest="linux", serial=LINUX_SERIAL)
+    row = derive.summarize(rec)
+    assert (row.guest, row.guest_idle, row.governor, row.msr) == \
+        ("linux", "linux-haltpoll", "menu", "0")
+    assert (row.guest_hlt, row.guest_poll_entries, row.guest_wakeups) == (980, 1920, 1850)
+    assert (row.guest_poll_hits, row.guest_ipi_sent, row.guest_ipi_avoided, row.hz,
+            row.hostpoll, row.guest_takeovers) == (None,) * 6
+    assert (row.hlt_diff, row.hlt_diff_vcpus) == (-1, "-1/+0")
+    assert row.host_cpu_us_per_wakeup == round(1.0 * 1e6 / 1850, 1)
+    assert results.check_invariants(results.parse_run(LINUX_SERIAL)) == []
+    assert dict(zip(runrow.COLUMNS, runrow.csv_cells(row)))["guest_poll_hits"] == ""

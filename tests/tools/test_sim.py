@@ -326,6 +326,10 @@ def test_a_tcg_run_is_predicted_without_host_polling_and_not_judged(monkeypatch)
     assert predict.markdown(entries)[-2] == (
         "1 of 1 measured runs within the bar (counts ±10 % or ±10 events, host CPU ±10 "
         "points); 1 not judged (no KVM counts: TCG).")
+    # a Linux guest's row: the simulator models idlelab's guest, so no prediction is made
+    (linux,) = predict.compare("unused", "hardware",
+                               recs=[dict(rec, matrix="m", name="l", accel="kvm", guest="linux")])
+    assert (linux["ok"], linux["predicted"]) == (None, {}) and "guest=linux" in linux["why"]
 
 
 def governors_sweep(*args):

@@ -44,3 +44,8 @@ UNIT_SRCS_wake_phases := tests/unit/test_wake_phases.c
 UNIT_TESTS += idle_entry
 UNIT_SRCS_idle_entry := kernel/policy/haltpoll.c kernel/policy/gov_haltpoll.c \
 	tests/unit/test_idle_entry.c
+# The Linux guest's program (tools/linuxguest/): its knob picking and sysfs/procfs parsing.
+UNIT_TESTS += linuxguest
+UNIT_SRCS_linuxguest := tools/linuxguest/knobpick.c tools/linuxguest/cpuidle.c \
+	tools/linuxguest/out.c $(KNOB_SRCS) \
+	tests/unit/test_linuxguest.c

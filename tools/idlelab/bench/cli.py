@@ -143,7 +143,8 @@ def list_matrices(loaded):
                             if k != "halt_poll_ns")
                   + (f" stall={r.settings['stall']}" if r.stall else "")
                   + (f" neighbour={r.neighbour.text}" if r.neighbour else "")
-                  + (f" pin={r.settings['pin']}" if r.pin else ""))
+                  + (f" pin={r.settings['pin']}" if r.pin else "")
+                  + (f" guest={r.guest_os}" if r.guest_os != "idlelab" else ""))
     print(f"total ~{total:.0f}s (about {RUN_OVERHEAD_S:.0f}s per boot besides warm-up and "
           "window)")
 

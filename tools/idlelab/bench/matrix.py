@@ -56,7 +56,15 @@ pin                 the measured guest's vCPU threads on host CPUs: `none` (defa
 trace               KVM's own trace of the window (host/haltpolltrace.py): `none` (default)
                     or `halt_poll_ns` (the kvm_halt_poll_ns grow/shrink events and every
                     halt's kvm_vcpu_wakeup, from a tracefs instance; KVM hosts with tracefs).
+guest               which guest runs: `idlelab` (default, the project's kernel) or `linux`
+                    (Debian's kernel with tools/linuxguest/'s program: the same workloads
+                    and records, measured the same way; `make linux-guest` builds it).
 guest.<knob>        passed to the guest kernel command line as `<knob>=<value>`, unchanged.
+                    For guest=linux that is Linux's command line: its program reads the
+                    idlelab knobs it honours (workload=, duration=, warmup=, period=, cpus=,
+                    think=, window_sync=...) and Linux the rest (`cpuidle_haltpoll.force=1`,
+                    `idle=halt`, `cpuidle.off=1`, ...), so its knob names are not checked
+                    against idlelab's table.
 ==================  =======================================================================
 
 A matrix expands to at most MAX_RUNS runs (as `repeat` is at most 1000): the count is the
@@ -76,6 +84,7 @@ from dataclasses import dataclass, field
 
 from idlelab import TOP
 from idlelab.derive import primcosts
+from idlelab.host.qemu import GUESTS
 
 KNOB_TABLE = os.path.join(TOP, "kernel", "knobs", "knob_table.h")
 MACHINES = ("microvm", "pc", "q35")
@@ -87,7 +96,7 @@ _LINE = re.compile(r"([A-Za-z0-9][A-Za-z0-9_.-]*)\s*:(.*)")
 _HOST_PARAM = {"host_grow": "halt_poll_ns_grow", "host_grow_start": "halt_poll_ns_grow_start",
                "host_shrink": "halt_poll_ns_shrink"}
 DEFAULTS = {"repeat": "1", "smp": "2", "machine": "microvm", "accel": "kvm",
-            "halt_poll_ns": "host"}
+            "halt_poll_ns": "host", "guest": "idlelab"}
 REQUIRED = ("workload", "duration")
 MAX_RUNS = 1000          # runs one matrix may expand to (each is at least one boot)
 
@@ -116,6 +125,7 @@ class Run:
     neighbour: "Neighbour" = None   # the task beside the guest (neighbour=), None: none
     pin: tuple = None            # host CPU of each vCPU (pin=), None: not pinned
     trace: str = None            # KVM's trace of the window (trace=), None: none
+    guest_os: str = "idlelab"    # guest=: idlelab's kernel or linux (qemu.GUESTS)
 
     def cmdline(self):
         """The guest kernel command line: the guest.<knob> values, in file order."""
@@ -331,6 +341,7 @@ PARSERS = {
     "neighbour": parse_neighbour,
     "pin": parse_pin,
     "trace": _choice(TRACES),
+    "guest": _choice(GUESTS),
 }
 KEYS = tuple(PARSERS)
 
@@ -342,6 +353,9 @@ class _Parser:
         self.filename = filename
         self.guest_knobs = None if guest_knobs is None else set(guest_knobs)
         self.lineno = 0
+        # guest.<knob> names idlelab's kernel lacks: {key: (line, message)}. Refused when a
+        # run of guest=idlelab uses one; a Linux guest's parameters are Linux's.
+        self.unknown_guest = {}
 
     def error(self, msg, lineno=None):
         return MatrixError(f"{self.filename}:{lineno or self.lineno}: {msg}")
@@ -365,8 +379,8 @@ class _Parser:
             if not _KNOB.fullmatch(knob):
                 raise self.error(f"bad guest knob name {knob!r}")
             if self.guest_knobs is not None and knob not in self.guest_knobs:
-                raise self.error(f"unknown guest knob {knob!r}"
-                                 + _did_you_mean(knob, self.guest_knobs))
+                self.unknown_guest.setdefault(key, (self.lineno, f"unknown guest knob {knob!r}"
+                                                    + _did_you_mean(knob, self.guest_knobs)))
         elif key not in PARSERS:
             # A misspelt top-level key may well be a guest knob missing its prefix.
             known = {k: k for k in KEYS}
@@ -454,6 +468,10 @@ def _expand(p, name, merged):
     if missing:
         raise p.error(f"run {name!r} has no {', '.join(missing)} (set it on the line or in "
                       "a 'defaults:' line above)")
+    if "idlelab" in merged["guest"]:
+        for key in merged:
+            if key in p.unknown_guest:
+                raise p.error(p.unknown_guest[key][1], p.unknown_guest[key][0])
     swept = [k for k, v in merged.items() if len(v) > 1]
     for combo in itertools.product(*(merged[k] for k in swept)):
         chosen = dict(zip(swept, combo))
@@ -516,6 +534,7 @@ def _make_run(where, name, values, chosen):
         neighbour=parse_neighbour(values["neighbour"]) if "neighbour" in values else None,
         pin=parse_pin(values["pin"]) if "pin" in values else None,
         trace=None if values.get("trace", "none") == "none" else values["trace"],
+        guest_os=values["guest"],
     )
 
 

@@ -87,7 +87,8 @@ def execute(mid, run, repeat, ctx):
 def qemu_config(run, rec, ctx, qmp_path):
     """The QEMU configuration, with the preload library for a per-VM window under KVM."""
     cfg = qemu.Config(smp=run.smp, machine=run.machine, accel=rec["accel"],
-                      cmdline=rec["cmdline"], qmp=qmp_path, name="idlelab-bench")
+                      cmdline=rec["cmdline"], qmp=qmp_path, name="idlelab-bench",
+                      guest=rec.get("guest", "idlelab"))
     hp = rec["halt_poll"]
     if rec["accel"] == "kvm" and hp["scope"] == "vm":
         cfg.preload = [ctx.library]

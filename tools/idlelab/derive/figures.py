@@ -79,6 +79,7 @@ def identity(rec):
         cpus=knobs.get("cpus", "0"), seconds=(rec.get("qemu") or {}).get("seconds"),
         stall=stall_setting(rec), neighbour=neighbour_setting(rec),
         pin="+".join(map(str, rec["pin"])) if rec.get("pin") else None,
+        guest=rec.get("guest", "idlelab"),
         **late_counts(rec))
 
 
@@ -114,7 +115,7 @@ def summarize(rec):
     cfg = run.config
     row.update(guest_idle=run.idle.get("policy"), governor=run.idle.get("governor"),
                msr=str(run.idle.get("msr")),
-               hostpoll=cfg.get("hostpoll"), hz=int(cfg.get("hz", 250)),
+               hostpoll=cfg.get("hostpoll"), hz=int(cfg["hz"]) if "hz" in cfg else None,
                guest_halt_poll_ns=cfg.get("haltpoll.guest_halt_poll_ns"),
                period_us=time_us(cfg.get("period")) if rec["workload"] == "periodic"
                else row["period_us"], cpus=cfg.get("cpus", "0"),

@@ -53,6 +53,7 @@ class RunRow:
     stall: str = None             # the fault asked for (stall=VCPU@OFFSET+DURATION), None: none
     neighbour: str = None         # the task beside the guest (neighbour=), None: none
     pin: str = None               # pin=: the host CPU of each vCPU ("0+1"), None: not pinned
+    guest: str = None             # guest=: idlelab (its kernel) or linux (tools/linuxguest/)
     # late and lost wake-ups the guest reported (selftest=wakeup), by whose fault the host's
     # measured waits say it was (attribution.py); None: the run reported none to attribute
     late_host: int = None

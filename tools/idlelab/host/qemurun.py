@@ -8,7 +8,8 @@ import sys
 
 from idlelab import usage
 from idlelab.host import hosts, nested
-from idlelab.host.qemu import MACHINES, TOP, Config, build_command, run
+from idlelab.host.qemu import (GUESTS, MACHINES, TOP, Config, build_command, linux_tcg_note,
+                               missing_boot_file, run)
 
 
 def _mem(text):
@@ -36,7 +37,10 @@ def _socket_path(text):
 def main(argv=None):
     """`tools/qemu-run`. Exit status: 0 the guest exited SUCCESS; 2 bad arguments (one line
     naming the input); 124 timed out; else QEMU's status (the guest's exit code << 1 | 1)."""
-    ap = usage.Parser(prog="qemu-run", description="Boot idlelab under QEMU.")
+    ap = usage.Parser(prog="qemu-run", description="Boot idlelab (or the Linux guest) under QEMU.")
+    ap.add_argument("--guest", default="idlelab", choices=GUESTS,
+                    help="idlelab's kernel, or Linux running the same workloads "
+                         "(tools/linuxguest/; `make linux-guest` builds it)")
     ap.add_argument("--smp", type=usage.int_in(1, 64), default=1)
     ap.add_argument("--machine", default="microvm", choices=MACHINES)
     ap.add_argument("--accel", default="auto", choices=hosts.ACCELS)
@@ -49,7 +53,7 @@ def main(argv=None):
     ap.add_argument("--print-cmd", action="store_true", help="print the QEMU command and exit")
     args = ap.parse_args(argv)
     cfg = Config(smp=args.smp, machine=args.machine, accel="tcg", cmdline=args.cmdline,
-                 mem=args.mem, iso=args.iso, qmp=args.qmp, gdb=args.gdb)
+                 mem=args.mem, iso=args.iso, qmp=args.qmp, gdb=args.gdb, guest=args.guest)
     try:
         build_command(cfg)        # bad input is refused before any host is chosen or built
         accel, why = hosts.choose(args.accel)
@@ -58,12 +62,15 @@ def main(argv=None):
     if why:
         print(f"qemu-run: {why}", file=sys.stderr, flush=True)
     cfg.accel = "kvm" if accel == "nested" else accel
+    note = linux_tcg_note(cfg, cfg.accel)
+    if note:
+        print(f"qemu-run: note: {note}", file=sys.stderr, flush=True)
     cmd, _ = build_command(cfg)
     if args.print_cmd:
         print(("(inside the nested host) " if accel == "nested" else "") + " ".join(cmd))
         return 0
-    if not cfg.iso and not os.path.exists(cfg.kernel):
-        ap.error(f"{cfg.kernel} does not exist: run `make` first")
+    if missing_boot_file(cfg):
+        ap.error(missing_boot_file(cfg))
     if accel == "nested":
         if args.gdb or args.qmp:
             ap.error("--gdb and --qmp need QEMU on this machine: not with the nested host "

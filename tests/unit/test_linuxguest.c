@@ -1,0 +1,191 @@
+/* Unit tests for the Linux guest's pure parts (tools/linuxguest/): picking idlelab's knobs out
+ * of Linux's command line and parsing them with the kernel's parser, naming idle states by
+ * how they idle, and reading /proc/interrupts rows. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "tools/linuxguest/cpuidle.h"
+#include "tools/linuxguest/knobpick.h"
+#include "tools/linuxguest/out.h"
+
+static void picks_only_the_honoured_knobs(void **state)
+{
+	char out[256];
+
+	(void)state;
+	assert_int_equal(linuxguest_pick("console=ttyS0 panic=-1 workload=pingpong idle=halt "
+					 "cpuidle_haltpoll.force=1 duration=300ms  window_sync=1",
+					 out, sizeof(out)),
+			 strlen("workload=pingpong duration=300ms window_sync=1"));
+	assert_string_equal(out, "workload=pingpong duration=300ms window_sync=1");
+}
+
+static void a_name_must_match_whole(void **state)
+{
+	char out[64];
+
+	(void)state;
+	assert_int_equal(linuxguest_pick("workloads=1 xcpus=3 cpus period", out, sizeof(out)), 11);
+	assert_string_equal(out, "cpus period");
+	assert_int_equal(linuxguest_pick("", out, sizeof(out)), 0);
+	assert_string_equal(out, "");
+	assert_int_equal(linuxguest_pick(NULL, out, sizeof(out)), 0);
+}
+
+static void too_small_an_output_is_refused(void **state)
+{
+	char out[8];
+
+	(void)state;
+	assert_int_equal(linuxguest_pick("workload=pingpong", out, sizeof(out)), -1);
+	assert_int_equal(linuxguest_pick("cpus=1", out, 7), 6);
+	assert_int_equal(linuxguest_pick("cpus=1", out, 6), -1);
+}
+
+static void parses_with_the_kernels_parser(void **state)
+{
+	struct knob_values k;
+	char err[KNOB_ERR_MAX];
+
+	(void)state;
+	assert_int_equal(linuxguest_parse("console=ttyS0 idle=halt workload=periodic period=50us "
+					  "cpus=0x2",
+					  &k, err, sizeof(err)),
+			 KNOB_OK);
+	assert_int_equal(k.v[KNOB_workload], WORKLOAD_PERIODIC);
+	assert_int_equal(k.v[KNOB_period], 50000);
+	assert_int_equal(k.v[KNOB_cpus], 2);
+	assert_false(k.given[KNOB_idle]); /* Linux's idle=, not the program's */
+	assert_true(k.given[KNOB_period]);
+	assert_false(k.given[KNOB_duration]);
+	assert_int_equal(k.v[KNOB_duration], knob_defs[KNOB_duration].def);
+}
+
+static void refuses_bad_values_and_other_workloads(void **state)
+{
+	struct knob_values k;
+	char err[KNOB_ERR_MAX];
+
+	(void)state;
+	assert_int_equal(linuxguest_parse("quiet duration=fast", &k, err, sizeof(err)),
+			 KNOB_E_VALUE);
+	assert_non_null(strstr(err, "duration"));
+	assert_int_equal(linuxguest_parse("window_sync=1 window_sync=0", &k, err, sizeof(err)),
+			 KNOB_E_DUPLICATE);
+	assert_int_equal(linuxguest_parse("workload=random", &k, err, sizeof(err)), KNOB_E_VALUE);
+	assert_non_null(strstr(err, "workload=random"));
+	assert_int_equal(k.v[KNOB_workload], WORKLOAD_NONE); /* defaults after a refusal */
+}
+
+static void idlelab_knobs_linux_lacks_are_refused(void **state)
+{
+	struct knob_values k;
+	char err[KNOB_ERR_MAX];
+
+	(void)state;
+	assert_int_equal(linuxguest_parse("workload=pingpong pairs=2", &k, err, sizeof(err)),
+			 KNOB_E_UNKNOWN);
+	assert_non_null(strstr(err, "pairs:"));
+	assert_int_equal(linuxguest_parse("hz=0", &k, err, sizeof(err)), KNOB_E_UNKNOWN);
+	/* Linux's own parameters of the same names pass, whatever Linux makes of them */
+	assert_int_equal(
+	    linuxguest_parse("idle=halt cpuidle_haltpoll.force=1 cpuidle.governor=menu "
+			     "haltpoll.guest_halt_poll_ns=300000 quiet",
+			     &k, err, sizeof(err)),
+	    KNOB_OK);
+}
+
+static void reads_linuxs_idle_override(void **state)
+{
+	char out[16];
+
+	(void)state;
+	linuxguest_idle_override("console=ttyS0 workload=idle", out, sizeof(out));
+	assert_string_equal(out, "none");
+	linuxguest_idle_override("idle=halt quiet", out, sizeof(out));
+	assert_string_equal(out, "halt");
+	linuxguest_idle_override("idle=halt idle=poll", out, sizeof(out)); /* the last one */
+	assert_string_equal(out, "poll");
+	linuxguest_idle_override("cpuidle.off=1", out, sizeof(out));
+	assert_string_equal(out, "cpuidle.off");
+	linuxguest_idle_override("cpuidle.off=1 idle=halt", out, sizeof(out));
+	assert_string_equal(out, "halt");
+	linuxguest_idle_override("cpuidle.off=0 xidle=halt idle=", out, sizeof(out));
+	assert_string_equal(out, "none");
+}
+
+static void names_states_by_how_they_idle(void **state)
+{
+	(void)state;
+	assert_int_equal(idle_kind_of("POLL", "CPUIDLE CORE POLL IDLE"), STATE_POLL);
+	assert_int_equal(idle_kind_of("haltpoll", "default architecture idle"), STATE_HALT);
+	assert_int_equal(idle_kind_of("C1", "ACPI HLT"), STATE_HALT);
+	assert_int_equal(idle_kind_of("C1", "ACPI FFH MWAIT 0x0"), STATE_OTHER);
+	assert_int_equal(idle_kind_of("C1E", "MWAIT 0x01"), STATE_OTHER);
+}
+
+static const char interrupts[] = "           CPU0       CPU1       \n"
+				 "  0:         36          0   IO-APIC   2-edge      timer\n"
+				 "LOC:      12345        678   Local timer interrupts\n"
+				 "RES:         10         20   Rescheduling interrupts\n"
+				 "CAL:          1          2   Function call interrupts\n"
+				 "TLB:          3          4   TLB shootdowns\n";
+
+static void reads_interrupt_rows(void **state)
+{
+	uint64_t ipi[2] = {0}, timer[2] = {0};
+
+	(void)state;
+	assert_true(irq_row_add(interrupts, "RES", 2, ipi));
+	assert_true(irq_row_add(interrupts, "CAL", 2, ipi));
+	assert_int_equal(ipi[0], 11);
+	assert_int_equal(ipi[1], 22);
+	assert_true(irq_row_add(interrupts, "LOC", 2, timer));
+	assert_int_equal(timer[0], 12345);
+	assert_int_equal(timer[1], 678);
+	assert_false(irq_row_add(interrupts, "PMI", 2, timer));
+	/* a row with fewer counts than CPUs (the text is not this VM's) */
+	assert_false(irq_row_add(interrupts, "RES", 3, ipi));
+	/* a label matches whole, up to its colon */
+	assert_false(irq_row_add("LOCX: 1 2\n", "LOC", 2, timer));
+}
+
+static void appending_never_runs_past_the_buffer(void **state)
+{
+	char buf[8];
+	int n;
+
+	(void)state;
+	n = text_append(buf, sizeof(buf), 0, "ab");
+	n = text_append(buf, sizeof(buf), n, "%d", 123);
+	assert_int_equal(n, 5);
+	assert_string_equal(buf, "ab123");
+	n = text_append(buf, sizeof(buf), n, "xyzw"); /* 9 would not fit: cut at 7 */
+	assert_int_equal(n, 7);
+	assert_string_equal(buf, "ab123xy");
+	assert_int_equal(text_append(buf, sizeof(buf), n, "more"), 7);
+	assert_string_equal(buf, "ab123xy");
+	assert_int_equal(text_append(buf, sizeof(buf), 50, "x"), 7); /* a length past the end */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(picks_only_the_honoured_knobs),
+	    cmocka_unit_test(a_name_must_match_whole),
+	    cmocka_unit_test(too_small_an_output_is_refused),
+	    cmocka_unit_test(parses_with_the_kernels_parser),
+	    cmocka_unit_test(refuses_bad_values_and_other_workloads),
+	    cmocka_unit_test(idlelab_knobs_linux_lacks_are_refused),
+	    cmocka_unit_test(reads_linuxs_idle_override),
+	    cmocka_unit_test(names_states_by_how_they_idle),
+	    cmocka_unit_test(reads_interrupt_rows),
+	    cmocka_unit_test(appending_never_runs_past_the_buffer),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

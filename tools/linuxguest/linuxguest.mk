@@ -1,0 +1,21 @@
+# The Linux guest (tools/linuxguest/; `--guest linux`, `guest=linux` in a matrix): Debian's
+# kernel, the nested host's copy (build/nested/image/vmlinuz), with an initramfs of
+# busybox-static and the guest's static program. Included by the top-level Makefile.
+#   build/linuxguest/idlelab-linux  the program (static: the initramfs has no libc)
+#   build/linuxguest/initrd.img     the initramfs
+
+LINUXGUEST_CC     ?= gcc
+LINUXGUEST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -DIDLELAB_HOST -I. -pthread
+LINUXGUEST_SRCS   := $(wildcard tools/linuxguest/*.c) lib/histogram.c $(wildcard kernel/knobs/*.c)
+
+build/linuxguest/idlelab-linux: $(LINUXGUEST_SRCS) $(wildcard tools/linuxguest/*.h) \
+		$(wildcard kernel/knobs/*.h) lib/histogram.h kernel/exit_codes.h tools/linuxguest/linuxguest.mk
+	@mkdir -p $(@D)
+	$(LINUXGUEST_CC) $(LINUXGUEST_CFLAGS) -static -o $@ $(LINUXGUEST_SRCS)
+
+build/linuxguest/initrd.img: build/linuxguest/idlelab-linux tools/linuxguest/init \
+		tools/linuxguest/mkinitramfs
+	@tools/linuxguest/mkinitramfs $< $@
+
+.PHONY: linux-guest
+linux-guest: deps build/linuxguest/initrd.img nested-host
