@@ -123,6 +123,9 @@ static void names_states_by_how_they_idle(void **state)
 	(void)state;
 	assert_int_equal(idle_kind_of("POLL", "CPUIDLE CORE POLL IDLE"), STATE_POLL);
 	assert_int_equal(idle_kind_of("haltpoll", "default architecture idle"), STATE_HALT);
+	/* Debian's 6.1 kernel, under the nested KVM host */
+	assert_int_equal(idle_kind_of("haltpoll idle", "default architecture idle"), STATE_HALT);
+	assert_int_equal(idle_kind_of("haltpoll idler", "x"), STATE_OTHER);
 	assert_int_equal(idle_kind_of("C1", "ACPI HLT"), STATE_HALT);
 	assert_int_equal(idle_kind_of("C1", "ACPI FFH MWAIT 0x0"), STATE_OTHER);
 	assert_int_equal(idle_kind_of("C1E", "MWAIT 0x01"), STATE_OTHER);

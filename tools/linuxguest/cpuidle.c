@@ -12,9 +12,11 @@ enum state_kind idle_kind_of(const char *name, const char *desc)
 {
 	if (strcmp(name, "POLL") == 0)
 		return STATE_POLL;
-	/* cpuidle-haltpoll names its one real state "haltpoll"; acpi_idle says "ACPI HLT" for a
-	 * C1 it enters by HLT (it may use MWAIT instead: "ACPI FFH MWAIT ..."). */
-	if (strcmp(name, "haltpoll") == 0 || strstr(desc, "HLT") != NULL)
+	/* cpuidle-haltpoll names its one real state "haltpoll idle" (seen on Debian's 6.1;
+	 * "haltpoll" elsewhere); acpi_idle says "ACPI HLT" for a C1 it enters by HLT (it may use
+	 * MWAIT instead: "ACPI FFH MWAIT ..."). */
+	if (strcmp(name, "haltpoll") == 0 || strcmp(name, "haltpoll idle") == 0 ||
+	    strstr(desc, "HLT") != NULL)
 		return STATE_HALT;
 	return STATE_OTHER;
 }

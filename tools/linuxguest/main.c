@@ -101,8 +101,15 @@ static void print_idle(const struct idle_layout *l, const struct hv *hv, const c
 	 * (the guest polls, so the host must not), and leaves KVM's reset value 1 otherwise. */
 	const char *msr = !hv->pollctl ? "none" : strcmp(l->driver, "haltpoll") == 0 ? "0" : "1";
 
-	for (unsigned k = 0; k < l->nstates; k++)
+	for (unsigned k = 0; k < l->nstates; k++) {
+		int start = n;
+
 		n = text_append(states, sizeof(states), n, "%s%s", k ? "," : "", l->name[k]);
+		/* a record's values hold no spaces; Linux's names may ("haltpoll idle") */
+		for (int i = start; i < n && states[i]; i++)
+			if (states[i] == ' ')
+				states[i] = '_';
+	}
 	linuxguest_idle_override(cmdline, override, sizeof(override));
 	if (!read_text("/sys/module/cpuidle_haltpoll/parameters/force", force, sizeof(force)))
 		snprintf(force, sizeof(force), "none");
