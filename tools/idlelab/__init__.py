@@ -19,3 +19,6 @@ import os
 
 # The source tree's top: every path the harness reads or builds is under it.
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+# The guest kernels a run can boot: idlelab's own, or Linux (tools/linuxguest/) running the
+# same workloads. The matrix format and QEMU's configuration both take these names.
+GUESTS = ("idlelab", "linux")

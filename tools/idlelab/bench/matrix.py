@@ -82,9 +82,8 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from idlelab import TOP
+from idlelab import GUESTS, TOP
 from idlelab.derive import primcosts
-from idlelab.host.qemu import GUESTS
 
 KNOB_TABLE = os.path.join(TOP, "kernel", "knobs", "knob_table.h")
 MACHINES = ("microvm", "pc", "q35")
@@ -125,7 +124,7 @@ class Run:
     neighbour: "Neighbour" = None   # the task beside the guest (neighbour=), None: none
     pin: tuple = None            # host CPU of each vCPU (pin=), None: not pinned
     trace: str = None            # KVM's trace of the window (trace=), None: none
-    guest_os: str = "idlelab"    # guest=: idlelab's kernel or linux (qemu.GUESTS)
+    guest_os: str = "idlelab"    # guest=: idlelab's kernel or linux (idlelab.GUESTS)
 
     def cmdline(self):
         """The guest kernel command line: the guest.<knob> values, in file order."""

@@ -14,7 +14,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 
-from idlelab import TOP
+from idlelab import GUESTS, TOP
 from idlelab.host import exitcodes
 from idlelab.derive.records import parse_records
 
@@ -26,9 +26,8 @@ DEBUG_EXIT = "isa-debug-exit,iobase=0xf4,iosize=0x04"
 # The guest's COM1 receive side is QEMU's stdin (-serial stdio): the channel a guest booted
 # with window_sync=1 waits on at each window marker. One byte acknowledges one marker.
 ACK_BYTE = b"\x06"
-# The guests: idlelab's kernel, or Linux (Debian's kernel, the nested host's copy, with the
-# initramfs of tools/linuxguest/: `make linux-guest`) running the same workloads.
-GUESTS = ("idlelab", "linux")
+# Linux (idlelab.GUESTS): Debian's kernel, the nested host's copy, with the initramfs of
+# tools/linuxguest/ (`make linux-guest`).
 LINUX_KERNEL = os.path.join(TOP, "build", "nested", "image", "vmlinuz")
 LINUX_INITRD = os.path.join(TOP, "build", "linuxguest", "initrd.img")
 # Linux's own parameters ahead of the knobs: the console on COM1 (where the harness reads
