@@ -283,8 +283,8 @@ def steal_of(rec, vcpu):
 def test_guest_steal_time_with_a_hog_on_the_vcpus_cpu(tmp_path):
     """vCPU 1 busy (idle=poll) on host CPU 1, a hog pinned there too: KVM charges vCPU 1
     steal for the time the hog ran, and the guest reads it; without the hog, about none:
-    below 5 % plus what the machine's other load over the window can explain (another job
-    on the host steals from a vCPU just as the hog does)."""
+    below 10 % plus what the machine's other load over the window can explain (another job
+    on the host steals from a vCPU just as the hog does, and so do QEMU's own threads)."""
     require("kvm")
     (tmp_path / "steal.txt").write_text(
         "defaults: smp=2 workload=idle duration=500ms guest.warmup=50ms guest.idle=poll "
@@ -302,8 +302,10 @@ def test_guest_steal_time_with_a_hog_on_the_vcpus_cpu(tmp_path):
         assert abs(steal - host) < 0.05 + 0.1 * host, (steal, host)
     load = alone["load"].get("window", {}).get("other_pct")
     assert with_hog > 0.2, f"steal with the hog on vCPU 1's CPU: {with_hog:.1%}"
-    # other_pct is a share of all host CPUs, and all of it may have run on vCPU 1's CPU
-    assert without < 0.05 + os.cpu_count() * (load or 0) / 100, \
+    # other_pct is a share of all host CPUs, and all of it may have run on vCPU 1's CPU; QEMU's
+    # own threads and the harness are not other load, yet share that CPU too (5.0 % of steal
+    # alone with 0.0 % other load, once, on this 2-CPU machine): 10 % for them
+    assert without < 0.10 + os.cpu_count() * (load or 0) / 100, \
         f"steal alone: {without:.1%} (other load {load} % of {os.cpu_count()} CPUs)"
     if load is not None and load < 20:      # a quiet machine: alone is clearly below
         assert without < with_hog / 3, (without, with_hog)
