@@ -3,6 +3,7 @@ nested KVM host runs the same command inside itself)."""
 import argparse
 import os
 import re
+import shlex
 import signal
 import sys
 
@@ -67,7 +68,7 @@ def main(argv=None):
         print(f"qemu-run: note: {note}", file=sys.stderr, flush=True)
     cmd, _ = build_command(cfg)
     if args.print_cmd:
-        print(("(inside the nested host) " if accel == "nested" else "") + " ".join(cmd))
+        print(("(inside the nested host) " if accel == "nested" else "") + shlex.join(cmd))
         return 0
     if missing_boot_file(cfg):
         ap.error(missing_boot_file(cfg))
