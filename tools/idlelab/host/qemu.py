@@ -8,6 +8,7 @@ threads `CPU n/KVM` so the harness can read their CPU time.
 import contextlib
 import ctypes
 import os
+import re
 import select
 import signal
 import subprocess
@@ -34,6 +35,24 @@ LINUX_INITRD = os.path.join(TOP, "build", "linuxguest", "initrd.img")
 # and acknowledges), a panic ends the run at once (QEMU's -no-reboot makes it a crash), and
 # only warnings on the console among the records.
 LINUX_CMDLINE = "console=ttyS0 panic=-1 quiet"
+# Linux's haltpoll governor parameters share idlelab's knob names but take plain ns: a
+# duration written idlelab's way (2ms, or 300us as the cost table places it) is handed to
+# Linux in ns, which would otherwise refuse it and keep its default without a word.
+LINUX_NS_PARAMS = ("haltpoll.guest_halt_poll_ns", "haltpoll.guest_halt_poll_grow_start")
+_UNIT_NS = {"ns": 1, "us": 1000, "ms": 10 ** 6, "s": 10 ** 9}
+
+
+def linux_cmdline(cmdline):
+    """The Linux guest's command line: LINUX_CMDLINE and the run's, with LINUX_NS_PARAMS'
+    durations in ns."""
+    words = []
+    for w in cmdline.split():
+        key, _, value = w.partition("=")
+        m = re.fullmatch(r"(\d+)(ns|us|ms|s)", value)
+        if key in LINUX_NS_PARAMS and m:
+            w = f"{key}={int(m.group(1)) * _UNIT_NS[m.group(2)]}"
+        words.append(w)
+    return " ".join([LINUX_CMDLINE] + words)
 
 
 def build_files(build=None):
@@ -183,7 +202,7 @@ def build_command(cfg):
         argv += ["-cdrom", cfg.iso, "-boot", "d"]
     elif cfg.guest == "linux":
         argv += ["-kernel", LINUX_KERNEL, "-initrd", LINUX_INITRD,
-                 "-append", f"{LINUX_CMDLINE} {cfg.cmdline}".rstrip()]
+                 "-append", linux_cmdline(cfg.cmdline)]
     else:
         # QEMU hands the guest "<kernel path> <-append>"; "--" marks where the path ends,
         # whatever it holds (boot/bootinfo.c).

@@ -312,7 +312,7 @@ def page(title, meta, seed_table, lines, rows):
 # --- one markdown per matrix ---------------------------------------------------------------
 
 # The seed matrices' layouts (report/layouts/), by matrix id: a run loads only its own.
-LAYOUTS = ("seed000", "seed002", "seed003", "seed004", "governors", "neighbours")
+LAYOUTS = ("seed000", "seed002", "seed003", "seed004", "governors", "neighbours", "linux")
 
 
 def layout(mid):

@@ -1,0 +1,102 @@
+"""The peer table (report/layouts/linux.py) on made-up rows: Linux rows pair with idlelab's by
+name, each guest is its own floor's reference, Linux's poll hits are estimated only under its
+haltpoll governor, and every difference above PEER_DIFF (and none below) gets a line with the
+measured parts that explain it."""
+from idlelab.derive import runrow
+from idlelab.host import qemu
+from idlelab.report import tables
+from idlelab.report.layouts import linux as peers
+
+
+def pp(name, config, guest, rtt, exits_rt, polls_rt=0.0, governor="haltpoll", cpu=100.0,
+       poll_entries=None, poll_hits=None, hlt=None, spread=None, repeat=3):
+    rt_per_s = 1e6 / rtt
+    return runrow.RunRow(
+        matrix="linux", name=name, config=config, status="ok", workload="pingpong",
+        guest=guest, governor=governor, iters=1000, rtt_p50_us=rtt, rt_per_s=rt_per_s,
+        host_halt_exits=int(exits_rt * 1000), host_successful_poll=int(polls_rt * 1000),
+        halt_exits_per_s=exits_rt * rt_per_s, host_cpu_us_per_wakeup=cpu, host_cpu_pct=50.0,
+        host_poll_pct=0.0, guest_poll_entries=poll_entries, guest_poll_hits=poll_hits,
+        guest_hlt=hlt, spread=spread or {}, repeat=repeat)
+
+
+def rows():
+    return [
+        pp("floor", "floor", "idlelab", 2.0, 0.0),
+        pp("neither", "neither", "idlelab", 400.0, 1.0),
+        pp("guest-poll", "guest-poll", "idlelab", 3.0, 0.0, poll_entries=1000, poll_hits=990),
+        pp("linux-floor", "linux-floor", "linux", 22.0, 0.0, governor="none"),
+        # within PEER_DIFF of idlelab's on every figure
+        pp("linux-neither", "linux-neither", "linux", 420.0, 1.0, governor="none"),
+        pp("linux-guest-poll", "linux-guest-poll", "linux", 500.0, 0.5, governor="menu",
+           cpu=140.0, poll_entries=800, hlt=500),
+        pp("linuxhp-guest-poll", "linuxhp-guest-poll", "linux", 30.0, 0.1, cpu=100.0,
+           poll_entries=1000, hlt=100),
+    ]
+
+
+def test_rows_pair_by_name_and_say_which_guest_ran():
+    r = rows()
+    assert [peers.base(x) for x in r[3:]] == ["floor", "neither", "guest-poll", "guest-poll"]
+    assert peers.guest(r[0]) == "idlelab"
+    assert peers.guest(r[4]) == "Linux"
+    assert peers.guest(r[5]) == "Linux (menu)"
+    labels = [label for label, _, _ in peers.pairs(r)]
+    assert labels == ["floor, Linux", "neither, Linux", "guest-poll, Linux (menu)",
+                      "guest-poll, Linux (haltpoll)"]
+
+
+def test_poll_hits_counted_by_idlelab_estimated_under_linux_haltpoll_only():
+    r = rows()
+    assert peers.poll_hit_pct(r[2]) == (99.0, True)
+    assert peers.poll_hit_pct(r[6]) == (90.0, False)     # 1000 polls, 100 halts
+    assert peers.poll_hit_pct(r[5]) == (None, True)      # menu: not known
+    text = peers.markdown(r, {"accel": "kvm"})
+    assert "| guest-poll | Linux (haltpoll) | 30.0 | 1.36 | ≈90.0 |" in text
+    assert "| guest-poll | Linux (menu) | 500.0 | 22.73 | — |" in text
+    assert "| guest-poll | idlelab | 3.0 | 1.50 | 99.0 |" in text
+
+
+def test_differences_above_the_bar_are_explained_by_the_floors_and_counts():
+    text = "\n".join(peers.differences(rows()))
+    # the floor: Linux's own wake path, measured with no exit at all
+    assert "**floor, Linux**: round trip p50 22.0 µs against idlelab's 2.0 µs (+1000%)" in text
+    assert "differs by +20.0 µs a round trip" in text
+    # neither: 420 against 400 is +5 %: no line
+    assert "neither, Linux" not in text
+    # menu's guest polling: above its floor 478 µs against 1 µs, half the halts
+    line = next(ln for ln in text.splitlines() if ln.startswith("- **guest-poll, Linux (menu)"))
+    assert "above its floor Linux spends 478.0 µs and idlelab 1.0 µs" in line
+    assert "per round trip 0.50 against 0.00 halt exits" in line
+    assert "host CPU a wake-up 140.0 µs against idlelab's 100.0 µs (+40%)" in text
+    # the haltpoll governor's CPU a wake-up equals idlelab's: no CPU line for it
+    assert "guest-poll, Linux (haltpoll)**: host CPU" not in text
+
+
+def test_overlapping_repeats_are_said_and_no_difference_says_none():
+    a = pp("neither", "neither", "idlelab", 400.0, 1.0, spread={"rtt_p50_us": (300.0, 500.0)})
+    b = pp("linux-neither", "linux-neither", "linux", 480.0, 1.0, governor="none",
+           spread={"rtt_p50_us": (450.0, 520.0)})
+    assert "+20%, the repeats overlap" in peers.differences([a, b])[0]
+    same = pp("linux-neither", "linux-neither", "linux", 410.0, 1.0, governor="none")
+    assert peers.differences([a, same]) == []
+    assert "None: every figure both guests measured is within 10%" in \
+        peers.markdown([a, same], {"accel": "kvm"})
+
+
+def test_the_report_dispatches_the_linux_matrix_to_the_peer_layout():
+    assert tables.layout("linux") is peers
+    assert tables.markdown("linux", rows(), {"accel": "kvm"}).startswith(f"# {peers.TITLE}")
+
+
+def test_linux_haltpoll_durations_reach_linux_in_ns():
+    """Linux's haltpoll parameters take plain ns; idlelab's way of writing them would be
+    refused by Linux and its default kept without a word."""
+    line = qemu.linux_cmdline("workload=periodic period=552us haltpoll.guest_halt_poll_ns=2ms "
+                              "haltpoll.guest_halt_poll_grow_start=100us "
+                              "haltpoll.guest_halt_poll_grow=2")
+    assert line.startswith(qemu.LINUX_CMDLINE + " ")
+    assert "period=552us" in line                            # idlelab's knob: as written
+    assert "haltpoll.guest_halt_poll_ns=2000000" in line
+    assert "haltpoll.guest_halt_poll_grow_start=100000" in line
+    assert "haltpoll.guest_halt_poll_grow=2" in line
