@@ -8,7 +8,7 @@ import pytest
 
 from idlelab.bench import matrix
 from idlelab.derive import attribution, tolerance
-from idlelab.host import fault, qemu, vcputhreads, wakeup_verdict
+from idlelab.host import fault, qemu, samplers, wakeup_verdict
 from conftest import TOP, require
 from test_boot import ACCELS, ACCELS_FULL, TIMEOUT, assert_exit, boot, one, run
 from test_window_sync import synced_run
@@ -295,7 +295,7 @@ def test_a_stalled_vm_gives_the_honest_late_verdict(accel):
     attribution, told of the stop, calls every such wake-up late_host."""
     stall_s = 0.3
     state = {}
-    sampler = vcputhreads.WaitSampler()
+    sampler = samplers.WaitSampler()
 
     def on_start(proc):
         state["pid"] = proc.pid
@@ -353,14 +353,14 @@ def test_a_stalled_waker_vcpu_gives_the_honest_late_verdict(accel):
     require(accel)
     for _ in range(STALL_ATTEMPTS):
         state = {}
-        sampler = vcputhreads.WaitSampler()
+        sampler = samplers.WaitSampler()
 
         def on_start(proc):
             state["pid"] = proc.pid
 
         def on_line(line):
             if "@idlelab window state=open" in line and "stall" not in state:
-                threads = vcputhreads.find_vcpu_threads(state["pid"])
+                threads = samplers.find_vcpu_threads(state["pid"])
                 state["t0"] = time.monotonic_ns()
                 state["stall"] = fault.Stall(spec, state["pid"], threads)
                 state["stall"].start(state["t0"])

@@ -5,7 +5,7 @@ import json
 import time
 
 from idlelab.derive import attribution
-from idlelab.host import vcputhreads as hostwait
+from idlelab.host import samplers as hostwait
 
 MS = 1_000_000
 
@@ -152,7 +152,7 @@ def test_waits_add_the_outer_machines_share(tmp_path, monkeypatch):
 def test_a_jobs_outer_wait_summary_totals_and_finds_the_worst_second():
     """nested.outer_wait over a long job's samples (here 400 s at 10 ms): each vCPU's total,
     and the most in any second, where vCPU 1 was held off for 600 ms from t = 200 s."""
-    from idlelab.host.nested import outer_wait
+    from idlelab.host.hosts import outer_wait
     n, step = 40_000, 10 * MS
     delays, held = [], 0
     for i in range(n):

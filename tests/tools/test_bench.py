@@ -14,7 +14,7 @@ from conftest import TOP
 from idlelab.derive import primcosts
 from idlelab import resultsfolder
 from idlelab.bench import cli, matrix, onerun, progress, workplan
-from idlelab.host import hostload, hostparams
+from idlelab.host import platform, samplers
 from idlelab.bench.matrix import parse
 
 
@@ -146,7 +146,7 @@ HOST = {"halt_poll_ns": 200000, "halt_poll_ns_grow": 2, "halt_poll_ns_grow_start
 
 def test_read_only_params_a_run_needing_another_value_is_not_run(tmp_path):
     pd = _param_dir(tmp_path, HOST, read_only=HOST)
-    params = hostparams.HostParams(pd, str(tmp_path / "journal"))
+    params = platform.HostParams(pd, str(tmp_path / "journal"))
     assert params.describe().startswith("kvm parameters read-only here: halt_poll_ns=200000")
     s0, s2 = parse("r: workload=random duration=1s host_shrink=0,2", "m")
     assert params.changes_for(s0) == (None, "halt_poll_ns_shrink is read-only (fixed at 2)")
@@ -162,7 +162,7 @@ def test_read_only_params_a_run_needing_another_value_is_not_run(tmp_path):
 
 def test_writable_params_give_the_changes_to_make(tmp_path):
     pd = _param_dir(tmp_path, HOST)
-    params = hostparams.HostParams(pd, str(tmp_path / "journal"))
+    params = platform.HostParams(pd, str(tmp_path / "journal"))
     (r,) = parse("r: workload=random duration=1s host_shrink=0 host_grow=2", "m")
     assert params.changes_for(r) == ({"halt_poll_ns_shrink": 0}, None)
     assert "writable" in params.describe()
@@ -173,29 +173,29 @@ def test_other_load_subtracts_our_own_cpu_and_idle():
     a = {"t_ns": 0, "idle_ns": 0, "steal_ns": 0, "self_ns": 0}
     # 2 CPUs for 1 s: 0.5 s idle, 0.1 s stolen -> 1.4 s busy, of which QEMU 1.0 s, us 0.1 s
     b = {"t_ns": s, "idle_ns": s // 2, "steal_ns": s // 10, "self_ns": s // 10}
-    load = hostload.other_load(a, b, qemu_ns=s, ncpus=2)
+    load = samplers.other_load(a, b, qemu_ns=s, ncpus=2)
     assert load["busy_pct"] == 70.0 and load["ours_pct"] == 55.0
     assert load["other_pct"] == 15.0 and load["steal_pct"] == 5.0
     # tick rounding can make "other" slightly negative: clamped, raw kept
-    load = hostload.other_load(a, dict(b, idle_ns=s), qemu_ns=s, ncpus=2)
+    load = samplers.other_load(a, dict(b, idle_ns=s), qemu_ns=s, ncpus=2)
     assert load["other_pct"] == 0.0 and load["other_raw_pct"] < 0
 
 
 def test_load_sample_reads_this_machine():
-    a = hostload.load_sample(os.getpid())
-    b = hostload.load_sample(os.getpid())
+    a = samplers.load_sample(os.getpid())
+    b = samplers.load_sample(os.getpid())
     assert b["t_ns"] >= a["t_ns"] and b["idle_ns"] >= a["idle_ns"]
     # asked about this process, the "QEMU" CPU time (/proc, in ticks) is our own rusage's
     assert abs(a["qemu_ns"] - a["self_ns"]) <= 50_000_000 and a["self_ns"] > 0, a
-    assert len(hostload.loadavg()) == 3
+    assert len(samplers.loadavg()) == 3
 
 
 def test_quiet_waiter_without_budget_does_not_sample():
-    assert hostload.QuietWaiter(0, 10).wait("x") == (0.0, None, None)
+    assert samplers.QuietWaiter(0, 10).wait("x") == (0.0, None, None)
 
 
 def test_quiet_waiter_gives_up_within_its_budget():
-    w = hostload.QuietWaiter(0.2, below_pct=-1, sample_s=0.05)   # never quiet
+    w = samplers.QuietWaiter(0.2, below_pct=-1, sample_s=0.05)   # never quiet
     waited, pct, quiet = w.wait("test")
     assert quiet is False and waited < 1.0 and pct >= 0
     assert w.wait("again")[2] is False and w.spent_s < 1.5
@@ -268,10 +268,10 @@ def test_cli_script_and_make_target_exist():
 
 def test_writable_params_are_overridden_for_the_run_and_restored(tmp_path, monkeypatch):
     """Where the host lets us, a run needing shrink=0 gets it for its boot only, through
-    hostparams.override (journal written, value restored afterwards)."""
+    platform.override (journal written, value restored afterwards)."""
     pd = _param_dir(tmp_path, HOST)
     journal = str(tmp_path / "journal")
-    params = hostparams.HostParams(pd, journal)
+    params = platform.HostParams(pd, journal)
     seen = {}
 
     def fake_boot(run, rec, ctx):
@@ -294,7 +294,7 @@ def test_writable_params_are_overridden_for_the_run_and_restored(tmp_path, monke
 
 def test_a_run_asking_for_tcg_gets_it_and_no_host_params_check(tmp_path):
     pd = _param_dir(tmp_path, HOST, read_only=HOST)
-    ctx = onerun.Context(accel="kvm", params=hostparams.HostParams(pd, str(tmp_path / "j")))
+    ctx = onerun.Context(accel="kvm", params=platform.HostParams(pd, str(tmp_path / "j")))
     t, k = parse("t: workload=idle duration=1s accel=tcg\n"
                  "k: workload=idle duration=1s host_shrink=0\n", "m")
     assert ctx.run_accel(t) == "tcg" and ctx.run_accel(k) == "kvm"

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import TOP
 from idlelab.bench import workplan
-from idlelab.host import exitcodes, nested
+from idlelab.host import hosts, qemu
 
 KNOBDOC = workplan.KNOBDOC
 EXITDOC = os.path.join(TOP, "tools", "exitdoc")
@@ -97,9 +97,9 @@ def test_exit_code_tables_are_current():
 
 def test_exit_code_table_is_what_the_header_gives():
     text = open(os.path.join(TOP, "docs/exit-codes.md")).read()
-    for code, (name, desc) in exitcodes.load_codes().items():
+    for code, (name, desc) in qemu.load_codes().items():
         assert f"| `{name}` | {code:#x} | {(code << 1) | 1} | {desc} |" in text
-    for name, status in nested.CODES.items():
+    for name, status in hosts.CODES.items():
         assert f"| `{name}` | {status} |" in text
 
 

@@ -19,7 +19,7 @@ from idlelab.bench import matrix, rawrecord
 from idlelab.derive import figures
 from idlelab.host import fault
 from idlelab.report import console, tables
-from idlelab.host.exitcodes import Outcome
+from idlelab.host.qemu import Outcome
 from test_report import META, record
 
 BENCH = os.path.join(TOP, "tools", "bench")

@@ -19,17 +19,15 @@ import tempfile
 import threading
 import time
 
-from idlelab.derive import primcosts
-from idlelab.host import costtable
+from idlelab.derive import figures, primcosts
+from idlelab.host import hosts, platform
 from idlelab import resultsfolder
 from idlelab.bench import onerun
-from idlelab.derive import figures
-from idlelab.host import haltpollcap, hosts
 from idlelab.report import console, write
 from idlelab.sim import hardware
 from idlelab.wakepath import insncount
-from idlelab.host.hostparams import HostParams
-from idlelab.host.hostload import QuietWaiter, loadavg
+from idlelab.host.platform import HostParams
+from idlelab.host.samplers import QuietWaiter, loadavg
 from idlelab.bench.onerun import Context, execute
 from idlelab.bench.progress import Progress, say
 from idlelab.report.write import append_csv, write_csv
@@ -261,7 +259,7 @@ def measure_costs(accel, loaded, timeout):
     failure is kept in meta.json."""
     say(f"measuring the platform's cost table (bench=exits iters={primcosts.ITERS}, {accel})")
     try:
-        costs = costtable.measure(accel, timeout=timeout)
+        costs = platform.measure(accel, timeout=timeout)
     except primcosts.CostTableError as e:
         if any(primcosts.needs_table(runs) for _, _, runs in loaded):
             say(f"error: {e}; the matrices place their sweeps by it, so nothing was run")
@@ -291,7 +289,7 @@ def prepare_kvm(ctx, work):
                                  if ctx.params.read_only else ""))
     if any(run.vm_halt_poll_ns is not None and ctx.run_accel(run) == "kvm"
            for _, run, _ in work):
-        ctx.library = haltpollcap.build()
+        ctx.library = platform.build()
 
 
 def run_work(work, ctx, outdir, waiter, waited, recs, quiet_below, signals, place, meta,

@@ -3,7 +3,7 @@
   1. Decide the host polling configuration. A per-VM window (`halt_poll_ns=<time>`) goes
      through the preload library (haltpollcap) and touches no other VM. Global kvm
      parameters are changed only when a run needs a value the host does not already have,
-     and only through hostparams.override (journal, restore on every exit). Where they are
+     and only through platform.override (journal, restore on every exit). Where they are
      read-only such a run is recorded as "not run: <reason>", never faked.
   2. Boot the guest (qemu.run, the one QEMU command line) with a QMP socket in a private
      temporary directory (inside the results folder's tmp/ for a bench) and the WindowProbe
@@ -23,11 +23,10 @@ from dataclasses import dataclass, field
 from idlelab import resultsfolder
 from idlelab.bench import matrix, rawrecord
 from idlelab.derive import attribution
-from idlelab.host import haltpollcap, hostparams, neighbour, qemu
+from idlelab.host import neighbour, platform, qemu
 from idlelab.derive.figures import side_by_side
-from idlelab.host.hostparams import HostParams
-from idlelab.host.hostload import host_cpus, load_sample
-from idlelab.host.vcputhreads import WaitSampler, Waits
+from idlelab.host.platform import HostParams
+from idlelab.host.samplers import WaitSampler, Waits, host_cpus, load_sample
 from idlelab.host.windowtrace import WindowTrace
 from idlelab.bench.probe import WindowProbe
 from idlelab.bench.progress import say
@@ -76,7 +75,7 @@ def execute(mid, run, repeat, ctx):
             return rec
     if not changes:
         return boot(run, rec, ctx)
-    with hostparams.override(changes, ctx.params.journal, ctx.params.param_dir) as ov:
+    with platform.override(changes, ctx.params.journal, ctx.params.param_dir) as ov:
         if ov.note:
             say(ov.note)
         rec["host_params"]["changed"] = dict(changes)
@@ -92,7 +91,7 @@ def qemu_config(run, rec, ctx, qmp_path):
     hp = rec["halt_poll"]
     if rec["accel"] == "kvm" and hp["scope"] == "vm":
         cfg.preload = [ctx.library]
-        cfg.env = haltpollcap.run_env(hp["ns"])
+        cfg.env = platform.run_env(hp["ns"])
     return cfg
 
 

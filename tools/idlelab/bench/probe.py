@@ -10,8 +10,8 @@ import time
 
 from idlelab.derive import records
 from idlelab.derive.tolerance import OPEN_READ_AT
-from idlelab.host import fault, neighbour, qemu, qmp, vcputhreads
-from idlelab.host.hostload import load_sample
+from idlelab.host import fault, neighbour, qemu, samplers
+from idlelab.host.samplers import load_sample
 
 # KVM's per-vCPU statistics the issue asks for (plus insn_emulation: on a nested KVM the
 # emulated ring-0 instructions are counted there, not in `exits`).
@@ -40,7 +40,7 @@ class WindowProbe:
         """QEMU is up: connect QMP, learn the vCPU threads (QMP names their thread ids)."""
         self.pid, self.proc = proc.pid, proc
         try:
-            self.session = qmp.QMP(self.qmp_path, timeout=15, proc=proc)
+            self.session = qemu.QMP(self.qmp_path, timeout=15, proc=proc)
             self.threads = {c["cpu-index"]: c["thread-id"]
                             for c in self.session.query_cpus_fast()}
             if self.pin is not None:
@@ -91,10 +91,10 @@ class WindowProbe:
         read_at = time.monotonic_ns()
         try:
             names = STATS if self.accel == "kvm" else None
-            snap = vcputhreads.take_snapshot(self.session, self.pid, names, self.threads)
+            snap = samplers.take_snapshot(self.session, self.pid, names, self.threads)
             load = load_sample(self.pid)
             nread = self.neighbour.read() if self.neighbour is not None else None
-            delay = {i: vcputhreads.thread_run_delay_ns(self.pid, tid)
+            delay = {i: samplers.thread_run_delay_ns(self.pid, tid)
                      for i, tid in (self.threads or {}).items()}
         except Exception as e:
             self.errors.append(f"QMP at the {state} marker: {e}")

@@ -3,8 +3,8 @@ what QEMU and the guest did, and what the probe saw. derive/figures.py turns it 
 nothing here formats or derives figures beyond kvmdelta.delta's subtraction."""
 from idlelab.bench import matrix
 from idlelab.derive import attribution, kvmdelta
-from idlelab.host import haltpollcap, hosts
-from idlelab.host.hostload import loadavg, other_load
+from idlelab.host import hosts, platform
+from idlelab.host.samplers import loadavg, other_load
 from idlelab.bench.workplan import config_of, guest_cmdline
 
 
@@ -115,4 +115,4 @@ def verdict(rec, outcome):
 
 def enabled_caps(output):
     """The per-VM halt_poll_ns values the preload library reports it enabled."""
-    return [ns for ns, _ in haltpollcap.enabled_values(output)]
+    return [ns for ns, _ in platform.enabled_values(output)]

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from idlelab.derive import attribution
 from idlelab.host import qemu
-from idlelab.host.vcputhreads import WaitSampler, Waits
+from idlelab.host.samplers import WaitSampler, Waits
 
 ATTEMPTS = 3
 

@@ -23,9 +23,8 @@ import subprocess
 import sys
 
 from idlelab.derive import primcosts
-from idlelab.host import costtable
+from idlelab.host import hosts, platform, qemu
 from idlelab import resultsfolder
-from idlelab.host import hosts, qemu
 from idlelab.wakepath import insncount, insnprofile
 from idlelab.usage import EXIT_NO_KVM, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 
@@ -173,7 +172,7 @@ def main(argv):
             where = f"the cost table of {args.costs} ({table.get('accel', '?')})"
         else:
             accel = qemu.resolve_accel(args.accel)
-            table = costtable.measure(accel)
+            table = platform.measure(accel)
             where = f"a cost table measured now ({accel})"
         rows = estimate(table, profile=functools.partial(insnprofile.profile, build=args.build),
                         insns=functools.partial(insnprofile.instructions, args.build))
