@@ -3,7 +3,7 @@ import pytest
 
 from idlelab.host import qemu, wakeup_verdict
 from idlelab.host.samplers import Waits
-from idlelab.derive.results import check_invariants, parse_run
+from idlelab.derive.records import check_invariants, parse_run
 from conftest import require
 from test_boot import ACCELS, TIMEOUT, assert_exit, boot, one
 

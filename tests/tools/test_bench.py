@@ -11,7 +11,7 @@ import stat
 import pytest
 
 from conftest import TOP
-from idlelab.derive import primcosts
+from idlelab.derive import records
 from idlelab import resultsfolder
 from idlelab.bench import cli, matrix, onerun, progress, workplan
 from idlelab.host import platform, samplers
@@ -51,7 +51,7 @@ def test_builtin_matrices_parse_and_cover_each_seed(quick):
                                      "halt_poll_ns_shrink": 1}
     assert all(r.guest["idle"] == "halt" for r in s0)
     # the round trip again with the windows placed by the cost table
-    placed = {r.name: primcosts.resolve_run(r, {"prims": {"ipi_halt_rtt": {"ns_p50": 600_000}}})
+    placed = {r.name: records.resolve_run(r, {"prims": {"ipi_halt_rtt": {"ns_p50": 600_000}}})
               for r in s0 if r.name.endswith(".placed")}
     assert placed["always-poll.placed"].host_params["halt_poll_ns_grow_start"] == 4_800_000
     assert placed["dynamic-poll.placed"].host_params["halt_poll_ns"] == 4_800_000
@@ -74,8 +74,8 @@ def test_builtin_matrices_parse_and_cover_each_seed(quick):
     # window, under three windows; resolved with a made-up table here.
     s3 = m["seed003"]
     assert {r.guest["period"] for r in s3} >= {"250us", "timer+300us"}
-    table = {"prims": {p: {"ns_p50": 650_000.0} for p in primcosts.PRIMS}}
-    periods = {matrix.parse_time(primcosts.resolve_run(r, table).guest["period"]) for r in s3}
+    table = {"prims": {p: {"ns_p50": 650_000.0} for p in records.PRIMS}}
+    periods = {matrix.parse_time(records.resolve_run(r, table).guest["period"]) for r in s3}
     assert 250_000 in periods and max(periods) >= 650_000 + 1_000_000
     assert 650_000 + 300_000 in periods    # inside the 400 us window, outside 200 us
     assert {r.host_params["halt_poll_ns"] for r in s3} == {0, 200_000, 400_000}
@@ -87,7 +87,7 @@ def test_builtin_matrices_parse_and_cover_each_seed(quick):
         (c, s) for c in ("random", "pingpong", "placed-random") for s in (0, 2)}
     assert all(r.trace == "halt_poll_ns" and r.host_params["halt_poll_ns_grow"] == 2 and
                r.host_params["halt_poll_ns_grow_start"] == 10_000 for r in s4)
-    placed = [primcosts.resolve_run(r, table) for r in s4 if r.name.startswith("placed")]
+    placed = [records.resolve_run(r, table) for r in s4 if r.name.startswith("placed")]
     assert {r.host_params["halt_poll_ns"] for r in placed} == {650_000 + 200_000}
 
 

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from conftest import TOP, require
-from idlelab.derive import kvmtrace, primcosts, tolerance
+from idlelab.derive import kvmtrace, records, tolerance
 from idlelab.host import platform
 
 pytestmark = [pytest.mark.kvm, pytest.mark.kvm_full]   # the quick bench: minutes on the nested host
@@ -113,7 +113,7 @@ def test_the_cost_table_is_measured_first_and_kept(bench):
     """bench=exits runs before the matrices: every primitive in meta.json (KVM: only the
     documented skips may be missing figures) and the table in every seed file."""
     table = bench["meta"]["cost_table"]
-    assert table["accel"] == "kvm" and set(table["prims"]) == set(primcosts.PRIMS)
+    assert table["accel"] == "kvm" and set(table["prims"]) == set(records.PRIMS)
     for prim, e in table["prims"].items():
         if not e.get("skipped"):
             assert e["n"] == table["iters"] and 0 < e["ns_p50"] <= e["ns_p90"], (prim, e)

@@ -16,7 +16,7 @@ import pytest
 
 from conftest import TOP, require
 from idlelab.bench import matrix
-from idlelab.derive import figures as derive
+from idlelab.derive import runrow as derive
 from idlelab.host import neighbour
 from idlelab.report import plots, tables
 from idlelab.report.layouts import neighbours as neighbours_table
@@ -267,13 +267,13 @@ def test_quick_neighbours_through_the_bench(tmp_path):
 
 
 def steal_window_ns(rec):
-    from idlelab.derive import results
-    return results.parse_run(rec["serial"]).window_ns
+    from idlelab.derive import records
+    return records.parse_run(rec["serial"]).window_ns
 
 
 def steal_of(rec, vcpu):
-    from idlelab.derive import results
-    run = results.parse_run(rec["serial"])
+    from idlelab.derive import records
+    run = records.parse_run(rec["serial"])
     assert run.idle["steal_time"] == "kvm"
     return {c["id"]: c["steal_ns"] for c in run.cpus}[vcpu] / run.window_ns
 

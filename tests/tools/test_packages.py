@@ -125,7 +125,7 @@ def test_no_import_cycle_between_modules():
 def test_the_pure_modules_do_no_io():
     mods = modules()
     pure = [n for n in mods if is_pure(n)]
-    assert {"idlelab.derive.figures", "idlelab.derive.runrow", "idlelab.derive.attribution",
+    assert {"idlelab.derive.runrow", "idlelab.derive.runrow", "idlelab.derive.records",
             "idlelab.derive.tolerance", "idlelab.derive.kvmdelta", "idlelab.bench.matrix",
             "idlelab.report.tables", "idlelab.report.layouts.seed003",
             "idlelab.derive.kvmtrace", "idlelab.derive.effects",

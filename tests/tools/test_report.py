@@ -12,7 +12,7 @@ import pytest
 from conftest import TOP
 from idlelab import resultsfolder
 from idlelab.bench import cli
-from idlelab.derive import figures as derive, results, runrow, tolerance
+from idlelab.derive import records, runrow as derive, runrow, tolerance
 from idlelab.report import console, plots, tables, write
 from idlelab.report.layouts import governors as governors_table
 from idlelab.sim import predict
@@ -737,5 +737,5 @@ def test_a_linux_guests_record_summarizes_with_its_missing_fields_empty():
             row.hostpoll, row.guest_takeovers) == (None,) * 6
     assert (row.hlt_diff, row.hlt_diff_vcpus) == (-1, "-1/+0")
     assert row.host_cpu_us_per_wakeup == round(1.0 * 1e6 / 1850, 1)
-    assert results.check_invariants(results.parse_run(LINUX_SERIAL)) == []
+    assert records.check_invariants(records.parse_run(LINUX_SERIAL)) == []
     assert dict(zip(runrow.COLUMNS, runrow.csv_cells(row)))["guest_poll_hits"] == ""

@@ -184,7 +184,7 @@ def _unreadable_by_the_report(rec):
     """Why the report could not summarize this record (a field missing or of the wrong
     kind, as in a hand-edited or foreign file), or None: found here, with the file's name,
     rather than as a traceback halfway through the tables."""
-    from idlelab.derive.figures import (summarize)  # derive reads records; this module only finds them
+    from idlelab.derive.runrow import summarize  # derive reads records; this module only finds them
     try:
         summarize(rec)
     except KeyError as e:

@@ -8,7 +8,7 @@ import os
 import signal
 import sys
 
-from idlelab.derive import primcosts
+from idlelab.derive import records
 from idlelab import resultsfolder, usage
 from idlelab.bench import matrix
 from idlelab.host import hosts, qemu
@@ -187,7 +187,7 @@ def main(argv=None):
     except KnobCheckUnavailable as e:
         say(f"guest values not checked before the runs ({e}); a bad one fails at boot")
     if args.no_cost_table:
-        scaled = [mid for mid, _, runs in loaded if primcosts.needs_table(runs)]
+        scaled = [mid for mid, _, runs in loaded if records.needs_table(runs)]
         if scaled:
             say(f"--no-cost-table: matrix {', '.join(scaled)} places values by the cost table "
                 "(e.g. `timer*2`), so it must be measured")

@@ -19,7 +19,7 @@ import tempfile
 import threading
 import time
 
-from idlelab.derive import figures, primcosts
+from idlelab.derive import records, runrow
 from idlelab.host import hosts, platform
 from idlelab import resultsfolder
 from idlelab.bench import onerun
@@ -159,7 +159,7 @@ def run_all(args, loaded, accel, signals=None):
             meta.update(runs_made=len(recs), runs_planned=len(work),
                         runs_planned_by_matrix=planned_by_matrix(work))
             resultsfolder.write_meta(outdir, meta)
-            write_csv([figures.summarize(r) for r in recs],
+            write_csv([runrow.summarize(r) for r in recs],
                       os.path.join(outdir, write.CSV_NAME))
             resultsfolder.point_latest(outdir)
         place.after = len(recs)
@@ -174,7 +174,7 @@ def run_all(args, loaded, accel, signals=None):
         if resumed:
             costs = resumed["meta"].get("cost_table") or {}
             if "prims" in costs:
-                loaded = [(mid, path, [primcosts.resolve_run(r, costs) for r in runs])
+                loaded = [(mid, path, [records.resolve_run(r, costs) for r in runs])
                           for mid, path, runs in loaded]
         elif args.no_cost_table:
             costs = {"error": "not measured (--no-cost-table)", "skipped": True}
@@ -257,11 +257,11 @@ def measure_costs(accel, loaded, timeout):
     values resolved from it. (None, loaded) when a matrix needs the table and it could not be
     measured: nothing else runs then. A matrix that does not need it runs anyway, and the
     failure is kept in meta.json."""
-    say(f"measuring the platform's cost table (bench=exits iters={primcosts.ITERS}, {accel})")
+    say(f"measuring the platform's cost table (bench=exits iters={records.ITERS}, {accel})")
     try:
         costs = platform.measure(accel, timeout=timeout)
-    except primcosts.CostTableError as e:
-        if any(primcosts.needs_table(runs) for _, _, runs in loaded):
+    except records.CostTableError as e:
+        if any(records.needs_table(runs) for _, _, runs in loaded):
             say(f"error: {e}; the matrices place their sweeps by it, so nothing was run")
             return None, loaded
         say(f"cost table not measured: {e}")
@@ -274,7 +274,7 @@ def measure_costs(accel, loaded, timeout):
         f"({insncount.PATH_KNOBS}): " + (f"not counted: {path['error']}" if "error" in path else
                                          ", ".join(f"{p} {path[p]:.0f}"
                                                    for p, _, _ in insncount.PHASES)))
-    resolved = [(mid, path, [primcosts.resolve_run(r, costs) for r in runs])
+    resolved = [(mid, path, [records.resolve_run(r, costs) for r in runs])
                 for mid, path, runs in loaded]
     return costs, resolved
 
@@ -321,7 +321,7 @@ def run_work(work, ctx, outdir, waiter, waited, recs, quiet_below, signals, plac
         rec["quiet_wait"] = {"waited_s": round(waited[0], 2), "other_pct": waited[1],
                              "quiet": waited[2]}
         progress.done(run, rec)
-        row = figures.summarize(rec)
+        row = runrow.summarize(rec)
         # A run is in raw/, runs.csv and meta.json's count together, or in none of them.
         with signals.deferred():
             resultsfolder.write_json(resultsfolder.raw_path(outdir, i + 1, rec), rec)

@@ -83,7 +83,7 @@ import re
 from dataclasses import dataclass, field
 
 from idlelab import GUESTS, TOP
-from idlelab.derive import primcosts
+from idlelab.derive import records
 
 KNOB_TABLE = os.path.join(TOP, "kernel", "knobs", "knob_table.h")
 MACHINES = ("microvm", "pc", "q35")
@@ -288,8 +288,8 @@ def _u32_time(text):
 
 def _window(text):
     """A host window: ns, or a value in the cost table's terms (`timer+200us`), kept as
-    text until the bench has measured the table (primcosts.resolve_run)."""
-    if primcosts.is_scaled(text):
+    text until the bench has measured the table (records.resolve_run)."""
+    if records.is_scaled(text):
         return text
     return _u32_time(text)
 

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 
 from idlelab import resultsfolder
 from idlelab.bench import matrix, rawrecord
-from idlelab.derive import attribution
+from idlelab.derive import records
 from idlelab.host import neighbour, platform, qemu
-from idlelab.derive.figures import side_by_side
+from idlelab.derive.runrow import side_by_side
 from idlelab.host.platform import HostParams
 from idlelab.host.samplers import WaitSampler, Waits, host_cpus, load_sample
 from idlelab.host.windowtrace import WindowTrace
@@ -232,7 +232,7 @@ def boot(run, rec, ctx):
         if st is not None and "duration_ns" in st.actual:
             begin = st.t0 + st.actual["start_ns"]
             waits.add_stall(begin, begin + st.actual["duration_ns"], [run.stall.vcpu])
-    late = attribution.attribute_output(lines, Waits(waits))
+    late = records.attribute_output(lines, Waits(waits))
     if late:
         rec["late_wakeups"] = late
     rec["status"], rec["reason"] = rawrecord.verdict(rec, out)

@@ -2,7 +2,7 @@
 what QEMU and the guest did, and what the probe saw. derive/figures.py turns it into a RunRow;
 nothing here formats or derives figures beyond kvmdelta.delta's subtraction."""
 from idlelab.bench import matrix
-from idlelab.derive import attribution, kvmdelta
+from idlelab.derive import kvmdelta, records
 from idlelab.host import hosts, platform
 from idlelab.host.samplers import loadavg, other_load
 from idlelab.bench.workplan import config_of, guest_cmdline
@@ -83,9 +83,9 @@ def verdict(rec, outcome):
     not the experiment asked for, and its figures are not those of a disturbed run."""
     if not outcome.ok:
         late = rec.get("late_wakeups") or []
-        if late and not any(e["kind"] in attribution.GUEST_FAULTS for e in late):
+        if late and not any(e["kind"] in records.GUEST_FAULTS for e in late):
             return "failed", (f"guest exit {outcome.name}, host-starved: "
-                              + attribution.describe(max(late, key=lambda e: e["late_ns"])))
+                              + records.describe(max(late, key=lambda e: e["late_ns"])))
         tail = " | ".join(rec["serial"].strip().splitlines()[-3:])
         return "failed", f"guest exit {outcome.name}: {tail}"
     f = rec.get("fault")

@@ -4,7 +4,7 @@ anything runs), and the time a boot should take."""
 import os
 import subprocess
 
-from idlelab.derive import primcosts
+from idlelab.derive import records
 from idlelab.bench import matrix
 from idlelab.host import qemu
 
@@ -62,8 +62,8 @@ def check_cmdlines(loaded, window_hold=WINDOW_HOLD):
     runs = [run for _, _, rs in loaded for run in rs if run.guest_os == "idlelab"]
     # A value in the cost table's terms (timer+300us) becomes a time only once the table is
     # measured; any table gives a time of the same syntax, so a placeholder checks it.
-    placeholder = primcosts.placeholder()
-    refused = kernel_refuses([guest_cmdline(primcosts.resolve_run(r, placeholder), window_hold)
+    placeholder = records.placeholder()
+    refused = kernel_refuses([guest_cmdline(records.resolve_run(r, placeholder), window_hold)
                               for r in runs])
     if refused:
         (i, msg), more = refused[0], len(refused) - 1

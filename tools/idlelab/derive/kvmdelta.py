@@ -12,7 +12,7 @@ bench/probe.py (KVM's statistics over QMP); this module only subtracts and divid
 """
 from dataclasses import dataclass, field
 
-from idlelab.derive.runrow import is_number
+from idlelab.derive.records import is_number
 
 # Stats whose value is a state, not a running total: a delta keeps the later value.
 INSTANT = frozenset({"blocking", "guest_mode"})

@@ -35,7 +35,7 @@ import threading
 import time
 
 from idlelab import TOP
-from idlelab.derive.primcosts import CostTableError, ITERS, PRIMS, SMP, parse
+from idlelab.derive.records import CostTableError, ITERS, PRIMS, SMP, parse
 from idlelab.host import qemu
 
 

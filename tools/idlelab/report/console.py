@@ -1,8 +1,9 @@
 """What the terminal shows about results: one line per finished run (stderr, as it ends)
 and the summary at the end (stdout): counts, each matrix's main table, the files written."""
-from idlelab.derive import figures
+from idlelab.derive import runrow
 from idlelab.report import tables
-from idlelab.derive.runrow import aggregate, by_matrix, is_number
+from idlelab.derive.records import is_number
+from idlelab.derive.runrow import aggregate, by_matrix
 
 
 def result_line(rec, row):
@@ -15,12 +16,12 @@ def result_line(rec, row):
     cpu_txt = f"{cpu:.1f}%" if isinstance(cpu, float) else str(cpu)
     late = [s for s in ("open", "close") if rec["host"].get(s, {}).get("late")]
     late_txt = f" | host read after the hold at {'/'.join(late)}" if late else ""
-    fault_txt = f" | DISTURBED: {figures.disturbance_text(row)}" if row.disturbed else ""
+    fault_txt = f" | DISTURBED: {runrow.disturbance_text(row)}" if row.disturbed else ""
     if row.neighbour is not None and row.neighbour_ops_per_s is not None:
         slow = "" if row.neighbour_slowdown is None else \
             f", slowdown {100 * row.neighbour_slowdown:.1f}%"
         fault_txt += f" | neighbour {row.neighbour} {row.neighbour_ops_per_s:.3g} ops/s{slow}"
-    return (f"    ok {rec['qemu']['seconds']:.1f}s | {figures.accuracy_text(row)} | "
+    return (f"    ok {rec['qemu']['seconds']:.1f}s | {runrow.accuracy_text(row)} | "
             f"host CPU/vCPU {cpu_txt} | other load {row.other_load}%{late_txt}{fault_txt}")
 
 
@@ -31,7 +32,7 @@ def saw_other_load(row, below_pct):
 
 def summary(recs, meta, written):
     """Counts, the first table of each matrix's markdown, and the files written."""
-    rows = [figures.summarize(r) for r in recs]
+    rows = [runrow.summarize(r) for r in recs]
     counts = {s: sum(r.status == s for r in rows) for s in ("ok", "not run", "failed")}
     flagged = sum(r.accuracy_flag is True for r in rows)
     out = [f"\n== idlelab bench: {counts['ok']} ok, {counts['not run']} not run, "

@@ -8,8 +8,9 @@ of its own."""
 import importlib
 import statistics
 
-from idlelab.derive import effects, figures, kvmdelta, primcosts, tolerance
-from idlelab.derive.runrow import NA_TCG, is_number
+from idlelab.derive import effects, kvmdelta, records, runrow, tolerance
+from idlelab.derive.records import is_number
+from idlelab.derive.runrow import NA_TCG
 from idlelab.derive.tolerance import OPEN_READ_AT
 
 EMPTY = "—"
@@ -173,7 +174,7 @@ def header(title, meta, seed_table):
     if seed_table:
         lines += ["The seed's own table (real hardware):", "", "```", seed_table.strip("\n"),
                   "```", ""]
-    return lines + primcosts.markdown(meta.get("cost_table"))
+    return lines + records.markdown(meta.get("cost_table"))
 
 
 def conditions(rows):
@@ -248,7 +249,7 @@ def sampling_line(ok):
 
 def disturbed_line(ok):
     """The runs disturbed on purpose (stall=): their figures are not the undisturbed ones."""
-    hit = [f"{r.name}: {figures.disturbance_text(r)}" for r in ok if r.disturbed]
+    hit = [f"{r.name}: {runrow.disturbance_text(r)}" for r in ok if r.disturbed]
     if not hit:
         return None
     return ("- Disturbed on purpose (stall=: a vCPU thread stopped by the host with ptrace "
@@ -282,8 +283,8 @@ def run_cell(r):
     if not r.disturbed:
         return r.name
     if not r.ok:
-        return f"{r.name} (stall: {figures.disturbance_text(r)})"
-    return f"{r.name} **DISTURBED**: {figures.disturbance_text(r)}"
+        return f"{r.name} (stall: {runrow.disturbance_text(r)})"
+    return f"{r.name} **DISTURBED**: {runrow.disturbance_text(r)}"
 
 
 def metric_text(r):

@@ -10,7 +10,7 @@ import sys
 from dataclasses import replace
 
 from idlelab import resultsfolder
-from idlelab.derive import figures as derive
+from idlelab.derive import runrow as derive
 from idlelab.report import plots, tables
 from idlelab.derive.runrow import COLUMNS, aggregate, by_matrix, csv_cells
 

@@ -15,9 +15,8 @@ import re
 import shlex
 
 from idlelab import TOP
-from idlelab.derive import primcosts
-from idlelab.derive.figures import summarize
-from idlelab.derive.runrow import RunRow
+from idlelab.derive import records
+from idlelab.derive.runrow import RunRow, summarize
 from idlelab.sim import run as simrun
 
 COSTS = "hardware"
@@ -58,8 +57,8 @@ def sim_args(rec, table):
     for word in shlex.split(rec["cmdline"]):
         name, _, value = word.partition("=")
         asked = settings.get(f"guest.{name}")
-        if asked is not None and primcosts.is_scaled(asked):
-            value = primcosts.resolve(asked, table)
+        if asked is not None and records.is_scaled(asked):
+            value = records.resolve(asked, table)
         args.append(f"{name}={value}" if _ else word)
     return simrun.sim_args(replace_window(dict(rec, accel="kvm"), table), COSTS,
                            guest_args=args)
@@ -70,16 +69,16 @@ def replace_window(rec, table):
     by `table`."""
     settings = rec.get("settings") or {}
     start = settings.get("host_grow_start", "")
-    if primcosts.is_scaled(start):
+    if records.is_scaled(start):
         params = dict(rec.get("host_params") or {})
         params["wanted"] = dict(params.get("wanted") or {},
-                                halt_poll_ns_grow_start=primcosts.resolve_ns(start, table))
+                                halt_poll_ns_grow_start=records.resolve_ns(start, table))
         rec = dict(rec, host_params=params)
     asked = settings.get("halt_poll_ns", "")
     scope, _, expr = asked.rpartition(":") if ":" in asked else ("vm", "", asked)
-    if not primcosts.is_scaled(expr):
+    if not records.is_scaled(expr):
         return rec
-    ns = primcosts.resolve_ns(expr, table)
+    ns = records.resolve_ns(expr, table)
     out = dict(rec, halt_poll=dict(rec.get("halt_poll") or {}, ns=ns))
     if scope == "global":
         params = dict(rec.get("host_params") or {})
@@ -104,7 +103,7 @@ def rows(recs, sim=simrun.SIM):
             # the row says the windows hardware would have (placed by its own costs)
             base = summarize(dict(replace_window(dict(rec, accel="kvm"), table),
                                   status="not run", reason=None))
-        except primcosts.CostTableError as e:
+        except records.CostTableError as e:
             base = summarize(dict(rec, status="not run", reason=None))
             out.append(_replace(base, status="failed", reason=f"hardware placement: {e}"))
             continue

@@ -18,9 +18,8 @@ import sys
 from idlelab import resultsfolder
 from idlelab.report import write as report
 from idlelab.sim import hardware
-from idlelab.sim.run import SIM, PredictError, predict_record, sim_args
-from idlelab.derive.figures import summarize
-from idlelab.derive.runrow import PREDICTED
+from idlelab.sim.run import PredictError, SIM, predict_record, sim_args
+from idlelab.derive.runrow import PREDICTED, summarize
 
 # Counts within 10 % of KVM's, host CPU within 10 points (the bar).
 COUNT_TOLERANCE_PCT = 10.0

@@ -9,7 +9,7 @@ import subprocess
 
 from idlelab import TOP
 from idlelab.derive import records
-from idlelab.derive.figures import workload_vcpus
+from idlelab.derive.runrow import workload_vcpus
 
 SIM = os.path.join(TOP, "build", "idlelab-sim")
 
