@@ -13,13 +13,13 @@ import pytest
 from conftest import TOP
 from idlelab.derive import records
 from idlelab import resultsfolder
-from idlelab.bench import cli, matrix, onerun, progress, workplan
+from idlelab.bench import cli, invocation, matrix, onerun
 from idlelab.host import platform, samplers
 from idlelab.bench.matrix import parse
 
 
 def _load(quick):
-    return {mid: runs for mid, _, runs in workplan.load_matrices(workplan.builtin_matrices(quick))}
+    return {mid: runs for mid, _, runs in invocation.load_matrices(invocation.builtin_matrices(quick))}
 
 
 @pytest.mark.parametrize("quick", [False, True], ids=["full", "quick"])
@@ -37,11 +37,11 @@ def test_builtin_matrices_parse_and_cover_each_seed(quick):
     # held at 500 us once open (grow_start 500 us, grow and shrink 1), opened by any halt
     # shorter than a second.
     s0 = m["seed000"]
-    assert workplan.config_of(s0[0]) == "no-poll"
-    assert {workplan.config_of(r) for r in s0} == {"no-poll", "always-poll", "dynamic-poll"}
+    assert matrix.config_of(s0[0]) == "no-poll"
+    assert {matrix.config_of(r) for r in s0} == {"no-poll", "always-poll", "dynamic-poll"}
     assert {(r.workload, r.guest.get("hz")) for r in s0} == {
         ("idle", "0"), ("idle", "250"), ("pingpong", "250")}
-    params = {workplan.config_of(r): r.host_params for r in s0 if "placed" not in r.name}
+    params = {matrix.config_of(r): r.host_params for r in s0 if "placed" not in r.name}
     assert params["no-poll"] == {"halt_poll_ns": 0}
     assert params["dynamic-poll"] == {"halt_poll_ns": 500_000, "halt_poll_ns_grow": 2,
                                       "halt_poll_ns_grow_start": 10_000,
@@ -83,7 +83,7 @@ def test_builtin_matrices_parse_and_cover_each_seed(quick):
     # seed 004: random and pingpong under shrink 0 and 2 with the seed's window (200 us, grow
     # 2 from 10 us), random again with the window placed by the cost table, all traced.
     s4 = m["seed004"]
-    assert {(workplan.config_of(r), r.host_params["halt_poll_ns_shrink"]) for r in s4} == {
+    assert {(matrix.config_of(r), r.host_params["halt_poll_ns_shrink"]) for r in s4} == {
         (c, s) for c in ("random", "pingpong", "placed-random") for s in (0, 2)}
     assert all(r.trace == "halt_poll_ns" and r.host_params["halt_poll_ns_grow"] == 2 and
                r.host_params["halt_poll_ns_grow_start"] == 10_000 for r in s4)
@@ -96,18 +96,18 @@ def test_full_and_quick_matrices_run_the_same_configurations():
     full, quick = _load(False), _load(True)
     for mid in full:
         def configs(runs):
-            return {(workplan.config_of(r), r.workload, r.settings["halt_poll_ns"],
+            return {(matrix.config_of(r), r.workload, r.settings["halt_poll_ns"],
                      tuple(sorted((k, v) for k, v in r.guest.items()
                                   if k not in ("period", "warmup"))),
                      tuple(sorted(r.host_params.items()))) for r in runs}
         assert configs(quick[mid]) == configs(full[mid]), mid
-        assert sum(workplan.estimate_s(r) * r.repeat for r in quick[mid]) < \
-            sum(workplan.estimate_s(r) * r.repeat for r in full[mid])
+        assert sum(invocation.estimate_s(r) * r.repeat for r in quick[mid]) < \
+            sum(invocation.estimate_s(r) * r.repeat for r in full[mid])
 
 
 def test_quick_set_is_estimated_under_a_minute():
-    work = workplan.plan(workplan.load_matrices(workplan.builtin_matrices(True)))
-    assert sum(workplan.estimate_s(run) for _, run, _ in work) < 60
+    work = invocation.plan(invocation.load_matrices(invocation.builtin_matrices(True)))
+    assert sum(invocation.estimate_s(run) for _, run, _ in work) < 60
 
 
 def test_config_name_and_guest_cmdline():
@@ -115,18 +115,18 @@ def test_config_name_and_guest_cmdline():
                  "no-poll.idle: workload=idle duration=2s guest.idle=halt\n"
                  "rr: workload=pingpong duration=300ms guest.window_hold=5ms\n", "m")
     assert runs[0].name == "no-poll.idle-hz=0-halt_poll_ns=0"
-    assert workplan.config_of(runs[0]) == "no-poll"
-    assert workplan.config_of(runs[-1]) == "rr"
-    assert workplan.guest_cmdline(runs[0]) == \
+    assert matrix.config_of(runs[0]) == "no-poll"
+    assert matrix.config_of(runs[-1]) == "rr"
+    assert matrix.guest_cmdline(runs[0]) == \
         "workload=idle duration=2s hz=0 idle=halt window_sync=1"
-    assert workplan.guest_cmdline(runs[0], "20ms") == \
+    assert matrix.guest_cmdline(runs[0], "20ms") == \
         "workload=idle duration=2s hz=0 idle=halt window_sync=1 window_hold=20ms"
     # a window_hold the matrix sets is kept, not doubled
-    assert workplan.guest_cmdline(runs[-1], "20ms").count("window_hold=") == 1
-    assert "window_hold=5ms" in workplan.guest_cmdline(runs[-1])
+    assert matrix.guest_cmdline(runs[-1], "20ms").count("window_hold=") == 1
+    assert "window_hold=5ms" in matrix.guest_cmdline(runs[-1])
     # and so is a window_sync it turns off
     off = parse("a: workload=idle duration=1s guest.window_sync=0\n", "m")[0]
-    assert workplan.guest_cmdline(off).count("window_sync=") == 1
+    assert matrix.guest_cmdline(off).count("window_sync=") == 1
 
 
 def _param_dir(tmp_path, values, read_only=()):
@@ -213,20 +213,20 @@ def test_new_results_dir_and_latest_link(tmp_path):
 
 
 def test_progress_line_counts_down_and_estimates():
-    work = workplan.plan([("seed002", "x", parse(
+    work = invocation.plan([("seed002", "x", parse(
         "defaults: workload=pingpong duration=1s repeat=2\na: guest.idle=halt\n"
         "b: guest.idle=haltpoll\n", "m"))])
-    p = progress.Progress(work)
+    p = invocation.Progress(work)
     assert p.line(0) == "[ 1/4] seed002 a #1/2 (pingpong, 1s) | 3 left, ETA 0:08"
     assert p.line(3).startswith("[ 4/4] seed002 b #2/2 (pingpong, 1s) | 0 left, ETA 0:02")
 
 
 def test_accel_choice(monkeypatch):
     monkeypatch.setattr(cli.qemu, "kvm_usable", lambda: False)
-    monkeypatch.setattr(cli.hosts.nested, "available", lambda: (True, None))
+    monkeypatch.setattr(cli.hosts, "available", lambda: (True, None))
     accel, msg, code = cli.choose_accel("auto", True)      # the nested host is a KVM host
     assert (accel, code) == ("nested", None) and "nested KVM host" in msg
-    monkeypatch.setattr(cli.hosts.nested, "available", lambda: (False, "no image here"))
+    monkeypatch.setattr(cli.hosts, "available", lambda: (False, "no image here"))
     accel, msg, code = cli.choose_accel("auto", False)
     assert (accel, code) == ("tcg", None) and "n/a (TCG)" in msg and "no image here" in msg
     accel, msg, code = cli.choose_accel("auto", True)
@@ -238,7 +238,7 @@ def test_accel_choice(monkeypatch):
 
 def test_require_kvm_without_kvm_exits_3_and_writes_nothing(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(cli.qemu, "kvm_usable", lambda: False)
-    monkeypatch.setattr(cli.hosts.nested, "available", lambda: (False, "no image here"))
+    monkeypatch.setattr(cli.hosts, "available", lambda: (False, "no image here"))
     code = cli.main(["--quick", "--require-kvm", "--results-dir", str(tmp_path / "r")])
     assert code == cli.EXIT_NO_KVM == 3
     assert not (tmp_path / "r").exists()

@@ -9,17 +9,17 @@ import sys
 import pytest
 
 from conftest import TOP
-from idlelab.bench import workplan
+from idlelab.bench import invocation
 from idlelab.host import hosts, qemu
 
-KNOBDOC = workplan.KNOBDOC
+KNOBDOC = invocation.KNOBDOC
 EXITDOC = os.path.join(TOP, "tools", "exitdoc")
 DOCLINKS = os.path.join(TOP, "tools", "doclinks")
 
 
 @pytest.fixture(scope="module", autouse=True)
 def knobdoc():
-    subprocess.run(["make", "-s", "-C", TOP, "-f", workplan.KNOBDOC_MK, "build/host/knobdoc"],
+    subprocess.run(["make", "-s", "-C", TOP, "-f", invocation.KNOBDOC_MK, "build/host/knobdoc"],
                    check=True, timeout=120)
 
 

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from conftest import TOP, require
-from idlelab.bench import matrix, rawrecord
+from idlelab.bench import matrix, onerun
 from idlelab.derive import runrow
 from idlelab.host import fault
 from idlelab.report import console, tables
@@ -117,7 +117,7 @@ def test_the_report_marks_a_disturbed_run():
 
 def test_a_stall_not_made_is_not_run_never_ok():
     rec = disturbed_record(done=False)
-    status, reason = rawrecord.verdict(rec, Outcome("SUCCESS", 0x10, ""))
+    status, reason = onerun.verdict(rec, Outcome("SUCCESS", 0x10, ""))
     assert status == "not run"
     assert reason == ("stall=1@200ms+300ms was not injected, so this is not the run asked "
                       "for: ptrace: Operation not permitted")

@@ -182,11 +182,11 @@ def test_slowdown_is_one_minus_with_over_alone():
 
 
 def test_a_neighbour_not_read_fails_the_run():
-    from idlelab.bench import rawrecord
+    from idlelab.bench import onerun
     from idlelab.host.qemu import Outcome
     rec = neighbour_record("x.shared1", "x", 1, 1)
     rec["neighbour"]["window"] = None
-    status, reason = rawrecord.verdict(rec, Outcome("SUCCESS", 0x10, ""))
+    status, reason = onerun.verdict(rec, Outcome("SUCCESS", 0x10, ""))
     assert status == "failed" and "neighbour=hog:1@1" in reason
 
 

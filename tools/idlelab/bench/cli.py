@@ -14,12 +14,10 @@ from idlelab.bench import matrix
 from idlelab.host import hosts, qemu
 from idlelab.report import write as report
 from idlelab.sim import hardware, predict
-from idlelab.bench.invocation import Signals, run_all
-from idlelab.bench.progress import say
+from idlelab.bench.invocation import (KnobCheckUnavailable, RUN_OVERHEAD_S, SEEDS, Signals, TOP,
+    builtin_matrices, check_cmdlines, estimate_s, load_matrices, run_all)
+from idlelab.report.console import say
 from idlelab.usage import EXIT_NO_KVM, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
-from idlelab.bench.workplan import (RUN_OVERHEAD_S, SEEDS, TOP, WINDOW_HOLD, KnobCheckUnavailable,
-                                    builtin_matrices, check_cmdlines, estimate_s, guest_cmdline,
-                                    load_matrices)
 
 RESULTS_DIR = os.path.join(TOP, "results")
 
@@ -90,7 +88,7 @@ def parse_args(argv):
     ap.add_argument("--results-dir", default=RESULTS_DIR, metavar="DIR",
                     help="parent of the new <timestamp>/ folder and the `latest` link "
                          "(default: results/)")
-    ap.add_argument("--window-hold", type=window_hold, default=WINDOW_HOLD, metavar="TIME",
+    ap.add_argument("--window-hold", type=window_hold, default=matrix.WINDOW_HOLD, metavar="TIME",
                     help="guest window_hold= unless the matrix sets it (default %(default)s: the "
                          "window edges are synchronised, window_sync=1)")
     ap.add_argument("--timeout", type=usage.positive_seconds, default=120, metavar="S",
@@ -138,7 +136,8 @@ def list_matrices(loaded):
               f"~{secs:.0f}s")
         for r in runs:
             rep = f" x{r.repeat}" if r.repeat > 1 else ""
-            print(f"  {r.name}{rep}: {guest_cmdline(r)} halt_poll_ns={r.settings['halt_poll_ns']}"
+            print(f"  {r.name}{rep}: {matrix.guest_cmdline(r)} "
+                  f"halt_poll_ns={r.settings['halt_poll_ns']}"
                   + "".join(f" {k}={v}" for k, v in r.host_params.items()
                             if k != "halt_poll_ns")
                   + (f" stall={r.settings['stall']}" if r.stall else "")

@@ -1,38 +1,42 @@
-"""One bench invocation: prepares the host (recover a killed run's parameters, reclaim what a
-killed bench left, build the preload library if needed), makes a new results folder (marked
-running, `latest` pointed at it), measures the cost table, runs the work list boot by boot
-(raw record and runs.csv row written as each ends), then writes the reports and prints the
+"""One bench invocation: from matrix files to the work list (the built-in seed matrices, each
+run's command line checked by the kernel's own knob parser before anything runs), then the
+work: prepares the host (recover a killed run's parameters, reclaim what a killed bench
+left, build the preload library if needed), makes a new results folder (marked running,
+`latest` pointed at it), measures the cost table, runs the work list boot by boot (raw
+record and runs.csv row written as each ends, a progress line with an ETA that learns the
+real fixed cost per boot from the runs made), then writes the reports and prints the
 summary.
 
 Nothing measured is lost on the way out. SIGINT, SIGTERM and SIGHUP stop the run in
-progress (qemu.run kills its QEMU, hostparams.override restores the host) and the folder is
+progress (qemu.run kills its QEMU, platform.override restores the host) and the folder is
 finished from the runs completed: runs.csv, tables, meta.json "status": "interrupted" with
 the signal and where it landed, exit 128 + the signal. A second signal while the folder is
 finished is noted, not obeyed (only SIGKILL ends it then). After SIGKILL the folder stays
 "running" with its owner gone, every finished run in raw/ and runs.csv; the next bench says
-so and marks it (resultsfolder)."""
+so and marks it (report/output.py)."""
 import contextlib
 import os
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
 import time
 
-from idlelab.derive import records, runrow
-from idlelab.host import hosts, platform
 from idlelab import resultsfolder
-from idlelab.bench import onerun
-from idlelab.report import console, write
-from idlelab.sim import hardware
-from idlelab.wakepath import insncount
+from idlelab.bench import matrix, onerun
+from idlelab.bench.onerun import Context, execute
+from idlelab.derive import records, runrow
+from idlelab.host import hosts, platform, qemu
 from idlelab.host.platform import HostParams
 from idlelab.host.samplers import QuietWaiter, loadavg
-from idlelab.bench.onerun import Context, execute
-from idlelab.bench.progress import Progress, say
+from idlelab.report import console, write
+from idlelab.report.console import say
 from idlelab.report.write import append_csv, write_csv
+from idlelab.sim import hardware
 from idlelab.usage import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
-from idlelab.bench.workplan import TOP, plan, relpath
+from idlelab.wakepath import insncount
+
 
 # The bench's exit status: usage.py's; interrupted: 128 + signal.
 EXIT_INTERRUPTED = 128 + signal.SIGINT
@@ -365,3 +369,126 @@ def invocation_meta(args, loaded, ctx, outdir):
         "window_hold": ctx.window_hold, "loadavg_start": loadavg(),
         "kernel": os.uname().release,
     }
+
+
+TOP = qemu.TOP
+MATRIX_DIR = os.path.join(TOP, "tools", "matrices")
+QUICK_DIR = os.path.join(MATRIX_DIR, "quick")
+SEEDS = ("000", "002", "003", "004")
+RUN_OVERHEAD_S = 1.0     # boot + table printing + exit here, before any run is measured
+# The kernel's knobs_parse() on the host (tools/knobdoc.c), built by tests/knobdoc.mk.
+KNOBDOC = os.path.join(TOP, "build", "host", "knobdoc")
+KNOBDOC_MK = os.path.join(TOP, "tests", "knobdoc.mk")
+
+
+class KnobCheckUnavailable(RuntimeError):
+    """build/host/knobdoc could not be built or run, so values were not checked."""
+
+
+def builtin_matrices(quick=False, seeds=SEEDS):
+    """Paths of the built-in seed matrices (the reduced set with quick)."""
+    base = QUICK_DIR if quick else MATRIX_DIR
+    return [os.path.join(base, f"seed{s}.txt") for s in seeds]
+
+
+def matrix_id(path):
+    """A matrix's id is its file name without .txt: `seed003` picks the seed 003 tables."""
+    return os.path.splitext(os.path.basename(path))[0]
+
+
+def load_matrices(paths):
+    """[(matrix id, path, [Run])], every guest knob checked against the kernel's table."""
+    knobs = matrix.guest_knob_names()
+    return [(matrix_id(p), p, matrix.load(p, guest_knobs=knobs)) for p in paths]
+
+
+def check_cmdlines(loaded, window_hold=matrix.WINDOW_HOLD):
+    """Raises matrix.MatrixError naming the file, line and run of the first command line the
+    guest kernel would refuse at boot (EXIT_BAD_KNOB): the full line each run boots with,
+    values and the knobs the bench adds included. The kernel's parser decides (knobdoc
+    --check-cmdline), so the harness holds no second definition of a valid value."""
+    # A Linux guest's line is Linux's: its program refuses a bad value of an idlelab knob it
+    # reads at boot (BAD_KNOB, with the same parser's message), Linux ignores what it lacks.
+    runs = [run for _, _, rs in loaded for run in rs if run.guest_os == "idlelab"]
+    # A value in the cost table's terms (timer+300us) becomes a time only once the table is
+    # measured; any table gives a time of the same syntax, so a placeholder checks it.
+    placeholder = records.placeholder()
+    refused = kernel_refuses([matrix.guest_cmdline(records.resolve_run(r, placeholder),
+                                                   window_hold) for r in runs])
+    if refused:
+        (i, msg), more = refused[0], len(refused) - 1
+        also = f" (and {more} more run{'s' if more > 1 else ''} refused)" if more else ""
+        raise matrix.MatrixError(f"{runs[i].where}: run {runs[i].name!r}: the guest would "
+                                 f"refuse its command line: {msg}{also}")
+
+
+def kernel_refuses(cmdlines):
+    """[(index, the kernel's one-line error)] for each command line it would refuse."""
+    built = subprocess.run(["make", "--no-print-directory", "-s", "-C", TOP, "-f", KNOBDOC_MK,
+                            os.path.relpath(KNOBDOC, TOP)],
+                           capture_output=True, text=True, timeout=120)
+    if built.returncode != 0:
+        last = (built.stderr or built.stdout).strip().splitlines()[-1:] or ["?"]
+        raise KnobCheckUnavailable(f"building {relpath(KNOBDOC)} failed: {last[0]}")
+    res = subprocess.run([KNOBDOC, "--check-cmdline", "-"], input="".join(
+        c + "\n" for c in cmdlines), capture_output=True, text=True, timeout=60)
+    if res.returncode not in (0, 1):
+        raise KnobCheckUnavailable(f"{relpath(KNOBDOC)} --check-cmdline failed: "
+                                   f"{res.stderr.strip()}")
+    out = []
+    for line in res.stdout.splitlines():
+        num, _, msg = line.partition(": ")
+        out.append((int(num) - 1, msg))
+    return out
+
+
+def plan(loaded):
+    """The work list: one (matrix id, Run, repeat index) per boot. One pass over the
+    matrices, in matrix order, per repeat: this machine's speed drifts over minutes, and
+    repeats made back to back would put one configuration's medians in a slower stretch
+    than the next one's; spread over the whole bench, the drift falls on all alike."""
+    most = max((run.repeat for _, _, runs in loaded for run in runs), default=0)
+    return [(mid, run, i) for i in range(1, most + 1) for mid, _, runs in loaded
+            for run in runs if i <= run.repeat]
+
+
+def estimate_s(run):
+    """Expected wall time of one boot, for the ETA: fixed cost + warm-up + window."""
+    warmup = matrix.parse_time(run.guest.get("warmup", "100ms"))
+    return RUN_OVERHEAD_S + (warmup + run.duration_ns) / 1e9
+
+
+def relpath(path):
+    """A path as the tables show it: relative to the tree when inside it."""
+    return os.path.relpath(path, TOP) if path.startswith(TOP) else path
+
+
+class Progress:
+    """Which run, how many left, and the time the rest should take."""
+
+    def __init__(self, work):
+        self.work = work
+        self.started = time.monotonic()
+        self.overheads = []
+
+    def eta_s(self, index):
+        overhead = (sum(self.overheads) / len(self.overheads)) if self.overheads \
+            else RUN_OVERHEAD_S
+        return sum(estimate_s(run) - RUN_OVERHEAD_S + overhead
+                   for _, run, _ in self.work[index:])
+
+    def line(self, index):
+        mid, run, rep = self.work[index]
+        left = len(self.work) - index - 1
+        eta = self.eta_s(index)
+        rep_txt = f" #{rep}/{run.repeat}" if run.repeat > 1 else ""
+        return (f"[{index + 1:>2}/{len(self.work)}] {mid} {run.name}{rep_txt} "
+                f"({run.workload}, {run.settings['duration']}) | {left} left, "
+                f"ETA {int(eta // 60)}:{int(eta % 60):02d}")
+
+    def done(self, run, rec):
+        """Learns the boot's fixed cost: its wall time minus warm-up and window."""
+        q = rec.get("qemu")
+        if q:
+            warm = matrix.parse_time(run.guest.get("warmup", "100ms"))
+            self.overheads.append(max(0.0, q["seconds"] - (warm + run.duration_ns) / 1e9))

@@ -99,6 +99,11 @@ DEFAULTS = {"repeat": "1", "smp": "2", "machine": "microvm", "accel": "kvm",
 REQUIRED = ("workload", "duration")
 MAX_RUNS = 1000          # runs one matrix may expand to (each is at least one boot)
 
+# The bench's window edges are synchronised (the guest quiesces and waits for the probe's
+# acknowledgement), so no hold is needed; --window-hold adds one for a matrix that turns
+# window_sync off.
+WINDOW_HOLD = "0s"
+
 
 class MatrixError(ValueError):
     """A mistake in a matrix file; the message starts with `file:line:`."""
@@ -561,3 +566,26 @@ def guest_knob_names(table=KNOB_TABLE):
     if start < 0:
         raise ValueError(f"{table}: no KNOB_TABLE definition")
     return set(re.findall(r'\bK\(\s*\w+\s*,\s*"([^"]+)"', text[start:]))
+
+
+def config_of(run):
+    """The configuration a run belongs to: its run-line name without the sweep suffix and
+    without a `.part` ("no-poll.idle-hz=0" -> "no-poll"). The report lays tables out by it."""
+    suffix = "".join(f"-{short_key(k)}={v.replace(':', '_')}"
+                     for k, v in run.sweep.items())
+    base = run.name[:len(run.name) - len(suffix)] if suffix else run.name
+    return base.split(".", 1)[0]
+
+
+def guest_cmdline(run, window_hold=WINDOW_HOLD):
+    """The guest command line: the workload and its duration (matrix keys of their own),
+    the run's guest knobs, then window_sync=1 (exact window edges: the window probe of
+    bench/onerun.py) and a non-zero window_hold, each unless the matrix set it."""
+    parts = [f"workload={run.workload}", f"duration={run.settings['duration']}"]
+    if run.cmdline():
+        parts.append(run.cmdline())
+    if "window_sync" not in run.guest:
+        parts.append("window_sync=1")
+    if "window_hold" not in run.guest and parse_time(window_hold):
+        parts.append(f"window_hold={window_hold}")
+    return " ".join(parts)

@@ -1,9 +1,17 @@
-"""What the terminal shows about results: one line per finished run (stderr, as it ends)
-and the summary at the end (stdout): counts, each matrix's main table, the files written."""
+"""What the terminal shows: the bench's notes (say(), on stderr, as stdout stays the
+summary), one line per finished run (stderr, as it ends) and the summary at the end
+(stdout): counts, each matrix's main table, the files written."""
+import sys
+
 from idlelab.derive import runrow
 from idlelab.report import tables
 from idlelab.derive.records import is_number
 from idlelab.derive.runrow import aggregate, by_matrix
+
+
+def say(msg):
+    """A progress note or warning, on stderr."""
+    print(f"bench: {msg}", file=sys.stderr, flush=True)
 
 
 def result_line(rec, row):

@@ -24,7 +24,7 @@ from idlelab.report.layouts import governors as governors_table
 from idlelab.sim import run as simrun
 from idlelab.usage import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 from idlelab.derive.runrow import GUEST_TOTALS, RunRow, cpu_per_wakeup, time_us, workload_vcpus
-from idlelab.bench.workplan import config_of, guest_cmdline
+from idlelab.bench.matrix import config_of, guest_cmdline
 
 
 MATRIX = os.path.join(TOP, "tools", "matrices", "governors.txt")
