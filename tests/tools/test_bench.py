@@ -12,7 +12,7 @@ import pytest
 
 from conftest import TOP
 from idlelab.derive import records
-from idlelab import resultsfolder
+from idlelab.report import output
 from idlelab.bench import cli, invocation, matrix, onerun
 from idlelab.host import platform, samplers
 from idlelab.bench.matrix import parse
@@ -202,13 +202,13 @@ def test_quiet_waiter_gives_up_within_its_budget():
 
 
 def test_new_results_dir_and_latest_link(tmp_path):
-    a = resultsfolder.new_results_dir(str(tmp_path))
-    b = resultsfolder.new_results_dir(str(tmp_path))
+    a = output.new_results_dir(str(tmp_path))
+    b = output.new_results_dir(str(tmp_path))
     assert a != b and os.path.isdir(a) and os.path.isdir(b)
     assert re.fullmatch(r"\d{8}-\d{6}(-\d+)?", os.path.basename(b))
     latest = tmp_path / "latest"
     assert not os.path.lexists(latest)      # moved only once a folder is finished
-    resultsfolder.point_latest(b)
+    output.point_latest(b)
     assert os.path.islink(latest) and os.readlink(latest) == os.path.basename(b)
 
 

@@ -18,7 +18,7 @@ from conftest import TOP, require
 from idlelab.bench import matrix, onerun
 from idlelab.derive import runrow
 from idlelab.host import fault
-from idlelab.report import console, tables
+from idlelab.report import output, tables
 from idlelab.host.qemu import Outcome
 from test_report import META, record
 
@@ -109,7 +109,7 @@ def test_the_report_marks_a_disturbed_run():
     assert f"| stalled **DISTURBED**: {text} |" in md
     assert f"- Disturbed on purpose (stall=: a vCPU thread stopped by the host with ptrace " \
            f"inside the window): stalled: {text}." in md
-    assert console.result_line(rec, row).endswith(f" | DISTURBED: {text}")
+    assert output.result_line(rec, row).endswith(f" | DISTURBED: {text}")
     plain = runrow.summarize(record("m", "plain", "plain", "pingpong"))
     assert not plain.disturbed and plain.stall is None and plain.stall_ms is None
     assert "Disturbed" not in tables.markdown("m", [plain], META)

@@ -9,14 +9,14 @@ import signal
 import sys
 
 from idlelab.derive import records
-from idlelab import resultsfolder, usage
+from idlelab import usage
+from idlelab.report import output
 from idlelab.bench import matrix
 from idlelab.host import hosts, qemu
-from idlelab.report import write as report
-from idlelab.sim import hardware, predict
+from idlelab.sim import predict, simrun
 from idlelab.bench.invocation import (KnobCheckUnavailable, RUN_OVERHEAD_S, SEEDS, Signals, TOP,
     builtin_matrices, check_cmdlines, estimate_s, load_matrices, run_all)
-from idlelab.report.console import say
+from idlelab.report.output import say
 from idlelab.usage import EXIT_NO_KVM, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 
 RESULTS_DIR = os.path.join(TOP, "results")
@@ -152,21 +152,21 @@ def rebuild_report(outdir):
     """--report: the reports of an existing folder, from its raw records. A folder a killed
     bench left is said to be incomplete, marked so, and reported from what it holds."""
     try:
-        resultsfolder.check_folder(outdir)
-        meta = resultsfolder.read_meta(outdir)
-        recs = resultsfolder.read_raw(outdir)
-    except resultsfolder.FolderError as e:
+        output.check_folder(outdir)
+        meta = output.read_meta(outdir)
+        recs = output.read_raw(outdir)
+    except output.FolderError as e:
         say(f"--report {e}")
         return EXIT_USAGE
-    status = resultsfolder.status(meta)
-    if status == resultsfolder.RUNNING:
+    status = output.status(meta)
+    if status == output.RUNNING:
         say(f"--report {outdir}: still being written by the bench with pid "
             f"{meta['owner']['pid']}: wait for it to end")
         return EXIT_USAGE
-    if status == resultsfolder.INCOMPLETE:
-        say(resultsfolder.incomplete_note(outdir, meta) + "; reporting those")
-        meta = resultsfolder.mark_incomplete(outdir, meta, "--report")
-    for path in report.write_all(outdir, recs, meta, hardware=hardware.rows_if_built(recs)):
+    if status == output.INCOMPLETE:
+        say(output.incomplete_note(outdir, meta) + "; reporting those")
+        meta = output.mark_incomplete(outdir, meta, "--report")
+    for path in output.write_all(outdir, recs, meta, hardware=simrun.rows_if_built(recs)):
         print(path)
     return EXIT_OK
 
@@ -195,10 +195,10 @@ def main(argv=None):
         list_matrices(loaded)
         return EXIT_OK
     try:
-        resultsfolder.check_parent(args.results_dir)
+        output.check_parent(args.results_dir)
         if args.resume:
-            resultsfolder.check_folder(args.resume)
-    except resultsfolder.FolderError as e:
+            output.check_folder(args.resume)
+    except output.FolderError as e:
         say(f"{'--resume' if args.resume else '--results-dir'} {e}")
         return EXIT_USAGE
     accel, msg, code = choose_accel(args.accel, args.require_kvm)

@@ -23,17 +23,15 @@ import tempfile
 import threading
 import time
 
-from idlelab import resultsfolder
 from idlelab.bench import matrix, onerun
 from idlelab.bench.onerun import Context, execute
 from idlelab.derive import records, runrow
 from idlelab.host import hosts, platform, qemu
 from idlelab.host.platform import HostParams
 from idlelab.host.samplers import QuietWaiter, loadavg
-from idlelab.report import console, write
-from idlelab.report.console import say
-from idlelab.report.write import append_csv, write_csv
-from idlelab.sim import hardware
+from idlelab.report import output
+from idlelab.report.output import append_csv, say, write_csv
+from idlelab.sim import simrun
 from idlelab.usage import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 from idlelab.wakepath import insncount
 
@@ -104,11 +102,11 @@ def reclaim(results_dir):
     n = onerun.reclaim_temp_dirs()
     if n:
         say(f"removed {n} temporary folder{'s' if n > 1 else ''} of benches that were killed")
-    resultsfolder.reclaim_latest_tmp(results_dir)
-    for path, meta in resultsfolder.find_incomplete(results_dir):
-        say(resultsfolder.incomplete_note(relpath(path), meta)
+    output.reclaim_latest_tmp(results_dir)
+    for path, meta in output.find_incomplete(results_dir):
+        say(output.incomplete_note(relpath(path), meta)
             + f"; `tools/bench --report {relpath(path)}` writes its tables")
-        resultsfolder.mark_incomplete(path, meta, f"the bench started at pid {os.getpid()}")
+        output.mark_incomplete(path, meta, f"the bench started at pid {os.getpid()}")
 
 
 class Place:
@@ -138,7 +136,7 @@ def run_all(args, loaded, accel, signals=None):
                   timeout_s=args.timeout)
     try:
         resumed = resume_state(args.resume) if args.resume else None
-    except resultsfolder.FolderError as e:
+    except output.FolderError as e:
         say(f"--resume {e}")
         return EXIT_USAGE
     work = plan(loaded)        # its length and order; the cost table only resolves values
@@ -153,21 +151,21 @@ def run_all(args, loaded, accel, signals=None):
             if resumed:
                 outdir, recs = args.resume, resumed["recs"]
                 meta = dict({k: v for k, v in resumed["meta"].items() if k != "state"},
-                            status=resultsfolder.RUNNING, owner=resultsfolder.owner())
+                            status=output.RUNNING, owner=output.owner())
                 meta.setdefault("resumed", []).append(
                     {"at_run": len(recs) + 1, "note": args.resume_note,
                      "host": hosts.describe(accel)})
             else:
-                outdir = resultsfolder.new_results_dir(args.results_dir)
+                outdir = output.new_results_dir(args.results_dir)
                 meta = invocation_meta(args, loaded, ctx, outdir)
             meta.update(runs_made=len(recs), runs_planned=len(work),
                         runs_planned_by_matrix=planned_by_matrix(work))
-            resultsfolder.write_meta(outdir, meta)
+            output.write_meta(outdir, meta)
             write_csv([runrow.summarize(r) for r in recs],
-                      os.path.join(outdir, write.CSV_NAME))
-            resultsfolder.point_latest(outdir)
+                      os.path.join(outdir, output.CSV_NAME))
+            output.point_latest(outdir)
         place.after = len(recs)
-        ctx.tmpdir = resultsfolder.tmp_dir(outdir)
+        ctx.tmpdir = output.tmp_dir(outdir)
         if not onerun.sockets_work(ctx.tmpdir):
             say(f"{ctx.tmpdir}: its filesystem takes no UNIX sockets: the boots' temporary "
                 f"folders (their QMP sockets) go to {tempfile.gettempdir()}")
@@ -190,7 +188,7 @@ def run_all(args, loaded, accel, signals=None):
             code = EXIT_RUN_FAILED
         else:
             meta["cost_table"] = costs
-            resultsfolder.write_meta(outdir, meta)
+            output.write_meta(outdir, meta)
             work = plan(loaded)
             if accel == "kvm":
                 prepare_kvm(ctx, work)
@@ -200,7 +198,7 @@ def run_all(args, loaded, accel, signals=None):
             run_work(work, ctx, outdir, waiter, waited, recs, args.quiet_below, signals,
                      place, meta, args.cooldown,
                      resume=(args.resume_note, args.resume_fail) if resumed else None)
-    except resultsfolder.FolderError as e:
+    except output.FolderError as e:
         if outdir is not None:
             raise
         say(f"--results-dir {e}")
@@ -222,23 +220,23 @@ def run_all(args, loaded, accel, signals=None):
         meta.update(interrupted=True, error=f"{type(e).__name__}: {e}", where=place.describe())
         error = e
     signals.finishing()
-    resultsfolder.remove_tmp(outdir)
+    output.remove_tmp(outdir)
     onerun.reclaim_temp_dirs(own=True)     # a neighbour's or an older bench's, outside it
-    meta[resultsfolder.STATUS] = resultsfolder.INTERRUPTED if meta.get("interrupted") \
-        else resultsfolder.COMPLETE
+    meta[output.STATUS] = output.INTERRUPTED if meta.get("interrupted") \
+        else output.COMPLETE
     meta.update(runs_made=len(recs), runs_planned=len(work),
                 seconds=round(time.monotonic() - t0, 1), quiet_wait_s=round(waiter.spent_s, 1))
     try:
-        written = write.write_all(outdir, recs, meta, hardware=hardware.rows_if_built(recs))
+        written = output.write_all(outdir, recs, meta, hardware=simrun.rows_if_built(recs))
     except Exception as e:  # a defect of the report's: the raw records stay, said in one line
         meta["report_error"] = f"{type(e).__name__}: {e}"
-        resultsfolder.write_meta(outdir, meta)
+        output.write_meta(outdir, meta)
         say(f"the tables could not be written ({meta['report_error']}); every run is kept in "
             f"{relpath(outdir)}/raw and runs.csv: `tools/bench --report {relpath(outdir)}` "
             "writes them again")
         return EXIT_RUN_FAILED
-    resultsfolder.write_meta(outdir, meta)
-    print(console.summary(recs, meta, written), flush=True)
+    output.write_meta(outdir, meta)
+    print(output.summary(recs, meta, written), flush=True)
     if error is not None:
         raise error
     if meta.get("signal"):
@@ -305,7 +303,7 @@ def run_work(work, ctx, outdir, waiter, waited, recs, quiet_below, signals, plac
     with that note instead of being run."""
     progress = Progress(work)
     start = len(recs)
-    csv_path = os.path.join(outdir, write.CSV_NAME)
+    csv_path = os.path.join(outdir, output.CSV_NAME)
     for i, (mid, run, rep) in enumerate(work):
         if i < start:
             continue
@@ -328,28 +326,28 @@ def run_work(work, ctx, outdir, waiter, waited, recs, quiet_below, signals, plac
         row = runrow.summarize(rec)
         # A run is in raw/, runs.csv and meta.json's count together, or in none of them.
         with signals.deferred():
-            resultsfolder.write_json(resultsfolder.raw_path(outdir, i + 1, rec), rec)
+            output.write_json(output.raw_path(outdir, i + 1, rec), rec)
             append_csv(row, csv_path)
             recs.append(rec)
             meta["runs_made"] = len(recs)
-            resultsfolder.write_meta(outdir, meta)
+            output.write_meta(outdir, meta)
             place.run, place.after = None, i + 1
-        print(console.result_line(rec, row), file=sys.stderr, flush=True)
+        print(output.result_line(rec, row), file=sys.stderr, flush=True)
         waited = (0.0, None, None)
-        if console.saw_other_load(row, quiet_below) and i + 1 < len(work):
+        if output.saw_other_load(row, quiet_below) and i + 1 < len(work):
             waited = waiter.wait("the last run saw other load")
 
 
 def resume_state(outdir):
     """The folder an interrupted bench left, to go on with: its meta.json and the records of
     its runs, which must be the first runs of the work list in order (raw/NNN-...)."""
-    resultsfolder.check_folder(outdir)
-    meta = resultsfolder.read_meta(outdir)
-    recs = resultsfolder.read_raw(outdir)
-    names = sorted(n for n in os.listdir(os.path.join(outdir, resultsfolder.RAW))
+    output.check_folder(outdir)
+    meta = output.read_meta(outdir)
+    recs = output.read_raw(outdir)
+    names = sorted(n for n in os.listdir(os.path.join(outdir, output.RAW))
                    if n.endswith(".json"))
     if [n[:3] for n in names] != [f"{i + 1:03d}" for i in range(len(names))]:
-        raise resultsfolder.FolderError(f"{outdir}: raw/ is not runs 1..{len(names)} in "
+        raise output.FolderError(f"{outdir}: raw/ is not runs 1..{len(names)} in "
                                         "order: it cannot be resumed")
     return {"meta": meta, "recs": recs}
 
@@ -358,7 +356,7 @@ def invocation_meta(args, loaded, ctx, outdir):
     """What the tables' headers say about this invocation and machine, and that the folder
     is being written (status running, by this process) until the end rewrites it."""
     return {
-        resultsfolder.STATUS: resultsfolder.RUNNING, "owner": resultsfolder.owner(),
+        output.STATUS: output.RUNNING, "owner": output.owner(),
         "results": relpath(outdir),
         "started": time.strftime("%Y-%m-%d %H:%M:%S"),
         "quick": bool(args.quick and not args.matrix),

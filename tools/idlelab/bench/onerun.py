@@ -32,7 +32,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
-from idlelab import resultsfolder
+from idlelab.report import output
 from idlelab.bench import matrix
 from idlelab.bench.matrix import WINDOW_HOLD, config_of, guest_cmdline
 from idlelab.derive import kvmdelta, records
@@ -42,7 +42,7 @@ from idlelab.host import fault, hosts, neighbour, platform, qemu, samplers
 from idlelab.host.platform import HostParams
 from idlelab.host.samplers import WaitSampler, Waits, host_cpus, load_sample, loadavg, other_load
 from idlelab.host.windowtrace import WindowTrace
-from idlelab.report.console import say
+from idlelab.report.output import say
 
 
 # A boot's private temporary folder (its QMP socket) is named after the bench's pid, so a
@@ -148,7 +148,7 @@ def reclaim_temp_dirs(tmpdir=None, own=False):
         for name in os.listdir(tmpdir):
             m = _TEMP_NAME.match(name)
             if m and (int(m.group(1)) == os.getpid() if own
-                      else not resultsfolder.pid_alive(int(m.group(1)))):
+                      else not output.pid_alive(int(m.group(1)))):
                 shutil.rmtree(os.path.join(tmpdir, name), ignore_errors=True)
                 gone += 1
     return gone
@@ -488,6 +488,6 @@ def verdict(rec, outcome):
     return "ok", None
 
 
-def enabled_caps(output):
+def enabled_caps(serial):
     """The per-VM halt_poll_ns values the preload library reports it enabled."""
-    return [ns for ns, _ in platform.enabled_values(output)]
+    return [ns for ns, _ in platform.enabled_values(serial)]

@@ -21,7 +21,7 @@ from idlelab.bench import matrix
 
 from idlelab.report import plots
 from idlelab.report.layouts import governors as governors_table
-from idlelab.sim import run as simrun
+from idlelab.sim import simrun
 from idlelab.usage import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 from idlelab.derive.runrow import GUEST_TOTALS, RunRow, cpu_per_wakeup, time_us, workload_vcpus
 from idlelab.bench.matrix import config_of, guest_cmdline

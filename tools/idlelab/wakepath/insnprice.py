@@ -24,7 +24,7 @@ import sys
 
 from idlelab.derive import records
 from idlelab.host import hosts, platform, qemu
-from idlelab import resultsfolder
+from idlelab.report import output
 from idlelab.wakepath import insncount, insnprofile
 from idlelab.usage import EXIT_NO_KVM, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 
@@ -65,7 +65,7 @@ def folder_table(where):
         raise records.CostTableError(f"{where}: no such file or folder")
     folder, name = (os.path.split(where) if os.path.isfile(where) else (where, None))
     try:
-        table = resultsfolder.read_meta(folder, name).get("cost_table") or {}
+        table = output.read_meta(folder, name).get("cost_table") or {}
     except OSError as e:
         raise records.CostTableError(f"{where}: {e.strerror}") from None
     if not isinstance(table, dict) or not isinstance(table.get("prims"), dict):
@@ -176,7 +176,7 @@ def main(argv):
             where = f"a cost table measured now ({accel})"
         rows = estimate(table, profile=functools.partial(insnprofile.profile, build=args.build),
                         insns=functools.partial(insnprofile.instructions, args.build))
-    except (records.CostTableError, resultsfolder.FolderError) as e:
+    except (records.CostTableError, output.FolderError) as e:
         print(f"wakepath-estimate: {e}", file=sys.stderr)
         return EXIT_USAGE if args.costs else EXIT_RUN_FAILED
     except (RuntimeError, ValueError, OSError, subprocess.CalledProcessError) as e:
