@@ -1,5 +1,5 @@
-"""Whose fault a late or lost wake-up was (attribution.py), from canned records and waits; and
-the wait sources it asks (host/vcputhreads.py): the sampled run delay with its brackets and stalls,
+"""Whose fault a late or lost wake-up was (derive/records.py), from canned records and waits; and
+the wait sources it asks (host/samplers.py): the sampled run delay with its brackets and stalls,
 and the nested host's outer waits mapped onto the inner clock."""
 import json
 import time

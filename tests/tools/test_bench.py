@@ -1,7 +1,7 @@
-"""tools/bench without QEMU: the built-in matrices and work plan (workplan), run naming and
-the guest command line, which global-parameter runs can be made (hostparams, onerun),
-machine-load arithmetic (hostload), the results folder (resultsfolder), progress, and the
-CLI's accelerator choice and exit codes (cli)."""
+"""tools/bench without QEMU: the built-in matrices and work plan (invocation), run naming and
+the guest command line (matrix), which global-parameter runs can be made (platform, onerun),
+machine-load arithmetic (samplers), the results folder (output), progress, and the CLI's
+accelerator choice and exit codes (cli)."""
 import errno
 import os
 import re

@@ -1,4 +1,4 @@
-"""hostparams against a fake parameter directory: never the real /sys/module/kvm."""
+"""KVM's global parameters (host/platform.py) against a fake parameter directory: never the real /sys/module/kvm."""
 import json
 import os
 import signal

@@ -38,7 +38,7 @@ SEC = 1_000_000_000
 
 
 def serial(workload, knobs, hlt, policy="halt", msr=1, rtt=600000, n=1000):
-    """Guest output as the kernel prints it (the records derive/figures.py reads)."""
+    """Guest output as the kernel prints it (the records derive/runrow.py reads)."""
     lines = ["idlelab: booted via multiboot1",
              f"@idlelab idle policy={policy} reason=knob pollflag=1 hostpoll="
              f"{knobs.get('hostpoll', 'auto')} msr={msr}",

@@ -43,7 +43,7 @@ CAUGHT = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 class Interrupted(KeyboardInterrupt):
     """A stop signal, raised where the bench was. A KeyboardInterrupt, so everything that
-    already cleans up after Ctrl-C (qemu.run, hostparams.override) does so for all three."""
+    already cleans up after Ctrl-C (qemu.run, platform.override) does so for all three."""
 
     def __init__(self, signum):
         super().__init__(signal.Signals(signum).name)
@@ -255,7 +255,7 @@ def planned_by_matrix(work):
 
 
 def measure_costs(accel, loaded, timeout):
-    """The platform's cost table, first (primcosts.py), and the matrices with their scaled
+    """The platform's cost table, first (derive/records.py), and the matrices with their scaled
     values resolved from it. (None, loaded) when a matrix needs the table and it could not be
     measured: nothing else runs then. A matrix that does not need it runs anyway, and the
     failure is kept in meta.json."""

@@ -24,7 +24,7 @@ One run per line::
 Keys
 ----
 ==================  =======================================================================
-workload            required. The workload's name (`[a-z][a-z0-9_-]*`); tools/idlelab/bench/workplan.py maps it onto the guest command line.
+workload            required. The workload's name (`[a-z][a-z0-9_-]*`); guest_cmdline() below maps it onto the guest command line.
 duration            required. How long to measure: an integer with a unit, `ns|us|ms|s`.
 repeat              how many times to make the run (default 1).
 smp                 vCPUs, 1..64 (default 2).

@@ -66,7 +66,7 @@ class RunRow:
     pin: str = None               # pin=: the host CPU of each vCPU ("0+1"), None: not pinned
     guest: str = None             # guest=: idlelab (its kernel) or linux (tools/linuxguest/)
     # late and lost wake-ups the guest reported (selftest=wakeup), by whose fault the host's
-    # measured waits say it was (attribution.py); None: the run reported none to attribute
+    # measured waits say it was (derive/records.py); None: the run reported none to attribute
     late_host: int = None
     late_guest: int = None
     lost_host: int = None

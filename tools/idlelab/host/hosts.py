@@ -188,7 +188,7 @@ CPU = "max"        # under TCG: SVM with nested paging and vGIF (no nrip-save)
 BOOT_S = 90        # emulated host start to its job (about 5 s here); beyond, it is wedged
 WEDGE_S = 30       # no heartbeat for this long while a job runs: wedged
 SECOND_NS = 1_000_000_000
-OUTER_WAIT_FILE = "outer-wait.jsonl"  # this machine's waits of the host's vCPUs (vcputhreads)
+OUTER_WAIT_FILE = "outer-wait.jsonl"  # this machine's waits of the host's vCPUs (host/samplers.py)
 ASK_S = 3          # no heartbeat for this long: ask the monitor whether the host reset
 # The host faults a job is retried after, by what _attempt puts in JobResult.error.
 FAULTS = {"wedged": f"the emulated host wedged (no heartbeat for {WEDGE_S} s)",
@@ -312,7 +312,7 @@ class JobResult:
     boot_s: float = None       # QEMU start to the job's start, by our clock
     wedged: bool = False       # the last attempt's host wedged (the job did not finish)
     # how long this machine kept the emulated host's own vCPU threads waiting to run over
-    # the job (vcputhreads): {"total_ms": {cpu: ms}, "worst_1s_ms": the most in any second}
+    # the job (host/samplers.py): {"total_ms": {cpu: ms}, "worst_1s_ms": the most in any second}
     outer_wait: dict = None
 
 

@@ -290,7 +290,7 @@ class WaitSampler:
 # --- the nested host's own vCPUs -------------------------------------------------------------
 # Inside the nested KVM host, a guest's lateness may come from this machine not running the
 # nested host's vCPU threads, which nothing inside can see (no steal time under TCG). The
-# harness outside (nested.py) samples those threads' run delay and writes it, with the
+# harness outside (host/hosts.py) samples those threads' run delay and writes it, with the
 # heartbeats that map the nested host's clock to its own, into the job's folder, which the
 # tree's share (no cache) shows inside at the same path; OUTER_ENV names the file.
 OUTER_ENV = "IDLELAB_OUTER_WAIT"
@@ -417,7 +417,7 @@ class OuterWait:
 
 
 class Waits:
-    """What attribution.attribute() asks: this host's measure of a vCPU's wait, plus, inside
+    """What records.attribute() asks: this host's measure of a vCPU's wait, plus, inside
     the nested host, the most the outer machine kept any of the nested host's vCPUs waiting
     over the same interval."""
 

@@ -1,6 +1,6 @@
 """One boot of selftest=wakeup (or any run that may print late or lost wake-ups) with the
-host's waits sampled beside it (vcputhreads.WaitSampler), so that each late or lost wake-up
-comes back attributed (attribution.py); and the retry rule the tests use: a run that failed
+host's waits sampled beside it (samplers.WaitSampler), so that each late or lost wake-up
+comes back attributed (derive/records.py); and the retry rule the tests use: a run that failed
 only by wake-ups the host's waits cover is made again, at most twice more, and the verdict
 is the guest's own or, after every attempt, "host-starved"."""
 import time

@@ -374,7 +374,7 @@ def write_all(outdir, recs, meta, predicted=None, hardware=None):
     note in their place when the plots had to be skipped). `predicted`, {run_key:
     {predicted_* column: value}} (predict.py), fills the predicted columns, and the tables
     show a run that could not be run here by its simulated figures, labelled so.
-    `hardware`, [RunRow] (sim/hardware.py), is the same matrices predicted with hardware
+    `hardware`, [RunRow] (sim/simrun.py), is the same matrices predicted with hardware
     costs, which the seed tables show beside the measured ones."""
     rows = [derive.summarize(r) for r in recs]
     if predicted:

@@ -76,7 +76,7 @@ def spread_cell(row, key, digits=1):
 
 def hardware_rows(meta, mid):
     """The same matrix's runs predicted by idlelab-sim with hardware costs
-    (sim/hardware.py, filled by tools/bench --predict), [] without."""
+    (sim/simrun.py, filled by tools/bench --predict), [] without."""
     return [r for r in meta.get("hardware_rows") or [] if r.matrix == mid]
 
 
@@ -195,7 +195,7 @@ def conditions(rows):
 
 
 def late_line(rows):
-    """Late and lost wake-ups the guests reported, by whose fault (attribution.py)."""
+    """Late and lost wake-ups the guests reported, by whose fault (derive/records.py)."""
     kinds = ("late_host", "late_guest", "lost_host", "lost_guest")
     seen = [r for r in rows if any(getattr(r, k) for k in kinds)]
     if not seen:

@@ -128,7 +128,7 @@ def cost_file_ns(path=COST_FILE):
 
 
 def prim_table(path=COST_FILE):
-    """A cost table in primcosts' shape with the primitives PRIM_TERMS derives."""
+    """A cost table in derive/records.py's shape with the primitives PRIM_TERMS derives."""
     costs = cost_file_ns(path)
     return {"prims": {p: {"ns_p50": float(sum(costs[t] for t in terms))}
                       for p, terms in PRIM_TERMS.items()}}
