@@ -369,6 +369,8 @@ def invocation_meta(args, loaded, ctx, outdir):
     }
 
 
+# --- The work plan: from matrix files to the work list ------------------------------------
+
 TOP = qemu.TOP
 MATRIX_DIR = os.path.join(TOP, "tools", "matrices")
 QUICK_DIR = os.path.join(MATRIX_DIR, "quick")
@@ -460,6 +462,8 @@ def relpath(path):
     """A path as the tables show it: relative to the tree when inside it."""
     return os.path.relpath(path, TOP) if path.startswith(TOP) else path
 
+
+# --- The progress line --------------------------------------------------------------------
 
 class Progress:
     """Which run, how many left, and the time the rest should take."""

@@ -254,6 +254,8 @@ def boot(run, rec, ctx):
     return rec
 
 
+# --- The window probe ---------------------------------------------------------------------
+
 # KVM's per-vCPU statistics the issue asks for (plus insn_emulation: on a nested KVM the
 # emulated ring-0 instructions are counted there, not in `exits`).
 STATS = ("halt_exits", "halt_attempted_poll", "halt_successful_poll", "halt_poll_invalid",
@@ -382,6 +384,8 @@ class WindowProbe:
         if self.session is not None:
             self.session.close()
 
+
+# --- The raw record -----------------------------------------------------------------------
 
 def run_accel(run, accel):
     """A run asking for TCG in its matrix gets it; otherwise the invocation's choice."""

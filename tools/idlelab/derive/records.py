@@ -85,6 +85,8 @@ def parse_records(text):
     return out
 
 
+# --- One run's results --------------------------------------------------------------------
+
 # The idle time and the window's ends are converted from cycles to ns separately.
 IDLE_SLACK_NS = 1000
 # The Linux guest reads each idle state's time from sysfs in whole µs (truncated), per state
@@ -191,6 +193,8 @@ def check_invariants(run):
             bad.append(f"cpu {i}: idle_ns {c['idle_ns']} > window {window_ns} ns")
     return bad
 
+
+# --- The platform's cost table ------------------------------------------------------------
 
 PRIMS = ("alu", "pause", "rdtsc", "locked_rmw", "cli_sti", "cpuid", "wrmsr_pollctl",
          "ipi_send", "ipi_halt_rtt", "poll_wake_rtt", "timer", "ipi_run_rtt", "load", "call",
@@ -334,6 +338,8 @@ def path_markdown(path):
             f"({path['knobs']}): " + ", ".join(f"{p} {path[p]:.0f}" for p in phases)
             + f" ({sum(path[p] for p in phases):.0f} in all).", ""]
 
+
+# --- Whose fault a late or lost wake-up was -----------------------------------------------
 
 LATE_HOST, LATE_GUEST = "late_host", "late_guest"
 LOST_HOST, LOST_GUEST = "lost_host", "lost_guest"

@@ -230,6 +230,8 @@ def by_matrix(rows):
     return out
 
 
+# --- From one raw record to its RunRow ----------------------------------------------------
+
 GUEST_SIDE = ("hlt", "halts_aborted", "wakeups", "ipi_received", "timer_irqs", "poll_hits",
               "ipi_avoided", "steal_ns", "polls_suspended")
 HOST_SIDE = ("halt_exits", "halt_attempted_poll", "halt_successful_poll", "halt_wakeup",

@@ -173,6 +173,8 @@ def delegate_bench(argv, prog="bench"):
               "host", file=sys.stderr, flush=True)
 
 
+# --- The nested KVM host ------------------------------------------------------------------
+
 TOP = qemu.TOP
 TOOLS = os.path.join(TOP, "tools", "nested")
 IMAGE = os.path.join(TOP, "build", "nested", "image")

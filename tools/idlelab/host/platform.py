@@ -314,6 +314,8 @@ class HostParams:
         return note
 
 
+# --- The per-VM halt-polling window (libhaltpoll_cap.so) ----------------------------------
+
 LIBRARY = os.path.join(TOP, "build", "host", "libhaltpoll_cap.so")
 MAKEFILE = os.path.join(TOP, "tools", "harness.mk")
 ENV_NS = "IDLELAB_HALT_POLL_NS"
@@ -416,6 +418,8 @@ def get_halt_poll_ns(ctl_path, timeout=5.0):
     """The last value KVM accepted for this VM (KVM cannot be asked), None if never set."""
     return _reply_value(ctl_path, request(ctl_path, "get", timeout))
 
+
+# --- The cost table, measured -------------------------------------------------------------
 
 def measure(accel, iters=ITERS, timeout=120):
     """Boots bench=exits once; returns {"accel", "iters", "seconds", "prims": parse()}.

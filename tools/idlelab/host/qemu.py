@@ -320,6 +320,8 @@ def _read_some(proc, deadline):
             return data
 
 
+# --- The guest's exit codes: a QEMU exit status decoded -----------------------------------
+
 HEADER = os.path.join(TOP, "kernel", "exit_codes.h")
 _ENTRY = re.compile(r'X\((\w+),\s*(0x[0-9a-fA-F]+|\d+),\s*"([^"]*)"\)')
 
@@ -375,6 +377,8 @@ def decode(status, timed_out=False, header=HEADER):
         return Outcome("UNKNOWN", code, f"guest exit code {code:#x} is not in exit_codes.h")
     return Outcome("QEMU_ERROR", -1, f"QEMU exited with status {status}")
 
+
+# --- QMP: the client ----------------------------------------------------------------------
 
 DEFAULT_TIMEOUT = 10.0
 

@@ -134,6 +134,8 @@ class QuietWaiter:
                 self.say(f"waiting for a quiet machine ({why}: {pct:.1f}% other load)")
 
 
+# --- QEMU's vCPU threads ------------------------------------------------------------------
+
 PERIOD_S = 0.005
 RESCAN_EVERY = 20       # samples between two looks for vCPU threads that started since
 EDGE_NS = 50_000_000    # how far outside the sampled span an interval's edge may be read

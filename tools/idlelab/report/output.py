@@ -319,6 +319,8 @@ def reclaim_latest_tmp(parent):
                 os.unlink(os.path.join(parent, name))
 
 
+# --- The reports --------------------------------------------------------------------------
+
 CSV_NAME = "runs.csv"
 
 
@@ -402,6 +404,8 @@ def write_all(outdir, recs, meta, predicted=None, hardware=None):
         written.append(plots.SKIPPED.format(python=sys.executable))
     return written
 
+
+# --- The terminal -------------------------------------------------------------------------
 
 def say(msg):
     """A progress note or warning, on stderr."""

@@ -105,6 +105,8 @@ def predict_record(rec, costs="here", sim=SIM):
     return figures(recs, rec["workload"], int(rec["smp"]), cpus)
 
 
+# --- The same experiment on hardware KVM, predicted ---------------------------------------
+
 COSTS = "hardware"
 COST_FILE = os.path.join(TOP, "tools", "sim", "costs", "hardware.txt")
 PRIM_TERMS = {"timer": ("timer_arm", "timer_running", "irq_entry"),
