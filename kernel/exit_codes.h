@@ -1,7 +1,7 @@
 /*
  * Every way a run can end, as the byte written to QEMU's isa-debug-exit port; QEMU then
  * exits with status (code << 1) | 1. The host decodes these in exactly one place
- * (tools/idlelab/host/exitcodes.py), which reads the list below: keep one X(...) per line and
+ * (tools/idlelab/host/qemu.py), which reads the list below: keep one X(...) per line and
  * never reuse a value. boot/entry.asm repeats BOOT_FAILED (it cannot include C).
  *
  * Code 0 is avoided on purpose: it would give status 1, which QEMU also uses for its own

@@ -85,7 +85,7 @@ static uint64_t pick_delay(struct prng *rng, const struct target *t)
  * What the target CPU is doing, for the report of a wake-up still unseen after the bound
  * (what=late_wakeup) or given up (what=lost_wakeup). t0_ns (the TSC clock of the window
  * markers) and the two CPUs let the host attribute the time to its own scheduling of the
- * vCPUs (tools/idlelab/derive/attribution.py).
+ * vCPUs (tools/idlelab/derive/records.py).
  */
 static void report_unseen(const char *what, const struct target *t, uint64_t ticket, uint64_t t0,
 			  uint64_t waited_ns)

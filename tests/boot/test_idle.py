@@ -7,8 +7,8 @@ import time
 import pytest
 
 from idlelab.bench import matrix
-from idlelab.derive import attribution, tolerance
-from idlelab.host import fault, qemu, vcputhreads, wakeup_verdict
+from idlelab.derive import records, tolerance
+from idlelab.host import fault, qemu, samplers, wakeup_verdict
 from conftest import TOP, require
 from test_boot import ACCELS, ACCELS_FULL, TIMEOUT, assert_exit, boot, one, run
 from test_window_sync import synced_run
@@ -154,7 +154,7 @@ def test_no_wakeup_is_lost(accel, knobs, iters):
         tries = wakeup_verdict.until_guest_verdict(cfg, timeout=TIMEOUT)
         last = tries[-1]
         assert not last.res.timed_out, last.res.output[-2000:]
-        assert not last.guest_faults, "\n".join(attribution.describe(e)
+        assert not last.guest_faults, "\n".join(records.describe(e)
                                                  for e in last.guest_faults)
         reason = wakeup_verdict.starved_every_time(tries)
         if reason:
@@ -195,11 +195,11 @@ def test_a_guest_that_loses_a_wakeup_is_blamed_every_time(accel):
         assert len(tries) == 1, [t.events for t in tries]
         last = tries[-1]
         assert_exit(last.res, "TEST_FAILED")
-        lost = [e for e in last.events if e["kind"] == attribution.LOST_GUEST]
+        lost = [e for e in last.events if e["kind"] == records.LOST_GUEST]
         assert len(lost) == 1, (last.events, last.res.output[-2000:])
         e = lost[0]
         assert e["measured"] and e["late_ns"] >= 50 * FAULT_BOUND_NS, e
-        assert e["host_wait_ns"] < e["late_ns"], attribution.describe(e)
+        assert e["host_wait_ns"] < e["late_ns"], records.describe(e)
 
 
 def test_the_wakeup_watchdog_bounds_silence_not_length():
@@ -279,11 +279,11 @@ def assert_late_and_the_hosts(att, stall_ns):
     assert w["ok"] == "0" and int(w["late"]) >= 1 and w["lost"] == "0", res.output[-2000:]
     assert int(w["lat_max_ns"]) > int(w["bound_ns"])
     assert att.events and len(att.events) == int(w["late"]), att.events
-    assert all(e["kind"] == attribution.LATE_HOST and e["measured"] for e in att.events), \
-        [attribution.describe(e) for e in att.events]
+    assert all(e["kind"] == records.LATE_HOST and e["measured"] for e in att.events), \
+        [records.describe(e) for e in att.events]
     assert att.host_starved
     worst = max(att.events, key=lambda e: e["late_ns"])
-    assert worst["host_wait_ns"] >= stall_ns * 0.9, attribution.describe(worst)
+    assert worst["host_wait_ns"] >= stall_ns * 0.9, records.describe(worst)
 
 
 @pytest.mark.parametrize("accel", ACCELS_FULL)
@@ -295,7 +295,7 @@ def test_a_stalled_vm_gives_the_honest_late_verdict(accel):
     attribution, told of the stop, calls every such wake-up late_host."""
     stall_s = 0.3
     state = {}
-    sampler = vcputhreads.WaitSampler()
+    sampler = samplers.WaitSampler()
 
     def on_start(proc):
         state["pid"] = proc.pid
@@ -353,14 +353,14 @@ def test_a_stalled_waker_vcpu_gives_the_honest_late_verdict(accel):
     require(accel)
     for _ in range(STALL_ATTEMPTS):
         state = {}
-        sampler = vcputhreads.WaitSampler()
+        sampler = samplers.WaitSampler()
 
         def on_start(proc):
             state["pid"] = proc.pid
 
         def on_line(line):
             if "@idlelab window state=open" in line and "stall" not in state:
-                threads = vcputhreads.find_vcpu_threads(state["pid"])
+                threads = samplers.find_vcpu_threads(state["pid"])
                 state["t0"] = time.monotonic_ns()
                 state["stall"] = fault.Stall(spec, state["pid"], threads)
                 state["stall"].start(state["t0"])

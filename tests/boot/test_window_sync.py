@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from idlelab.bench import probe
-from idlelab.derive import kvmdelta, results
+from idlelab.bench import onerun
+from idlelab.derive import kvmdelta, records
 from idlelab.host import qemu
 from test_boot import ACCELS, one, run
 
@@ -20,7 +20,7 @@ def synced_run(cfg, expect="SUCCESS"):
     and the KVM delta between the two markers (KVM's counters; thread CPU time under TCG)."""
     cfg.cmdline = f"{cfg.cmdline} window_sync=1"
     cfg.qmp = os.path.join(tempfile.mkdtemp(prefix="idlelab-sync-"), "qmp")
-    p = probe.WindowProbe(cfg.qmp, qemu.resolve_accel(cfg.accel), 0)
+    p = onerun.WindowProbe(cfg.qmp, qemu.resolve_accel(cfg.accel), 0)
     try:
         res = run(cfg, expect, on_line=p.on_line, on_start=p.on_start)
     finally:
@@ -43,7 +43,7 @@ def synced_run(cfg, expect="SUCCESS"):
 ])
 def test_guest_hlt_equals_host_halt_exits_on_every_vcpu(workload):
     res, delta = synced_run(qemu.Config(smp=2, accel="kvm", cmdline=f"{SHORT} {workload}"))
-    cpus = results.parse_run(res.output).cpus
+    cpus = records.parse_run(res.output).cpus
     assert len(cpus) == 2 == len(delta.per_vcpu_stats)
     for c in cpus:
         host = delta.per_vcpu_stats[c["id"]]

@@ -1,4 +1,4 @@
-"""The nested KVM host itself (tools/idlelab/host/nested.py, tools/nested/): its image, one boot
+"""The nested KVM host itself (tools/idlelab/host/hosts.py, tools/nested/): its image, one boot
 that runs idlelab under its KVM, and a wedge caught, dumped and retried. Runs on any
 machine (the host is emulated); about a minute."""
 import json
@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from conftest import TOP
-from idlelab.host import hosts, nested, qemu
+from idlelab.host import hosts, qemu
 from idlelab.derive.records import parse_records
 
 MKIMAGE = os.path.join(TOP, "tools", "nested", "mkimage")
@@ -16,16 +16,16 @@ MKIMAGE = os.path.join(TOP, "tools", "nested", "mkimage")
 
 def newest_run():
     """The folder of the host booted last (build/nested/run/<time>-<pid>-<attempt>)."""
-    runs = [os.path.join(nested.RUNS, n) for n in os.listdir(nested.RUNS)]
+    runs = [os.path.join(hosts.RUNS, n) for n in os.listdir(hosts.RUNS)]
     return max((r for r in runs if os.path.isdir(r)), key=os.path.getmtime)
 
 
 @pytest.fixture(scope="module")
 def image():
-    ok, why = nested.image_state()
+    ok, why = hosts.image_state()
     if not ok:
         pytest.fail(f"make test builds the nested host first: {why}")
-    return nested.manifest()
+    return hosts.manifest()
 
 
 def test_the_image_names_its_kernel_and_modules(image):
@@ -38,9 +38,9 @@ def test_the_image_names_its_kernel_and_modules(image):
 def test_a_changed_input_makes_the_image_stale(image, tmp_path, monkeypatch):
     changed = tmp_path / "init"
     changed.write_text(open(os.path.join(TOP, "tools", "nested", "init")).read() + "# changed\n")
-    monkeypatch.setattr(nested, "INPUTS", [changed if os.path.basename(p) == "init" else p
-                                           for p in nested.INPUTS])
-    ok, why = nested.image_state()
+    monkeypatch.setattr(hosts, "INPUTS", [changed if os.path.basename(p) == "init" else p
+                                           for p in hosts.INPUTS])
+    ok, why = hosts.image_state()
     assert not ok and "stale" in why
 
 
@@ -50,14 +50,14 @@ def test_a_package_debian_lacks_is_one_line_and_its_code(tmp_path):
     (tools / "kernel-package").write_text("linux-image-0.0.0-0-nonesuch\n")
     p = subprocess.run([str(tools / "mkimage"), str(tmp_path / "out" / "image")],
                        capture_output=True, text=True)
-    assert p.returncode == nested.CODES["NESTED_NO_PACKAGE"]
+    assert p.returncode == hosts.CODES["NESTED_NO_PACKAGE"]
     assert p.stderr.count("\n") == 1 and "linux-image-0.0.0-0-nonesuch" in p.stderr
     assert not (tmp_path / "out" / "image").exists()
 
 
 def test_idlelab_runs_under_the_nested_kvm_with_writable_parameters(image):
     lines = []
-    res = nested.run_job(["/bin/sh", "tests/nested/smoke.sh"], echo=False,
+    res = hosts.run_job(["/bin/sh", "tests/nested/smoke.sh"], echo=False,
                          on_line=lines.append, timeout=300, retries=0)
     out = "\n".join(lines)
     assert res.status == 0 and res.error is None, out
@@ -81,17 +81,17 @@ def test_a_wedged_host_is_dumped_and_the_job_retried_once(image, monkeypatch):
     """A host whose CPUs stop (the monitor's `stop`, as a wedge stops them) beats no more:
     its registers are dumped with the kernel functions they are in, and the job runs again
     on a new host, which says it is attempt 2."""
-    monkeypatch.setattr(nested, "WEDGE_S", 5)
+    monkeypatch.setattr(hosts, "WEDGE_S", 5)
     lines = []
 
     def on_line(line):
         lines.append(line)
         if line == "wedge me":
-            nested._monitor(os.path.join(newest_run(), "monitor.sock"), "stop")
+            hosts._monitor(os.path.join(newest_run(), "monitor.sock"), "stop")
 
     job = ["/bin/sh", "-c", 'if [ "$IDLELAB_NESTED_ATTEMPT" = 1 ]; then echo wedge me; '
                             'sleep 600; else echo "second host"; fi']
-    res = nested.run_job(job, echo=False, on_line=on_line, timeout=300, retries=1)
+    res = hosts.run_job(job, echo=False, on_line=on_line, timeout=300, retries=1)
     assert res.status == 0 and res.attempts == 2 and len(res.wedges) == 1, lines
     assert lines[-1] == "second host"
     with open(os.path.join(res.wedges[0], "registers.txt")) as f:
@@ -108,7 +108,7 @@ def test_a_host_that_resets_itself_is_dumped_and_the_job_retried():
     job = ["/bin/sh", "-c", 'if [ "$IDLELAB_NESTED_ATTEMPT" = 1 ]; then echo b > '
                             '/proc/sysrq-trigger; sleep 600; else echo "second host"; fi']
     lines = []
-    res = nested.run_job(job, echo=False, on_line=lines.append, timeout=300, retries=1)
+    res = hosts.run_job(job, echo=False, on_line=lines.append, timeout=300, retries=1)
     assert res.status == 0 and res.attempts == 2 and lines[-1] == "second host", lines
     with open(os.path.join(res.wedges[0], "registers.txt")) as f:
         assert "CPU 0: RIP" in f.read()
@@ -122,41 +122,41 @@ def test_a_host_whose_kernel_reports_an_rcu_stall_is_dumped_and_the_job_retried(
                             'rcu_preempt detected stalls on CPUs/tasks:" > /dev/kmsg; '
                             'sleep 600; else echo "second host"; fi']
     lines = []
-    res = nested.run_job(job, echo=False, on_line=lines.append, timeout=300, retries=1)
+    res = hosts.run_job(job, echo=False, on_line=lines.append, timeout=300, retries=1)
     assert res.status == 0 and res.attempts == 2 and lines[-1] == "second host", lines
     with open(os.path.join(res.wedges[0], "registers.txt")) as f:
         assert "CPU 0: RIP" in f.read()
 
 
 def test_twice_wedged_is_a_failure_with_its_code(image, monkeypatch):
-    monkeypatch.setattr(nested, "WEDGE_S", 5)
+    monkeypatch.setattr(hosts, "WEDGE_S", 5)
 
     def on_line(line):
         if line == "wedge me":
-            nested._monitor(os.path.join(newest_run(), "monitor.sock"), "stop")
+            hosts._monitor(os.path.join(newest_run(), "monitor.sock"), "stop")
 
-    res = nested.run_job(["/bin/sh", "-c", "echo wedge me; sleep 600"], echo=False,
+    res = hosts.run_job(["/bin/sh", "-c", "echo wedge me; sleep 600"], echo=False,
                          on_line=on_line, timeout=300, retries=1)
-    assert res.status == nested.CODES["NESTED_WEDGED"] and res.attempts == 2
+    assert res.status == hosts.CODES["NESTED_WEDGED"] and res.attempts == 2
     assert "failed 2 times" in res.error
 
 
 def test_a_cpu_without_svm_is_one_line_and_its_code(image):
-    res = nested.run_job(["true"], echo=False, timeout=120, retries=0, cpu="Nehalem")
-    assert res.status == nested.CODES["NESTED_NO_SVM"] and "SVM" in res.error
+    res = hosts.run_job(["true"], echo=False, timeout=120, retries=0, cpu="Nehalem")
+    assert res.status == hosts.CODES["NESTED_NO_SVM"] and "SVM" in res.error
 
 
 def test_auto_says_which_host_and_why(monkeypatch):
     monkeypatch.setenv(qemu.KVM_ENV, "off")
     accel, why = hosts.choose("auto")
     assert accel == "nested" and "nested KVM host" in why
-    monkeypatch.setattr(nested, "available", lambda: (False, "no image"))
+    monkeypatch.setattr(hosts, "available", lambda: (False, "no image"))
     accel, why = hosts.choose("auto")
     assert accel == "tcg" and "no image" in why
 
 
 def test_inside_the_nested_host_nested_is_the_local_kvm(monkeypatch):
-    monkeypatch.setenv(nested.HOST_ENV, "nested")
+    monkeypatch.setenv(hosts.HOST_ENV, "nested")
     assert hosts.choose("nested") == ("kvm", None)
     assert hosts.choose("auto") == ("kvm", None)
     assert qemu.resolve_accel("nested") == "kvm"
@@ -176,7 +176,7 @@ def test_a_bench_goes_on_run_by_run_across_host_faults(tmp_path, monkeypatch):
     and goes on; a clean end returns the bench's status."""
     folder = tmp_path / "results" / "20261201-000000"
     (folder / "raw").mkdir(parents=True)
-    monkeypatch.setattr(nested, "TOP", str(tmp_path))
+    monkeypatch.setattr(hosts, "TOP", str(tmp_path))
     calls = []
 
     def fake_run_job(argv, on_line=None, retries=1, **kw):
@@ -186,11 +186,11 @@ def test_a_bench_goes_on_run_by_run_across_host_faults(tmp_path, monkeypatch):
             on_line("bench: 3 boots from m under kvm; results in results/20261201-000000")
             (folder / "raw" / "001-m-a.json").write_text("{}")
         if n <= 3:              # a fault in run 2, twice, then all goes well
-            return nested.JobResult(nested.CODES["NESTED_WEDGED"], 1, [str(tmp_path)],
+            return hosts.JobResult(hosts.CODES["NESTED_WEDGED"], 1, [str(tmp_path)],
                                     wedged=True, error="failed")
-        return nested.JobResult(0, 1, [])
+        return hosts.JobResult(0, 1, [])
 
-    monkeypatch.setattr(nested, "run_job", fake_run_job)
+    monkeypatch.setattr(hosts, "run_job", fake_run_job)
     assert hosts.delegate_bench(["--quick", "--accel", "nested"]) == 0
     assert calls[0] == ["tools/bench", "--quick", "--accel", "kvm"]
     assert calls[1][calls[1].index("--resume") + 1] == str(folder)

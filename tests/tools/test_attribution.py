@@ -1,11 +1,11 @@
-"""Whose fault a late or lost wake-up was (attribution.py), from canned records and waits; and
-the wait sources it asks (host/vcputhreads.py): the sampled run delay with its brackets and stalls,
+"""Whose fault a late or lost wake-up was (derive/records.py), from canned records and waits; and
+the wait sources it asks (host/samplers.py): the sampled run delay with its brackets and stalls,
 and the nested host's outer waits mapped onto the inner clock."""
 import json
 import time
 
-from idlelab.derive import attribution
-from idlelab.host import vcputhreads as hostwait
+from idlelab.derive import records
+from idlelab.host import samplers as hostwait
 
 MS = 1_000_000
 
@@ -25,7 +25,7 @@ class FakeWaits:
         return self.per_cpu.get(cpu)
 
 
-def records(*errors, open_t=1_000 * MS):
+def canned(*errors, open_t=1_000 * MS):
     recs = [("window", {"state": "open", "what": "wakeup", "t_ns": str(open_t)})]
     recs += [("error", e) for e in errors]
     return recs
@@ -43,54 +43,54 @@ def lost(target=0, waker=1, t0=1_100 * MS, waited=1_000 * MS):
 
 
 def test_a_wait_that_covers_the_lateness_is_the_hosts():
-    recs = records(late(after=250 * MS))
+    recs = canned(late(after=250 * MS))
     arrivals = [5_000 * MS, 0]          # the open marker arrived at host 5 s
     w = FakeWaits({0: 30 * MS, 2: 25 * MS, 1: 0, 3: 0})
-    (e,) = attribution.attribute(recs, arrivals, w)
-    assert e["kind"] == attribution.LATE_HOST and e["late_ns"] == 50 * MS
+    (e,) = records.attribute(recs, arrivals, w)
+    assert e["kind"] == records.LATE_HOST and e["late_ns"] == 50 * MS
     assert e["host_wait_ns"] == 55 * MS and e["measured"]
     # the interval asked is the wake-up's, moved onto the host's clock by the open marker
     assert (0, 5_100 * MS, 5_350 * MS) in w.asked
 
 
 def test_a_wait_short_of_the_lateness_is_the_guests():
-    (e,) = attribution.attribute(records(late(after=250 * MS)), [5_000 * MS, 0],
+    (e,) = records.attribute(canned(late(after=250 * MS)), [5_000 * MS, 0],
                                  FakeWaits({0: 20 * MS, 2: 20 * MS, 1: 0}))
-    assert e["kind"] == attribution.LATE_GUEST and e["host_wait_ns"] == 40 * MS
+    assert e["kind"] == records.LATE_GUEST and e["host_wait_ns"] == 40 * MS
 
 
 def test_a_third_vcpu_held_off_covers_it_too():
     """Lock-holder preemption: neither party waited, another vCPU did, longer than late."""
-    (e,) = attribution.attribute(records(late(after=300 * MS)), [0, 0],
+    (e,) = records.attribute(canned(late(after=300 * MS)), [0, 0],
                                  FakeWaits({0: 0, 2: MS, 3: 150 * MS}))
-    assert e["kind"] == attribution.LATE_HOST and e["host_wait_ns"] == 150 * MS
+    assert e["kind"] == records.LATE_HOST and e["host_wait_ns"] == 150 * MS
 
 
 def test_steal_time_counts_where_the_host_measure_is_smaller_or_missing():
-    (e,) = attribution.attribute(records(late(after=260 * MS, steal=70 * MS)), [0, 0],
+    (e,) = records.attribute(canned(late(after=260 * MS, steal=70 * MS)), [0, 0],
                                  FakeWaits({0: 10 * MS, 2: 0}))
-    assert e["kind"] == attribution.LATE_HOST and e["host_wait_ns"] == 70 * MS
+    assert e["kind"] == records.LATE_HOST and e["host_wait_ns"] == 70 * MS
     # no open marker: no interval to ask about; steal alone decides, and says so
-    (e,) = attribution.attribute([("error", late(after=260 * MS, steal=10 * MS))], [0],
+    (e,) = records.attribute([("error", late(after=260 * MS, steal=10 * MS))], [0],
                                  FakeWaits({0: 999 * MS}))
-    assert e["kind"] == attribution.LATE_GUEST and not e["measured"]
-    assert "no host measure" in attribution.describe(e)
+    assert e["kind"] == records.LATE_GUEST and not e["measured"]
+    assert "no host measure" in records.describe(e)
 
 
 def test_a_lost_wakeup_needs_its_whole_wait_covered():
-    recs = records(lost(waited=1_000 * MS))
-    (e,) = attribution.attribute(recs, [0, 0], FakeWaits({0: 0, 1: 300 * MS}))
-    assert e["kind"] == attribution.LOST_GUEST and e["late_ns"] == 1_000 * MS
-    (e,) = attribution.attribute(recs, [0, 0], FakeWaits({0: 600 * MS, 1: 450 * MS}))
-    assert e["kind"] == attribution.LOST_HOST
-    assert attribution.summary([e]) == {"late_host": 0, "late_guest": 0, "lost_host": 1,
+    recs = canned(lost(waited=1_000 * MS))
+    (e,) = records.attribute(recs, [0, 0], FakeWaits({0: 0, 1: 300 * MS}))
+    assert e["kind"] == records.LOST_GUEST and e["late_ns"] == 1_000 * MS
+    (e,) = records.attribute(recs, [0, 0], FakeWaits({0: 600 * MS, 1: 450 * MS}))
+    assert e["kind"] == records.LOST_HOST
+    assert records.summary([e]) == {"late_host": 0, "late_guest": 0, "lost_host": 1,
                                         "lost_guest": 0}
 
 
 def test_other_errors_are_not_attributed():
-    recs = records({"what": "late_wakeup", "target_cpu": "0", "waker_cpu": "1"},
+    recs = canned({"what": "late_wakeup", "target_cpu": "0", "waker_cpu": "1"},
                    {"what": "knob", "msg": "x"})
-    assert attribution.attribute(recs, [0, 0, 0], FakeWaits({})) == []
+    assert records.attribute(recs, [0, 0, 0], FakeWaits({})) == []
 
 
 def sampler(times, delays, stalls=()):
@@ -152,7 +152,7 @@ def test_waits_add_the_outer_machines_share(tmp_path, monkeypatch):
 def test_a_jobs_outer_wait_summary_totals_and_finds_the_worst_second():
     """nested.outer_wait over a long job's samples (here 400 s at 10 ms): each vCPU's total,
     and the most in any second, where vCPU 1 was held off for 600 ms from t = 200 s."""
-    from idlelab.host.nested import outer_wait
+    from idlelab.host.hosts import outer_wait
     n, step = 40_000, 10 * MS
     delays, held = [], 0
     for i in range(n):

@@ -2,7 +2,7 @@
 terms (`timer+300us`), which place a sweep by this machine's own speed."""
 import pytest
 
-from idlelab.derive import primcosts
+from idlelab.derive import records
 from idlelab.bench import matrix
 
 
@@ -15,11 +15,11 @@ OUTPUT = """\
 
 
 def table():
-    return {"accel": "kvm", "iters": 50, "prims": primcosts.parse(OUTPUT)}
+    return {"accel": "kvm", "iters": 50, "prims": records.parse(OUTPUT)}
 
 
 def test_parse_keeps_each_primitive_and_skips():
-    prims = primcosts.parse(OUTPUT)
+    prims = records.parse(OUTPUT)
     assert set(prims) == {"alu", "wrmsr_pollctl", "timer"}     # not bench=sched's records
     assert prims["timer"]["ns_p50"] == 654311.423 and prims["timer"]["n"] == 50
     assert prims["wrmsr_pollctl"]["skipped"] == "1"
@@ -32,42 +32,42 @@ def test_parse_keeps_each_primitive_and_skips():
     ("nosuch+300us", "nosuch+300us"),                      # not a primitive: left to the knob check
 ])
 def test_resolve(value, resolved):
-    assert primcosts.resolve(value, table()) == resolved
+    assert records.resolve(value, table()) == resolved
 
 
 def test_a_skipped_or_missing_primitive_cannot_place_a_sweep():
-    with pytest.raises(primcosts.CostTableError, match="wrmsr_pollctl.*no poll control"):
-        primcosts.resolve("wrmsr_pollctl+1us", table())
-    with pytest.raises(primcosts.CostTableError, match="ipi_halt_rtt"):
-        primcosts.resolve("ipi_halt_rtt*2", table())
+    with pytest.raises(records.CostTableError, match="wrmsr_pollctl.*no poll control"):
+        records.resolve("wrmsr_pollctl+1us", table())
+    with pytest.raises(records.CostTableError, match="ipi_halt_rtt"):
+        records.resolve("ipi_halt_rtt*2", table())
 
 
 def test_resolve_run_keeps_the_name_and_resolves_the_knob(tmp_path):
     m = tmp_path / "m.txt"
     m.write_text("p: workload=periodic duration=1s guest.period=timer+300us,100us\n")
     runs = matrix.load(str(m))
-    assert primcosts.needs_table(runs)
-    a, b = [primcosts.resolve_run(r, table()) for r in runs]
+    assert records.needs_table(runs)
+    a, b = [records.resolve_run(r, table()) for r in runs]
     assert (a.name, a.guest["period"]) == ("p-period=timer+300us", "954us")
     assert b is runs[1]                                      # nothing to resolve
 
 
 def test_markdown_lists_every_primitive_in_order():
-    lines = primcosts.markdown(table())
+    lines = records.markdown(table())
     rows = [ln.split("|")[1].strip() for ln in lines if ln.startswith("| ") and "---" not in ln]
-    assert rows[1:] == list(primcosts.PRIMS)
+    assert rows[1:] == list(records.PRIMS)
     assert any("wrmsr_pollctl | skipped" in ln for ln in lines)
-    assert primcosts.markdown({"error": "boom"})[0].endswith("boom")
-    assert primcosts.markdown(None) == []
+    assert records.markdown({"error": "boom"})[0].endswith("boom")
+    assert records.markdown(None) == []
 
 
 def test_markdown_gives_the_kernels_wake_path_where_counted():
     path = {"knobs": "idle=halt", "user": 144.0, "wake": 154.8, "block": 78.0, "enter": 38.0,
             "run": 79.5}
-    lines = primcosts.markdown(dict(table(), path_insns=path))
+    lines = records.markdown(dict(table(), path_insns=path))
     assert lines[-2] == ("The kernel's wake path, guest instructions per pingpong round trip "
                          "under TCG (idle=halt): user 144, wake 155, block 78, enter 38, "
                          "run 80 (494 in all).")
-    lines = primcosts.markdown(dict(table(), path_insns={"error": "no plugin"}))
+    lines = records.markdown(dict(table(), path_insns={"error": "no plugin"}))
     assert lines[-2] == "The kernel's wake path could not be counted: no plugin"
-    assert not any("wake path" in ln for ln in primcosts.markdown(table()))
+    assert not any("wake path" in ln for ln in records.markdown(table()))

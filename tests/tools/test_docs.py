@@ -9,17 +9,17 @@ import sys
 import pytest
 
 from conftest import TOP
-from idlelab.bench import workplan
-from idlelab.host import exitcodes, nested
+from idlelab.bench import invocation
+from idlelab.host import hosts, qemu
 
-KNOBDOC = workplan.KNOBDOC
+KNOBDOC = invocation.KNOBDOC
 EXITDOC = os.path.join(TOP, "tools", "exitdoc")
 DOCLINKS = os.path.join(TOP, "tools", "doclinks")
 
 
 @pytest.fixture(scope="module", autouse=True)
 def knobdoc():
-    subprocess.run(["make", "-s", "-C", TOP, "-f", workplan.KNOBDOC_MK, "build/host/knobdoc"],
+    subprocess.run(["make", "-s", "-C", TOP, "-f", invocation.KNOBDOC_MK, "build/host/knobdoc"],
                    check=True, timeout=120)
 
 
@@ -97,9 +97,9 @@ def test_exit_code_tables_are_current():
 
 def test_exit_code_table_is_what_the_header_gives():
     text = open(os.path.join(TOP, "docs/exit-codes.md")).read()
-    for code, (name, desc) in exitcodes.load_codes().items():
+    for code, (name, desc) in qemu.load_codes().items():
         assert f"| `{name}` | {code:#x} | {(code << 1) | 1} | {desc} |" in text
-    for name, status in nested.CODES.items():
+    for name, status in hosts.CODES.items():
         assert f"| `{name}` | {status} |" in text
 
 

@@ -2,38 +2,38 @@
 import pytest
 
 from idlelab.derive import records
-from idlelab.host import exitcodes
+from idlelab.host import qemu
 
 
 def test_every_guest_code_decodes_to_its_name():
-    codes = exitcodes.load_codes()
+    codes = qemu.load_codes()
     assert {"SUCCESS", "BAD_KNOB", "EXCEPTION", "WATCHDOG", "TEST_FAILED"} <= \
         {name for name, _ in codes.values()}
     for code, (name, _) in codes.items():
         assert code != 0, "guest code 0 would collide with QEMU's own status 1"
-        assert exitcodes.decode((code << 1) | 1).name == name
+        assert qemu.decode((code << 1) | 1).name == name
 
 
 def test_status_zero_is_a_crash_never_success():
-    out = exitcodes.decode(0)
+    out = qemu.decode(0)
     assert out.name == "CRASH" and not out.ok
 
 
 @pytest.mark.parametrize("status, name", [(1, "QEMU_ERROR"), (2, "QEMU_ERROR"), (-9, "KILLED"),
                                           ((0x7e << 1) | 1, "UNKNOWN")])
 def test_other_statuses(status, name):
-    assert exitcodes.decode(status).name == name
+    assert qemu.decode(status).name == name
 
 
 def test_timeout_wins():
-    assert exitcodes.decode(33, timed_out=True).name == "TIMEOUT"
+    assert qemu.decode(33, timed_out=True).name == "TIMEOUT"
 
 
 def test_duplicate_codes_are_rejected(tmp_path):
     h = tmp_path / "x.h"
     h.write_text('X(A, 0x10, "a") X(B, 0x10, "b")')
     with pytest.raises(ValueError, match="used twice"):
-        exitcodes.load_codes(str(h))
+        qemu.load_codes(str(h))
 
 
 def test_record_parser():

@@ -15,11 +15,11 @@ import time
 import pytest
 
 from conftest import TOP, require
-from idlelab.bench import matrix, rawrecord
-from idlelab.derive import figures
+from idlelab.bench import matrix, onerun
+from idlelab.derive import runrow
 from idlelab.host import fault
-from idlelab.report import console, tables
-from idlelab.host.exitcodes import Outcome
+from idlelab.report import output, tables
+from idlelab.host.qemu import Outcome
 from test_report import META, record
 
 BENCH = os.path.join(TOP, "tools", "bench")
@@ -99,30 +99,30 @@ def disturbed_record(done=True):
 
 def test_the_report_marks_a_disturbed_run():
     rec = disturbed_record()
-    row = figures.summarize(rec)
+    row = runrow.summarize(rec)
     assert (row.stall, row.stall_ms, row.stall_at_ms, row.stall_thread_cpu_ms) == \
         ("1@200ms+300ms", 301.4, 201.2, 0.0)
     assert row.disturbed and row.rtt_max_us == 1000.0
     text = "vCPU 1 stopped 301 ms at +201 ms (asked: 300 ms at +200 ms)"
-    assert figures.disturbance_text(row) == text
+    assert runrow.disturbance_text(row) == text
     md = tables.markdown("m", [row], META)
     assert f"| stalled **DISTURBED**: {text} |" in md
     assert f"- Disturbed on purpose (stall=: a vCPU thread stopped by the host with ptrace " \
            f"inside the window): stalled: {text}." in md
-    assert console.result_line(rec, row).endswith(f" | DISTURBED: {text}")
-    plain = figures.summarize(record("m", "plain", "plain", "pingpong"))
+    assert output.result_line(rec, row).endswith(f" | DISTURBED: {text}")
+    plain = runrow.summarize(record("m", "plain", "plain", "pingpong"))
     assert not plain.disturbed and plain.stall is None and plain.stall_ms is None
     assert "Disturbed" not in tables.markdown("m", [plain], META)
 
 
 def test_a_stall_not_made_is_not_run_never_ok():
     rec = disturbed_record(done=False)
-    status, reason = rawrecord.verdict(rec, Outcome("SUCCESS", 0x10, ""))
+    status, reason = onerun.verdict(rec, Outcome("SUCCESS", 0x10, ""))
     assert status == "not run"
     assert reason == ("stall=1@200ms+300ms was not injected, so this is not the run asked "
                       "for: ptrace: Operation not permitted")
     rec.update(status=status, reason=reason)
-    row = figures.summarize(rec)
+    row = runrow.summarize(rec)
     assert row.stall == "1@200ms+300ms" and row.stall_ms is None
     assert "not done" in tables.markdown("m", [row], META)
 

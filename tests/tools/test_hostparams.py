@@ -1,4 +1,4 @@
-"""hostparams against a fake parameter directory: never the real /sys/module/kvm."""
+"""KVM's global parameters (host/platform.py) against a fake parameter directory: never the real /sys/module/kvm."""
 import json
 import os
 import signal
@@ -9,8 +9,8 @@ import textwrap
 import pytest
 
 from conftest import TOP
-from idlelab.host import hostparams
-from idlelab.host.hostparams import PARAMS, ParamsReadOnly
+from idlelab.host import platform
+from idlelab.host.platform import PARAMS, ParamsReadOnly
 
 HOST = {"halt_poll_ns": 200000, "halt_poll_ns_grow": 2, "halt_poll_ns_grow_start": 10000,
         "halt_poll_ns_shrink": 2}
@@ -34,19 +34,19 @@ def journal(tmp_path):
 
 
 def test_read_all(pdir):
-    assert hostparams.read_all(pdir) == HOST
-    assert hostparams.writable(param_dir=pdir)
+    assert platform.read_all(pdir) == HOST
+    assert platform.writable(param_dir=pdir)
 
 
 def test_override_applies_then_restores_on_normal_exit(pdir, journal):
     handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    with hostparams.override(NEW, journal, pdir) as ov:
-        assert hostparams.read_all(pdir) == {**HOST, **NEW}
+    with platform.override(NEW, journal, pdir) as ov:
+        assert platform.read_all(pdir) == {**HOST, **NEW}
         with open(journal) as f:
             assert json.load(f)["old"] == {"halt_poll_ns": 200000, "halt_poll_ns_shrink": 2}
         assert ov.note is None and ov.old == {"halt_poll_ns": 200000, "halt_poll_ns_shrink": 2}
         assert signal.getsignal(signal.SIGTERM) not in (handlers[signal.SIGTERM],)
-    assert hostparams.read_all(pdir) == HOST
+    assert platform.read_all(pdir) == HOST
     assert not os.path.exists(journal)
     assert os.listdir(os.path.dirname(journal)) == ["parameters"]  # no temporary left
     assert {s: signal.getsignal(s) for s in handlers} == handlers
@@ -54,9 +54,9 @@ def test_override_applies_then_restores_on_normal_exit(pdir, journal):
 
 def test_override_restores_on_exception(pdir, journal):
     with pytest.raises(RuntimeError, match="boom"):
-        with hostparams.override(NEW, journal, pdir):
+        with platform.override(NEW, journal, pdir):
             raise RuntimeError("boom")
-    assert hostparams.read_all(pdir) == HOST
+    assert platform.read_all(pdir) == HOST
     assert not os.path.exists(journal)
 
 
@@ -64,40 +64,40 @@ def test_bad_values_are_refused_before_anything_changes(pdir, journal):
     for bad in ({"halt_poll_nss": 1}, {"halt_poll_ns": -1}, {"halt_poll_ns": 2 ** 32},
                 {"halt_poll_ns": "100"}):
         with pytest.raises(ValueError):
-            with hostparams.override(bad, journal, pdir):
+            with platform.override(bad, journal, pdir):
                 pass
-    assert hostparams.read_all(pdir) == HOST and not os.path.exists(journal)
+    assert platform.read_all(pdir) == HOST and not os.path.exists(journal)
 
 
 def test_read_only_parameters_raise_with_the_fixed_values(pdir, journal):
     for name in ("halt_poll_ns", "halt_poll_ns_shrink"):
         os.chmod(os.path.join(pdir, name), 0o444)  # root passes access(), the mode decides
-    assert hostparams.read_only_params(param_dir=pdir) == ["halt_poll_ns", "halt_poll_ns_shrink"]
-    assert not hostparams.writable(param_dir=pdir)
-    assert hostparams.writable(["halt_poll_ns_grow"], pdir)
+    assert platform.read_only_params(param_dir=pdir) == ["halt_poll_ns", "halt_poll_ns_shrink"]
+    assert not platform.writable(param_dir=pdir)
+    assert platform.writable(["halt_poll_ns_grow"], pdir)
     with pytest.raises(ParamsReadOnly) as e:
-        with hostparams.override(NEW, journal, pdir):
+        with platform.override(NEW, journal, pdir):
             pytest.fail("must not get here")
     assert e.value.names == ["halt_poll_ns", "halt_poll_ns_shrink"]
     assert e.value.fixed == HOST
     assert "halt_poll_ns=200000" in str(e.value) and "read-only" in str(e.value)
     assert not os.path.exists(journal)
     # the writable ones can still be overridden
-    with hostparams.override({"halt_poll_ns_grow": 4}, journal, pdir):
-        assert hostparams.read("halt_poll_ns_grow", pdir) == 4
-    assert hostparams.read_all(pdir) == HOST
+    with platform.override({"halt_poll_ns_grow": 4}, journal, pdir):
+        assert platform.read("halt_poll_ns_grow", pdir) == 4
+    assert platform.read_all(pdir) == HOST
 
 
 CHILD = textwrap.dedent("""
     import signal, sys, time
     sys.path.insert(0, {tools!r})
-    from idlelab.host import hostparams
+    from idlelab.host import platform
     if {prev_handler!r}:
         def prev(signum, frame):
             print("previous handler ran", flush=True)
             sys.exit(7)
         signal.signal(signal.SIGTERM, prev)
-    with hostparams.override({new!r}, {journal!r}, {pdir!r}) as ov:
+    with platform.override({new!r}, {journal!r}, {pdir!r}) as ov:
         print("applied", ov.note, flush=True)
         time.sleep(30)
     print("not reached", flush=True)
@@ -112,7 +112,7 @@ def child(pdir, journal, prev_handler=False):
                             stderr=subprocess.PIPE, text=True)
     line = proc.stdout.readline()
     assert line.startswith("applied"), line + proc.stderr.read()
-    assert hostparams.read_all(pdir) == {**HOST, **NEW}
+    assert platform.read_all(pdir) == {**HOST, **NEW}
     return proc
 
 
@@ -120,7 +120,7 @@ def test_sigterm_restores_then_dies_by_the_signal(pdir, journal):
     proc = child(pdir, journal)
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(10) == -signal.SIGTERM
-    assert hostparams.read_all(pdir) == HOST
+    assert platform.read_all(pdir) == HOST
     assert not os.path.exists(journal)
 
 
@@ -129,7 +129,7 @@ def test_sigterm_restores_then_runs_the_previous_handler(pdir, journal):
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(10) == 7
     assert "previous handler ran" in proc.stdout.read()
-    assert hostparams.read_all(pdir) == HOST and not os.path.exists(journal)
+    assert platform.read_all(pdir) == HOST and not os.path.exists(journal)
 
 
 def test_sigint_restores_then_raises_keyboard_interrupt(pdir, journal):
@@ -137,31 +137,31 @@ def test_sigint_restores_then_raises_keyboard_interrupt(pdir, journal):
     proc.send_signal(signal.SIGINT)
     assert proc.wait(10) != 0
     assert "KeyboardInterrupt" in proc.stderr.read()
-    assert hostparams.read_all(pdir) == HOST and not os.path.exists(journal)
+    assert platform.read_all(pdir) == HOST and not os.path.exists(journal)
 
 
 def test_journal_of_a_killed_run_is_restored_by_the_next_run(pdir, journal):
     proc = child(pdir, journal)
     proc.kill()
     proc.wait(10)
-    assert hostparams.read_all(pdir) == {**HOST, **NEW}, "SIGKILL cannot be caught"
+    assert platform.read_all(pdir) == {**HOST, **NEW}, "SIGKILL cannot be caught"
     assert os.path.exists(journal)
-    with hostparams.override({"halt_poll_ns_grow": 3}, journal, pdir) as ov:
+    with platform.override({"halt_poll_ns_grow": 3}, journal, pdir) as ov:
         assert ov.note and f"run {proc.pid}" in ov.note
         assert "halt_poll_ns=200000" in ov.note and "halt_poll_ns_shrink=2" in ov.note
         assert ov.old == {"halt_poll_ns_grow": 2}
-        assert hostparams.read_all(pdir) == {**HOST, "halt_poll_ns_grow": 3}
-    assert hostparams.read_all(pdir) == HOST
+        assert platform.read_all(pdir) == {**HOST, "halt_poll_ns_grow": 3}
+    assert platform.read_all(pdir) == HOST
     assert not os.path.exists(journal)
 
 
 def test_recover_alone(pdir, journal):
-    assert hostparams.recover(journal, pdir) is None
+    assert platform.recover(journal, pdir) is None
     proc = child(pdir, journal)
     proc.kill()
     proc.wait(10)
-    assert "restored kvm parameters" in hostparams.recover(journal, pdir)
-    assert hostparams.read_all(pdir) == HOST and not os.path.exists(journal)
+    assert "restored kvm parameters" in platform.recover(journal, pdir)
+    assert platform.read_all(pdir) == HOST and not os.path.exists(journal)
 
 
 def test_journal_of_a_live_run_is_left_alone(pdir, journal):
@@ -169,33 +169,33 @@ def test_journal_of_a_live_run_is_left_alone(pdir, journal):
     try:
         with open(journal, "w") as f:
             json.dump({"pid": other.pid, "time": 0, "param_dir": pdir, "old": HOST}, f)
-        with pytest.raises(hostparams.JournalError, match=f"run {other.pid} is still"):
-            with hostparams.override(NEW, journal, pdir):
+        with pytest.raises(platform.JournalError, match=f"run {other.pid} is still"):
+            with platform.override(NEW, journal, pdir):
                 pass
     finally:
         other.kill()
         other.wait()
-    assert os.path.exists(journal) and hostparams.read_all(pdir) == HOST
+    assert os.path.exists(journal) and platform.read_all(pdir) == HOST
 
 
 def test_journal_for_another_directory_is_refused(pdir, journal, tmp_path):
     with open(journal, "w") as f:
         json.dump({"pid": 0, "time": 0, "param_dir": str(tmp_path / "elsewhere"),
                    "old": HOST}, f)
-    with pytest.raises(hostparams.JournalError, match="belongs to"):
-        hostparams.recover(journal, pdir)
+    with pytest.raises(platform.JournalError, match="belongs to"):
+        platform.recover(journal, pdir)
 
 
 def test_a_torn_or_foreign_journal_is_refused(pdir, journal):
     for text in ("{", "[]", '{"pid": 1}', '{"pid": 0, "param_dir": "x", "old": {"a": 1}}'):
         with open(journal, "w") as f:
             f.write(text)
-        with pytest.raises(hostparams.JournalError, match="unreadable journal"):
-            hostparams.recover(journal, pdir)
-    assert hostparams.read_all(pdir) == HOST
+        with pytest.raises(platform.JournalError, match="unreadable journal"):
+            platform.recover(journal, pdir)
+    assert platform.read_all(pdir) == HOST
 
 
 def test_params_are_the_four_halt_polling_ones():
     assert PARAMS == ("halt_poll_ns", "halt_poll_ns_grow", "halt_poll_ns_grow_start",
                       "halt_poll_ns_shrink")
-    assert hostparams.PARAM_DIR == "/sys/module/kvm/parameters"
+    assert platform.PARAM_DIR == "/sys/module/kvm/parameters"

@@ -8,14 +8,14 @@ import time
 import pytest
 
 from conftest import TOP
-from idlelab.bench import cli, matrix, workplan
+from idlelab.bench import cli, invocation, matrix
 
-KNOBDOC = workplan.KNOBDOC
+KNOBDOC = invocation.KNOBDOC
 
 
 @pytest.fixture(scope="module", autouse=True)
 def knobdoc():
-    subprocess.run(["make", "-s", "-C", TOP, "-f", workplan.KNOBDOC_MK, "build/host/knobdoc"],
+    subprocess.run(["make", "-s", "-C", TOP, "-f", invocation.KNOBDOC_MK, "build/host/knobdoc"],
                    check=True, timeout=120)
 
 
@@ -67,15 +67,15 @@ def test_bad_guest_value_in_a_matrix_fails_list(tmp_path, capsys, line, words):
 
 def test_window_hold_is_part_of_the_checked_line(monkeypatch):
     seen = []
-    monkeypatch.setattr(workplan, "kernel_refuses", lambda lines: seen.extend(lines) or [])
+    monkeypatch.setattr(invocation, "kernel_refuses", lambda lines: seen.extend(lines) or [])
     loaded = [("m", "m.txt", matrix.parse("a: workload=idle duration=1s\n", "m.txt"))]
-    workplan.check_cmdlines(loaded, "20ms")
+    invocation.check_cmdlines(loaded, "20ms")
     assert seen == ["workload=idle duration=1s window_sync=1 window_hold=20ms"]
 
 
 def test_builtin_matrices_pass_the_kernels_check():
     for quick in (False, True):
-        workplan.check_cmdlines(workplan.load_matrices(workplan.builtin_matrices(quick)))
+        invocation.check_cmdlines(invocation.load_matrices(invocation.builtin_matrices(quick)))
 
 
 def test_sweeps_of_millions_are_refused_before_expansion(tmp_path, capsys):

@@ -184,13 +184,13 @@ def test_trace_key():
 def test_a_host_window_in_the_cost_tables_terms_is_placed_by_the_table():
     """halt_poll_ns=global:timer+200us (or per VM) stays an expression until the bench has
     measured the table; resolve_run makes it ns, the run's name and settings keep it."""
-    from idlelab.derive import primcosts
+    from idlelab.derive import records
     g, v = parse("defaults: workload=idle duration=1s\n"
                  "g: halt_poll_ns=global:timer+200us\nv: halt_poll_ns=timer*2\n", "m.txt")
     assert g.host_params == {"halt_poll_ns": "timer+200us"} and v.vm_halt_poll_ns == "timer*2"
-    assert primcosts.needs_table([g]) and primcosts.needs_table([v])
+    assert records.needs_table([g]) and records.needs_table([v])
     table = {"prims": {"timer": {"ns_p50": 335544.3}}}
-    g2, v2 = (primcosts.resolve_run(r, table) for r in (g, v))
+    g2, v2 = (records.resolve_run(r, table) for r in (g, v))
     assert g2.host_params == {"halt_poll_ns": 535544} and v2.vm_halt_poll_ns == 671089
     assert g2.settings["halt_poll_ns"] == "global:timer+200us" and g2.name == "g"
     with pytest.raises(MatrixError, match="halt_poll_ns=global:tmier"):

@@ -16,7 +16,7 @@ import pytest
 
 from conftest import TOP, require
 from idlelab.bench import matrix
-from idlelab.derive import figures as derive
+from idlelab.derive import runrow as derive
 from idlelab.host import neighbour
 from idlelab.report import plots, tables
 from idlelab.report.layouts import neighbours as neighbours_table
@@ -182,11 +182,11 @@ def test_slowdown_is_one_minus_with_over_alone():
 
 
 def test_a_neighbour_not_read_fails_the_run():
-    from idlelab.bench import rawrecord
-    from idlelab.host.exitcodes import Outcome
+    from idlelab.bench import onerun
+    from idlelab.host.qemu import Outcome
     rec = neighbour_record("x.shared1", "x", 1, 1)
     rec["neighbour"]["window"] = None
-    status, reason = rawrecord.verdict(rec, Outcome("SUCCESS", 0x10, ""))
+    status, reason = onerun.verdict(rec, Outcome("SUCCESS", 0x10, ""))
     assert status == "failed" and "neighbour=hog:1@1" in reason
 
 
@@ -267,13 +267,13 @@ def test_quick_neighbours_through_the_bench(tmp_path):
 
 
 def steal_window_ns(rec):
-    from idlelab.derive import results
-    return results.parse_run(rec["serial"]).window_ns
+    from idlelab.derive import records
+    return records.parse_run(rec["serial"]).window_ns
 
 
 def steal_of(rec, vcpu):
-    from idlelab.derive import results
-    run = results.parse_run(rec["serial"])
+    from idlelab.derive import records
+    run = records.parse_run(rec["serial"])
     assert run.idle["steal_time"] == "kvm"
     return {c["id"]: c["steal_ns"] for c in run.cpus}[vcpu] / run.window_ns
 

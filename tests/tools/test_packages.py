@@ -14,9 +14,9 @@ import os
 from conftest import TOP
 
 PKG_DIR = os.path.join(TOP, "tools", "idlelab")
-# The pure derivations: records and rows from the guest's output and the raw record, KVM
-# deltas, whose fault a late wake-up was, the accuracy rule, the cost table's values, the
-# matrix format and the tables laid out from rows.
+# The pure derivations (derive/): records, results, the cost table's values and whose fault
+# a late wake-up was from the guest's output; a record's row; KVM deltas; the accuracy rule.
+# And the matrix format (with each run's guest command line) and the tables laid out from rows.
 PURE = ("idlelab.derive.", "idlelab.bench.matrix", "idlelab.report.tables",
         "idlelab.report.layouts.")
 # The root package only defines TOP (a path).
@@ -125,10 +125,9 @@ def test_no_import_cycle_between_modules():
 def test_the_pure_modules_do_no_io():
     mods = modules()
     pure = [n for n in mods if is_pure(n)]
-    assert {"idlelab.derive.figures", "idlelab.derive.runrow", "idlelab.derive.attribution",
-            "idlelab.derive.tolerance", "idlelab.derive.kvmdelta", "idlelab.bench.matrix",
-            "idlelab.report.tables", "idlelab.report.layouts.seed003",
-            "idlelab.derive.kvmtrace", "idlelab.derive.effects",
+    assert {"idlelab.derive.records", "idlelab.derive.runrow", "idlelab.derive.kvmdelta",
+            "idlelab.derive.tolerance", "idlelab.derive.kvmtrace", "idlelab.derive.effects",
+            "idlelab.bench.matrix", "idlelab.report.tables", "idlelab.report.layouts.seed003",
             "idlelab.report.layouts.seed004"} <= set(pure)
     wrong = [w for n in sorted(pure) for w in impurities(n, mods[n], mods)]
     assert not wrong, "\n".join(wrong)

@@ -10,10 +10,9 @@ import subprocess
 import pytest
 
 from conftest import TOP
-from idlelab import resultsfolder
 from idlelab.bench import cli
-from idlelab.derive import figures as derive, results, runrow, tolerance
-from idlelab.report import console, plots, tables, write
+from idlelab.derive import records, runrow as derive, runrow, tolerance
+from idlelab.report import output, plots, tables
 from idlelab.report.layouts import governors as governors_table
 from idlelab.sim import predict
 from idlelab.derive.runrow import NA_TCG
@@ -39,7 +38,7 @@ SEC = 1_000_000_000
 
 
 def serial(workload, knobs, hlt, policy="halt", msr=1, rtt=600000, n=1000):
-    """Guest output as the kernel prints it (the records derive/figures.py reads)."""
+    """Guest output as the kernel prints it (the records derive/runrow.py reads)."""
     lines = ["idlelab: booted via multiboot1",
              f"@idlelab idle policy={policy} reason=knob pollflag=1 hostpoll="
              f"{knobs.get('hostpoll', 'auto')} msr={msr}",
@@ -249,7 +248,7 @@ META = {"results": "results/20990101-000000", "quick": True, "accel": "kvm", "ho
 def written(tmp_path_factory):
     out = tmp_path_factory.mktemp("results")
     recs = seed_records()
-    paths = write.write_all(str(out), recs, META)
+    paths = output.write_all(str(out), recs, META)
     return out, recs, paths
 
 
@@ -329,8 +328,8 @@ def test_predict_fills_runs_csv_and_the_cells_that_could_not_run(tmp_path):
     for i, rec in enumerate(recs, 1):
         rec["cmdline"] = " ".join([f"workload={rec['workload']}", "duration=300ms"] +
                                   [f"{k}={v}" for k, v in rec["guest_knobs"].items()])
-        resultsfolder.write_json(resultsfolder.raw_path(str(tmp_path), i, rec), rec)
-    resultsfolder.write_json(str(tmp_path / "meta.json"), META)
+        output.write_json(output.raw_path(str(tmp_path), i, rec), rec)
+    output.write_json(str(tmp_path / "meta.json"), META)
     assert predict.write_report(str(tmp_path), costs="hardware") == 0
     with open(tmp_path / "runs.csv") as f:
         rows = {(r["matrix"], r["name"]): r for r in csv.DictReader(f)}
@@ -371,7 +370,7 @@ def varied(tmp_path_factory):
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(plots, "save", keep)
-        paths = write.write_all(str(out), seed_records(varied=True), META)
+        paths = output.write_all(str(out), seed_records(varied=True), META)
     with open(out / "runs.csv") as f:
         return out, list(csv.DictReader(f)), drawn, paths
 
@@ -509,8 +508,8 @@ def test_seed_tables_show_the_runs_csv_figures(varied):
 def test_report_only_rebuilds_from_raw(tmp_path, capsys):
     recs = seed_records()
     for i, rec in enumerate(recs, 1):
-        resultsfolder.write_json(resultsfolder.raw_path(str(tmp_path), i, rec), rec)
-    resultsfolder.write_json(str(tmp_path / "meta.json"), META)
+        output.write_json(output.raw_path(str(tmp_path), i, rec), rec)
+    output.write_json(str(tmp_path / "meta.json"), META)
     assert cli.main(["--report", str(tmp_path)]) == 0
     assert (tmp_path / "seed003.md").exists() and (tmp_path / "runs.csv").exists()
     assert sorted(os.listdir(tmp_path / "raw"))[0] == "001-seed000-no-poll.idle-hz=0.json"
@@ -522,7 +521,7 @@ def test_console_summary_shows_each_seed_table(varied):
     holds to runs.csv)."""
     out, rows, _, paths = varied
     recs = seed_records(varied=True)
-    text = console.summary(recs, dict(META, seconds=30.0), paths)
+    text = output.summary(recs, dict(META, seconds=30.0), paths)
     count = {s: sum(r["status"] == s for r in rows) for s in ("ok", "not run", "failed")}
     flags = sum(r["accuracy_flag"] == "True" for r in rows)
     assert f"{count['ok']} ok, {count['not run']} not run, {count['failed']} failed; " \
@@ -737,5 +736,5 @@ def test_a_linux_guests_record_summarizes_with_its_missing_fields_empty():
             row.hostpoll, row.guest_takeovers) == (None,) * 6
     assert (row.hlt_diff, row.hlt_diff_vcpus) == (-1, "-1/+0")
     assert row.host_cpu_us_per_wakeup == round(1.0 * 1e6 / 1850, 1)
-    assert results.check_invariants(results.parse_run(LINUX_SERIAL)) == []
+    assert records.check_invariants(records.parse_run(LINUX_SERIAL)) == []
     assert dict(zip(runrow.COLUMNS, runrow.csv_cells(row)))["guest_poll_hits"] == ""

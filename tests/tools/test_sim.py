@@ -11,7 +11,7 @@ import pytest
 from idlelab.bench import matrix
 from idlelab.derive import records
 from idlelab.report.layouts import governors as governors_table
-from idlelab.sim import governors as sim_governors, hardware, predict, run as simrun
+from idlelab.sim import governors as sim_governors, predict, simrun
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SIM = os.path.join(ROOT, "build", "idlelab-sim")
@@ -421,16 +421,16 @@ def test_the_host_window_comes_from_the_record_whatever_its_scope():
 def test_hardware_places_cost_table_values_with_hardwares_own_costs():
     """A period or window written `timer+300us` is placed again by hardware's timer cost
     (timer_arm + timer_running + irq_entry of tools/sim/costs/hardware.txt)."""
-    table = hardware.prim_table()
-    costs = hardware.cost_file_ns()
-    timer = sum(costs[t] for t in hardware.PRIM_TERMS["timer"])
+    table = simrun.prim_table()
+    costs = simrun.cost_file_ns()
+    timer = sum(costs[t] for t in simrun.PRIM_TERMS["timer"])
     assert table["prims"]["timer"]["ns_p50"] == timer and timer < 10_000
     rec = {"cmdline": "workload=periodic duration=1s period=754us cpus=0x2", "smp": 2,
            "accel": "tcg", "settings": {"guest.period": "timer+300us",
                                         "halt_poll_ns": "global:timer+200us"},
            "halt_poll": {"scope": "global", "ns": 654000},
            "host_params": {"wanted": {"halt_poll_ns": 654000}, "values": {}}}
-    args = hardware.sim_args(rec, table)
+    args = simrun.hardware_args(rec, table)
     assert f"period={round((timer + 300_000) / 1000)}us" in args
     assert f"halt_poll_ns={timer + 200_000}" in args     # TCG or not: hardware has KVM
     assert args[-1] == "costs=hardware"
@@ -444,7 +444,7 @@ def test_hardware_rows_predict_each_run_once(tmp_path):
            "settings": {"guest.period": "250us", "halt_poll_ns": "global:400us"},
            "halt_poll": {"scope": "global", "ns": 400000},
            "host_params": {"wanted": {"halt_poll_ns": 400000}, "values": {}}}
-    rows = hardware.rows([rec, dict(rec, repeat=2)])
+    rows = simrun.rows([rec, dict(rec, repeat=2)])
     assert len(rows) == 1 and rows[0].status == "ok" and rows[0].period_us == 250
     assert rows[0].host_cpu_pct > 90        # the seed's pathology, on hardware costs
 
@@ -460,9 +460,9 @@ def test_a_hardware_row_has_the_window_hardware_would_have():
            "halt_poll": {"scope": "global", "ns": 502000},
            "host_params": {"wanted": {"halt_poll_ns": 502000, "halt_poll_ns_shrink": 2},
                            "values": {}}}
-    (row,) = hardware.rows([rec])
-    timer = sum(hardware.cost_file_ns()[t] for t in hardware.PRIM_TERMS["timer"])
+    (row,) = simrun.rows([rec])
+    timer = sum(simrun.cost_file_ns()[t] for t in simrun.PRIM_TERMS["timer"])
     assert row.status == "ok" and row.halt_poll_ns == timer + 200_000
     bad = dict(rec, name="x", settings={"halt_poll_ns": "global:cpuid*2"})
-    (row,) = hardware.rows([bad])
+    (row,) = simrun.rows([bad])
     assert row.status == "failed" and "cpuid" in row.reason

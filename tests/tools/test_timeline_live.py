@@ -13,7 +13,7 @@ import time
 import pytest
 
 from conftest import TOP, require
-from idlelab.host import kernelfs, nested, tracefs
+from idlelab.host import hosts, kernelfs, tracefs
 
 TOOL = os.path.join(TOP, "tools", "timeline")
 KNOBS = "workload=pingpong warmup=20ms duration=200ms hz=0 idle=haltpoll timeline=64"
@@ -80,7 +80,7 @@ def test_the_host_overlay_is_aligned_or_says_why_not(run):
     if "why" in host:       # this host does not let us trace: said, and the rest went on
         assert "not available (" in status[0]
         return
-    if nested.inside() and "the TSC offsets changed during the window" in status[0]:
+    if hosts.inside() and "the TSC offsets changed during the window" in status[0]:
         # The nested host's own TSC is not stable (it runs under TCG), so its KVM moves the
         # vCPUs' offsets while they run (docs/platform-notes.md): said, and not drawn.
         return

@@ -1,20 +1,22 @@
 """idlelab's host harness, one import root (`idlelab`), in packages that follow a run:
 
-  bench/     tools/bench: the command line, the invocation, the work plan, one boot, its
-             raw record, the window probe, the matrix format
-  host/      what runs on or reads the host: QEMU and QMP, the nested KVM host, KVM's
-             parameters, /proc samplers, the preload library, neighbours, stalls, tracefs
-  derive/    pure derivations: the guest's records, a record's RunRow, KVM deltas, whose
-             fault a late wake-up was, the accuracy rule, the cost table's values
-  report/    runs.csv, one markdown table per matrix (report/layouts/: one layout per
-             seed), the plots and the console summary
+  bench/     tools/bench: the command line, the invocation with its work plan, one boot
+             with its window probe and raw record, the matrix format
+  host/      what runs on or reads the host: QEMU with its exit codes and QMP, which host
+             and the nested KVM host, the platform (KVM's parameters, the preload library,
+             the cost table), /proc samplers, neighbours, stalls, tracefs
+  derive/    pure derivations: what the guest printed (records, results, the cost table's
+             values, whose fault a late wake-up was), a record's RunRow, KVM deltas, the
+             accuracy rule
+  report/    the results folder, runs.csv and the terminal's lines (output.py), one
+             markdown table per matrix (report/layouts/: one layout per seed), the plots
   timeline/  tools/timeline: per-CPU timelines from the guest's trace and the host's
   wakepath/  the wake path's round trips and instruction counts (make wakepath-*)
   sim/       idlelab-sim's predictions beside a bench, and the governors in the simulator
 
-usage.py (the tools' exit statuses and one-line errors) and resultsfolder.py (a results
-folder's life) are shared by the tools. tests/tools/test_packages.py keeps the structure:
-no import cycle, and no I/O in the pure modules."""
+usage.py (the tools' exit statuses and one-line errors) is shared by the tools.
+tests/tools/test_packages.py keeps the structure: no import cycle, and no I/O in the pure
+modules; tests/tools/test_runpath.py, that one bench run crosses at most 15 modules."""
 import os
 
 # The source tree's top: every path the harness reads or builds is under it.

@@ -68,7 +68,7 @@
 #define SIM__COST_NAME(n) #n,
 const char *const sim_cost_names[COST__COUNT] = {SIM_COSTS(SIM__COST_NAME)};
 
-/* The primitives of tools/idlelab/derive/primcosts.py's PRIMS that the tables use (named in its
+/* The primitives of tools/idlelab/derive/records.py's PRIMS that the tables use (named in its
  * order; load, call and pushf are not used), then the stamps. */
 static const char *const prim_names[] = {
     "alu", "pause", "rdtsc", "locked_rmw", "cli_sti", "cpuid", "wrmsr_pollctl", "ipi_send",

@@ -8,18 +8,16 @@ import os
 import signal
 import sys
 
-from idlelab.derive import primcosts
-from idlelab import resultsfolder, usage
+from idlelab.derive import records
+from idlelab import usage
+from idlelab.report import output
 from idlelab.bench import matrix
 from idlelab.host import hosts, qemu
-from idlelab.report import write as report
-from idlelab.sim import hardware, predict
-from idlelab.bench.invocation import Signals, run_all
-from idlelab.bench.progress import say
+from idlelab.sim import predict, simrun
+from idlelab.bench.invocation import (KnobCheckUnavailable, RUN_OVERHEAD_S, SEEDS, Signals, TOP,
+    builtin_matrices, check_cmdlines, estimate_s, load_matrices, run_all)
+from idlelab.report.output import say
 from idlelab.usage import EXIT_NO_KVM, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
-from idlelab.bench.workplan import (RUN_OVERHEAD_S, SEEDS, TOP, WINDOW_HOLD, KnobCheckUnavailable,
-                                    builtin_matrices, check_cmdlines, estimate_s, guest_cmdline,
-                                    load_matrices)
 
 RESULTS_DIR = os.path.join(TOP, "results")
 
@@ -90,7 +88,7 @@ def parse_args(argv):
     ap.add_argument("--results-dir", default=RESULTS_DIR, metavar="DIR",
                     help="parent of the new <timestamp>/ folder and the `latest` link "
                          "(default: results/)")
-    ap.add_argument("--window-hold", type=window_hold, default=WINDOW_HOLD, metavar="TIME",
+    ap.add_argument("--window-hold", type=window_hold, default=matrix.WINDOW_HOLD, metavar="TIME",
                     help="guest window_hold= unless the matrix sets it (default %(default)s: the "
                          "window edges are synchronised, window_sync=1)")
     ap.add_argument("--timeout", type=usage.positive_seconds, default=120, metavar="S",
@@ -138,7 +136,8 @@ def list_matrices(loaded):
               f"~{secs:.0f}s")
         for r in runs:
             rep = f" x{r.repeat}" if r.repeat > 1 else ""
-            print(f"  {r.name}{rep}: {guest_cmdline(r)} halt_poll_ns={r.settings['halt_poll_ns']}"
+            print(f"  {r.name}{rep}: {matrix.guest_cmdline(r)} "
+                  f"halt_poll_ns={r.settings['halt_poll_ns']}"
                   + "".join(f" {k}={v}" for k, v in r.host_params.items()
                             if k != "halt_poll_ns")
                   + (f" stall={r.settings['stall']}" if r.stall else "")
@@ -153,21 +152,21 @@ def rebuild_report(outdir):
     """--report: the reports of an existing folder, from its raw records. A folder a killed
     bench left is said to be incomplete, marked so, and reported from what it holds."""
     try:
-        resultsfolder.check_folder(outdir)
-        meta = resultsfolder.read_meta(outdir)
-        recs = resultsfolder.read_raw(outdir)
-    except resultsfolder.FolderError as e:
+        output.check_folder(outdir)
+        meta = output.read_meta(outdir)
+        recs = output.read_raw(outdir)
+    except output.FolderError as e:
         say(f"--report {e}")
         return EXIT_USAGE
-    status = resultsfolder.status(meta)
-    if status == resultsfolder.RUNNING:
+    status = output.status(meta)
+    if status == output.RUNNING:
         say(f"--report {outdir}: still being written by the bench with pid "
             f"{meta['owner']['pid']}: wait for it to end")
         return EXIT_USAGE
-    if status == resultsfolder.INCOMPLETE:
-        say(resultsfolder.incomplete_note(outdir, meta) + "; reporting those")
-        meta = resultsfolder.mark_incomplete(outdir, meta, "--report")
-    for path in report.write_all(outdir, recs, meta, hardware=hardware.rows_if_built(recs)):
+    if status == output.INCOMPLETE:
+        say(output.incomplete_note(outdir, meta) + "; reporting those")
+        meta = output.mark_incomplete(outdir, meta, "--report")
+    for path in output.write_all(outdir, recs, meta, hardware=simrun.rows_if_built(recs)):
         print(path)
     return EXIT_OK
 
@@ -187,7 +186,7 @@ def main(argv=None):
     except KnobCheckUnavailable as e:
         say(f"guest values not checked before the runs ({e}); a bad one fails at boot")
     if args.no_cost_table:
-        scaled = [mid for mid, _, runs in loaded if primcosts.needs_table(runs)]
+        scaled = [mid for mid, _, runs in loaded if records.needs_table(runs)]
         if scaled:
             say(f"--no-cost-table: matrix {', '.join(scaled)} places values by the cost table "
                 "(e.g. `timer*2`), so it must be measured")
@@ -196,10 +195,10 @@ def main(argv=None):
         list_matrices(loaded)
         return EXIT_OK
     try:
-        resultsfolder.check_parent(args.results_dir)
+        output.check_parent(args.results_dir)
         if args.resume:
-            resultsfolder.check_folder(args.resume)
-    except resultsfolder.FolderError as e:
+            output.check_folder(args.resume)
+    except output.FolderError as e:
         say(f"{'--resume' if args.resume else '--results-dir'} {e}")
         return EXIT_USAGE
     accel, msg, code = choose_accel(args.accel, args.require_kvm)

@@ -1,40 +1,40 @@
-"""One bench invocation: prepares the host (recover a killed run's parameters, reclaim what a
-killed bench left, build the preload library if needed), makes a new results folder (marked
-running, `latest` pointed at it), measures the cost table, runs the work list boot by boot
-(raw record and runs.csv row written as each ends), then writes the reports and prints the
+"""One bench invocation: from matrix files to the work list (the built-in seed matrices, each
+run's command line checked by the kernel's own knob parser before anything runs), then the
+work: prepares the host (recover a killed run's parameters, reclaim what a killed bench
+left, build the preload library if needed), makes a new results folder (marked running,
+`latest` pointed at it), measures the cost table, runs the work list boot by boot (raw
+record and runs.csv row written as each ends, a progress line with an ETA that learns the
+real fixed cost per boot from the runs made), then writes the reports and prints the
 summary.
 
 Nothing measured is lost on the way out. SIGINT, SIGTERM and SIGHUP stop the run in
-progress (qemu.run kills its QEMU, hostparams.override restores the host) and the folder is
+progress (qemu.run kills its QEMU, platform.override restores the host) and the folder is
 finished from the runs completed: runs.csv, tables, meta.json "status": "interrupted" with
 the signal and where it landed, exit 128 + the signal. A second signal while the folder is
 finished is noted, not obeyed (only SIGKILL ends it then). After SIGKILL the folder stays
 "running" with its owner gone, every finished run in raw/ and runs.csv; the next bench says
-so and marks it (resultsfolder)."""
+so and marks it (report/output.py)."""
 import contextlib
 import os
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
 import time
 
-from idlelab.derive import primcosts
-from idlelab.host import costtable
-from idlelab import resultsfolder
-from idlelab.bench import onerun
-from idlelab.derive import figures
-from idlelab.host import haltpollcap, hosts
-from idlelab.report import console, write
-from idlelab.sim import hardware
-from idlelab.wakepath import insncount
-from idlelab.host.hostparams import HostParams
-from idlelab.host.hostload import QuietWaiter, loadavg
+from idlelab.bench import matrix, onerun
 from idlelab.bench.onerun import Context, execute
-from idlelab.bench.progress import Progress, say
-from idlelab.report.write import append_csv, write_csv
+from idlelab.derive import records, runrow
+from idlelab.host import hosts, platform, qemu
+from idlelab.host.platform import HostParams
+from idlelab.host.samplers import QuietWaiter, loadavg
+from idlelab.report import output
+from idlelab.report.output import append_csv, say, write_csv
+from idlelab.sim import simrun
 from idlelab.usage import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
-from idlelab.bench.workplan import TOP, plan, relpath
+from idlelab.wakepath import insncount
+
 
 # The bench's exit status: usage.py's; interrupted: 128 + signal.
 EXIT_INTERRUPTED = 128 + signal.SIGINT
@@ -43,7 +43,7 @@ CAUGHT = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 class Interrupted(KeyboardInterrupt):
     """A stop signal, raised where the bench was. A KeyboardInterrupt, so everything that
-    already cleans up after Ctrl-C (qemu.run, hostparams.override) does so for all three."""
+    already cleans up after Ctrl-C (qemu.run, platform.override) does so for all three."""
 
     def __init__(self, signum):
         super().__init__(signal.Signals(signum).name)
@@ -102,11 +102,11 @@ def reclaim(results_dir):
     n = onerun.reclaim_temp_dirs()
     if n:
         say(f"removed {n} temporary folder{'s' if n > 1 else ''} of benches that were killed")
-    resultsfolder.reclaim_latest_tmp(results_dir)
-    for path, meta in resultsfolder.find_incomplete(results_dir):
-        say(resultsfolder.incomplete_note(relpath(path), meta)
+    output.reclaim_latest_tmp(results_dir)
+    for path, meta in output.find_incomplete(results_dir):
+        say(output.incomplete_note(relpath(path), meta)
             + f"; `tools/bench --report {relpath(path)}` writes its tables")
-        resultsfolder.mark_incomplete(path, meta, f"the bench started at pid {os.getpid()}")
+        output.mark_incomplete(path, meta, f"the bench started at pid {os.getpid()}")
 
 
 class Place:
@@ -136,7 +136,7 @@ def run_all(args, loaded, accel, signals=None):
                   timeout_s=args.timeout)
     try:
         resumed = resume_state(args.resume) if args.resume else None
-    except resultsfolder.FolderError as e:
+    except output.FolderError as e:
         say(f"--resume {e}")
         return EXIT_USAGE
     work = plan(loaded)        # its length and order; the cost table only resolves values
@@ -151,21 +151,21 @@ def run_all(args, loaded, accel, signals=None):
             if resumed:
                 outdir, recs = args.resume, resumed["recs"]
                 meta = dict({k: v for k, v in resumed["meta"].items() if k != "state"},
-                            status=resultsfolder.RUNNING, owner=resultsfolder.owner())
+                            status=output.RUNNING, owner=output.owner())
                 meta.setdefault("resumed", []).append(
                     {"at_run": len(recs) + 1, "note": args.resume_note,
                      "host": hosts.describe(accel)})
             else:
-                outdir = resultsfolder.new_results_dir(args.results_dir)
+                outdir = output.new_results_dir(args.results_dir)
                 meta = invocation_meta(args, loaded, ctx, outdir)
             meta.update(runs_made=len(recs), runs_planned=len(work),
                         runs_planned_by_matrix=planned_by_matrix(work))
-            resultsfolder.write_meta(outdir, meta)
-            write_csv([figures.summarize(r) for r in recs],
-                      os.path.join(outdir, write.CSV_NAME))
-            resultsfolder.point_latest(outdir)
+            output.write_meta(outdir, meta)
+            write_csv([runrow.summarize(r) for r in recs],
+                      os.path.join(outdir, output.CSV_NAME))
+            output.point_latest(outdir)
         place.after = len(recs)
-        ctx.tmpdir = resultsfolder.tmp_dir(outdir)
+        ctx.tmpdir = output.tmp_dir(outdir)
         if not onerun.sockets_work(ctx.tmpdir):
             say(f"{ctx.tmpdir}: its filesystem takes no UNIX sockets: the boots' temporary "
                 f"folders (their QMP sockets) go to {tempfile.gettempdir()}")
@@ -176,7 +176,7 @@ def run_all(args, loaded, accel, signals=None):
         if resumed:
             costs = resumed["meta"].get("cost_table") or {}
             if "prims" in costs:
-                loaded = [(mid, path, [primcosts.resolve_run(r, costs) for r in runs])
+                loaded = [(mid, path, [records.resolve_run(r, costs) for r in runs])
                           for mid, path, runs in loaded]
         elif args.no_cost_table:
             costs = {"error": "not measured (--no-cost-table)", "skipped": True}
@@ -188,7 +188,7 @@ def run_all(args, loaded, accel, signals=None):
             code = EXIT_RUN_FAILED
         else:
             meta["cost_table"] = costs
-            resultsfolder.write_meta(outdir, meta)
+            output.write_meta(outdir, meta)
             work = plan(loaded)
             if accel == "kvm":
                 prepare_kvm(ctx, work)
@@ -198,7 +198,7 @@ def run_all(args, loaded, accel, signals=None):
             run_work(work, ctx, outdir, waiter, waited, recs, args.quiet_below, signals,
                      place, meta, args.cooldown,
                      resume=(args.resume_note, args.resume_fail) if resumed else None)
-    except resultsfolder.FolderError as e:
+    except output.FolderError as e:
         if outdir is not None:
             raise
         say(f"--results-dir {e}")
@@ -220,23 +220,23 @@ def run_all(args, loaded, accel, signals=None):
         meta.update(interrupted=True, error=f"{type(e).__name__}: {e}", where=place.describe())
         error = e
     signals.finishing()
-    resultsfolder.remove_tmp(outdir)
+    output.remove_tmp(outdir)
     onerun.reclaim_temp_dirs(own=True)     # a neighbour's or an older bench's, outside it
-    meta[resultsfolder.STATUS] = resultsfolder.INTERRUPTED if meta.get("interrupted") \
-        else resultsfolder.COMPLETE
+    meta[output.STATUS] = output.INTERRUPTED if meta.get("interrupted") \
+        else output.COMPLETE
     meta.update(runs_made=len(recs), runs_planned=len(work),
                 seconds=round(time.monotonic() - t0, 1), quiet_wait_s=round(waiter.spent_s, 1))
     try:
-        written = write.write_all(outdir, recs, meta, hardware=hardware.rows_if_built(recs))
+        written = output.write_all(outdir, recs, meta, hardware=simrun.rows_if_built(recs))
     except Exception as e:  # a defect of the report's: the raw records stay, said in one line
         meta["report_error"] = f"{type(e).__name__}: {e}"
-        resultsfolder.write_meta(outdir, meta)
+        output.write_meta(outdir, meta)
         say(f"the tables could not be written ({meta['report_error']}); every run is kept in "
             f"{relpath(outdir)}/raw and runs.csv: `tools/bench --report {relpath(outdir)}` "
             "writes them again")
         return EXIT_RUN_FAILED
-    resultsfolder.write_meta(outdir, meta)
-    print(console.summary(recs, meta, written), flush=True)
+    output.write_meta(outdir, meta)
+    print(output.summary(recs, meta, written), flush=True)
     if error is not None:
         raise error
     if meta.get("signal"):
@@ -255,15 +255,15 @@ def planned_by_matrix(work):
 
 
 def measure_costs(accel, loaded, timeout):
-    """The platform's cost table, first (primcosts.py), and the matrices with their scaled
+    """The platform's cost table, first (derive/records.py), and the matrices with their scaled
     values resolved from it. (None, loaded) when a matrix needs the table and it could not be
     measured: nothing else runs then. A matrix that does not need it runs anyway, and the
     failure is kept in meta.json."""
-    say(f"measuring the platform's cost table (bench=exits iters={primcosts.ITERS}, {accel})")
+    say(f"measuring the platform's cost table (bench=exits iters={records.ITERS}, {accel})")
     try:
-        costs = costtable.measure(accel, timeout=timeout)
-    except primcosts.CostTableError as e:
-        if any(primcosts.needs_table(runs) for _, _, runs in loaded):
+        costs = platform.measure(accel, timeout=timeout)
+    except records.CostTableError as e:
+        if any(records.needs_table(runs) for _, _, runs in loaded):
             say(f"error: {e}; the matrices place their sweeps by it, so nothing was run")
             return None, loaded
         say(f"cost table not measured: {e}")
@@ -276,7 +276,7 @@ def measure_costs(accel, loaded, timeout):
         f"({insncount.PATH_KNOBS}): " + (f"not counted: {path['error']}" if "error" in path else
                                          ", ".join(f"{p} {path[p]:.0f}"
                                                    for p, _, _ in insncount.PHASES)))
-    resolved = [(mid, path, [primcosts.resolve_run(r, costs) for r in runs])
+    resolved = [(mid, path, [records.resolve_run(r, costs) for r in runs])
                 for mid, path, runs in loaded]
     return costs, resolved
 
@@ -291,7 +291,7 @@ def prepare_kvm(ctx, work):
                                  if ctx.params.read_only else ""))
     if any(run.vm_halt_poll_ns is not None and ctx.run_accel(run) == "kvm"
            for _, run, _ in work):
-        ctx.library = haltpollcap.build()
+        ctx.library = platform.build()
 
 
 def run_work(work, ctx, outdir, waiter, waited, recs, quiet_below, signals, place, meta,
@@ -303,7 +303,7 @@ def run_work(work, ctx, outdir, waiter, waited, recs, quiet_below, signals, plac
     with that note instead of being run."""
     progress = Progress(work)
     start = len(recs)
-    csv_path = os.path.join(outdir, write.CSV_NAME)
+    csv_path = os.path.join(outdir, output.CSV_NAME)
     for i, (mid, run, rep) in enumerate(work):
         if i < start:
             continue
@@ -323,31 +323,31 @@ def run_work(work, ctx, outdir, waiter, waited, recs, quiet_below, signals, plac
         rec["quiet_wait"] = {"waited_s": round(waited[0], 2), "other_pct": waited[1],
                              "quiet": waited[2]}
         progress.done(run, rec)
-        row = figures.summarize(rec)
+        row = runrow.summarize(rec)
         # A run is in raw/, runs.csv and meta.json's count together, or in none of them.
         with signals.deferred():
-            resultsfolder.write_json(resultsfolder.raw_path(outdir, i + 1, rec), rec)
+            output.write_json(output.raw_path(outdir, i + 1, rec), rec)
             append_csv(row, csv_path)
             recs.append(rec)
             meta["runs_made"] = len(recs)
-            resultsfolder.write_meta(outdir, meta)
+            output.write_meta(outdir, meta)
             place.run, place.after = None, i + 1
-        print(console.result_line(rec, row), file=sys.stderr, flush=True)
+        print(output.result_line(rec, row), file=sys.stderr, flush=True)
         waited = (0.0, None, None)
-        if console.saw_other_load(row, quiet_below) and i + 1 < len(work):
+        if output.saw_other_load(row, quiet_below) and i + 1 < len(work):
             waited = waiter.wait("the last run saw other load")
 
 
 def resume_state(outdir):
     """The folder an interrupted bench left, to go on with: its meta.json and the records of
     its runs, which must be the first runs of the work list in order (raw/NNN-...)."""
-    resultsfolder.check_folder(outdir)
-    meta = resultsfolder.read_meta(outdir)
-    recs = resultsfolder.read_raw(outdir)
-    names = sorted(n for n in os.listdir(os.path.join(outdir, resultsfolder.RAW))
+    output.check_folder(outdir)
+    meta = output.read_meta(outdir)
+    recs = output.read_raw(outdir)
+    names = sorted(n for n in os.listdir(os.path.join(outdir, output.RAW))
                    if n.endswith(".json"))
     if [n[:3] for n in names] != [f"{i + 1:03d}" for i in range(len(names))]:
-        raise resultsfolder.FolderError(f"{outdir}: raw/ is not runs 1..{len(names)} in "
+        raise output.FolderError(f"{outdir}: raw/ is not runs 1..{len(names)} in "
                                         "order: it cannot be resumed")
     return {"meta": meta, "recs": recs}
 
@@ -356,7 +356,7 @@ def invocation_meta(args, loaded, ctx, outdir):
     """What the tables' headers say about this invocation and machine, and that the folder
     is being written (status running, by this process) until the end rewrites it."""
     return {
-        resultsfolder.STATUS: resultsfolder.RUNNING, "owner": resultsfolder.owner(),
+        output.STATUS: output.RUNNING, "owner": output.owner(),
         "results": relpath(outdir),
         "started": time.strftime("%Y-%m-%d %H:%M:%S"),
         "quick": bool(args.quick and not args.matrix),
@@ -367,3 +367,130 @@ def invocation_meta(args, loaded, ctx, outdir):
         "window_hold": ctx.window_hold, "loadavg_start": loadavg(),
         "kernel": os.uname().release,
     }
+
+
+# --- The work plan: from matrix files to the work list ------------------------------------
+
+TOP = qemu.TOP
+MATRIX_DIR = os.path.join(TOP, "tools", "matrices")
+QUICK_DIR = os.path.join(MATRIX_DIR, "quick")
+SEEDS = ("000", "002", "003", "004")
+RUN_OVERHEAD_S = 1.0     # boot + table printing + exit here, before any run is measured
+# The kernel's knobs_parse() on the host (tools/knobdoc.c), built by tests/knobdoc.mk.
+KNOBDOC = os.path.join(TOP, "build", "host", "knobdoc")
+KNOBDOC_MK = os.path.join(TOP, "tests", "knobdoc.mk")
+
+
+class KnobCheckUnavailable(RuntimeError):
+    """build/host/knobdoc could not be built or run, so values were not checked."""
+
+
+def builtin_matrices(quick=False, seeds=SEEDS):
+    """Paths of the built-in seed matrices (the reduced set with quick)."""
+    base = QUICK_DIR if quick else MATRIX_DIR
+    return [os.path.join(base, f"seed{s}.txt") for s in seeds]
+
+
+def matrix_id(path):
+    """A matrix's id is its file name without .txt: `seed003` picks the seed 003 tables."""
+    return os.path.splitext(os.path.basename(path))[0]
+
+
+def load_matrices(paths):
+    """[(matrix id, path, [Run])], every guest knob checked against the kernel's table."""
+    knobs = matrix.guest_knob_names()
+    return [(matrix_id(p), p, matrix.load(p, guest_knobs=knobs)) for p in paths]
+
+
+def check_cmdlines(loaded, window_hold=matrix.WINDOW_HOLD):
+    """Raises matrix.MatrixError naming the file, line and run of the first command line the
+    guest kernel would refuse at boot (EXIT_BAD_KNOB): the full line each run boots with,
+    values and the knobs the bench adds included. The kernel's parser decides (knobdoc
+    --check-cmdline), so the harness holds no second definition of a valid value."""
+    # A Linux guest's line is Linux's: its program refuses a bad value of an idlelab knob it
+    # reads at boot (BAD_KNOB, with the same parser's message), Linux ignores what it lacks.
+    runs = [run for _, _, rs in loaded for run in rs if run.guest_os == "idlelab"]
+    # A value in the cost table's terms (timer+300us) becomes a time only once the table is
+    # measured; any table gives a time of the same syntax, so a placeholder checks it.
+    placeholder = records.placeholder()
+    refused = kernel_refuses([matrix.guest_cmdline(records.resolve_run(r, placeholder),
+                                                   window_hold) for r in runs])
+    if refused:
+        (i, msg), more = refused[0], len(refused) - 1
+        also = f" (and {more} more run{'s' if more > 1 else ''} refused)" if more else ""
+        raise matrix.MatrixError(f"{runs[i].where}: run {runs[i].name!r}: the guest would "
+                                 f"refuse its command line: {msg}{also}")
+
+
+def kernel_refuses(cmdlines):
+    """[(index, the kernel's one-line error)] for each command line it would refuse."""
+    built = subprocess.run(["make", "--no-print-directory", "-s", "-C", TOP, "-f", KNOBDOC_MK,
+                            os.path.relpath(KNOBDOC, TOP)],
+                           capture_output=True, text=True, timeout=120)
+    if built.returncode != 0:
+        last = (built.stderr or built.stdout).strip().splitlines()[-1:] or ["?"]
+        raise KnobCheckUnavailable(f"building {relpath(KNOBDOC)} failed: {last[0]}")
+    res = subprocess.run([KNOBDOC, "--check-cmdline", "-"], input="".join(
+        c + "\n" for c in cmdlines), capture_output=True, text=True, timeout=60)
+    if res.returncode not in (0, 1):
+        raise KnobCheckUnavailable(f"{relpath(KNOBDOC)} --check-cmdline failed: "
+                                   f"{res.stderr.strip()}")
+    out = []
+    for line in res.stdout.splitlines():
+        num, _, msg = line.partition(": ")
+        out.append((int(num) - 1, msg))
+    return out
+
+
+def plan(loaded):
+    """The work list: one (matrix id, Run, repeat index) per boot. One pass over the
+    matrices, in matrix order, per repeat: this machine's speed drifts over minutes, and
+    repeats made back to back would put one configuration's medians in a slower stretch
+    than the next one's; spread over the whole bench, the drift falls on all alike."""
+    most = max((run.repeat for _, _, runs in loaded for run in runs), default=0)
+    return [(mid, run, i) for i in range(1, most + 1) for mid, _, runs in loaded
+            for run in runs if i <= run.repeat]
+
+
+def estimate_s(run):
+    """Expected wall time of one boot, for the ETA: fixed cost + warm-up + window."""
+    warmup = matrix.parse_time(run.guest.get("warmup", "100ms"))
+    return RUN_OVERHEAD_S + (warmup + run.duration_ns) / 1e9
+
+
+def relpath(path):
+    """A path as the tables show it: relative to the tree when inside it."""
+    return os.path.relpath(path, TOP) if path.startswith(TOP) else path
+
+
+# --- The progress line --------------------------------------------------------------------
+
+class Progress:
+    """Which run, how many left, and the time the rest should take."""
+
+    def __init__(self, work):
+        self.work = work
+        self.started = time.monotonic()
+        self.overheads = []
+
+    def eta_s(self, index):
+        overhead = (sum(self.overheads) / len(self.overheads)) if self.overheads \
+            else RUN_OVERHEAD_S
+        return sum(estimate_s(run) - RUN_OVERHEAD_S + overhead
+                   for _, run, _ in self.work[index:])
+
+    def line(self, index):
+        mid, run, rep = self.work[index]
+        left = len(self.work) - index - 1
+        eta = self.eta_s(index)
+        rep_txt = f" #{rep}/{run.repeat}" if run.repeat > 1 else ""
+        return (f"[{index + 1:>2}/{len(self.work)}] {mid} {run.name}{rep_txt} "
+                f"({run.workload}, {run.settings['duration']}) | {left} left, "
+                f"ETA {int(eta // 60)}:{int(eta % 60):02d}")
+
+    def done(self, run, rec):
+        """Learns the boot's fixed cost: its wall time minus warm-up and window."""
+        q = rec.get("qemu")
+        if q:
+            warm = matrix.parse_time(run.guest.get("warmup", "100ms"))
+            self.overheads.append(max(0.0, q["seconds"] - (warm + run.duration_ns) / 1e9))

@@ -24,7 +24,7 @@ One run per line::
 Keys
 ----
 ==================  =======================================================================
-workload            required. The workload's name (`[a-z][a-z0-9_-]*`); tools/idlelab/bench/workplan.py maps it onto the guest command line.
+workload            required. The workload's name (`[a-z][a-z0-9_-]*`); guest_cmdline() below maps it onto the guest command line.
 duration            required. How long to measure: an integer with a unit, `ns|us|ms|s`.
 repeat              how many times to make the run (default 1).
 smp                 vCPUs, 1..64 (default 2).
@@ -83,7 +83,7 @@ import re
 from dataclasses import dataclass, field
 
 from idlelab import GUESTS, TOP
-from idlelab.derive import primcosts
+from idlelab.derive import records
 
 KNOB_TABLE = os.path.join(TOP, "kernel", "knobs", "knob_table.h")
 MACHINES = ("microvm", "pc", "q35")
@@ -98,6 +98,11 @@ DEFAULTS = {"repeat": "1", "smp": "2", "machine": "microvm", "accel": "kvm",
             "halt_poll_ns": "host", "guest": "idlelab"}
 REQUIRED = ("workload", "duration")
 MAX_RUNS = 1000          # runs one matrix may expand to (each is at least one boot)
+
+# The bench's window edges are synchronised (the guest quiesces and waits for the probe's
+# acknowledgement), so no hold is needed; --window-hold adds one for a matrix that turns
+# window_sync off.
+WINDOW_HOLD = "0s"
 
 
 class MatrixError(ValueError):
@@ -288,8 +293,8 @@ def _u32_time(text):
 
 def _window(text):
     """A host window: ns, or a value in the cost table's terms (`timer+200us`), kept as
-    text until the bench has measured the table (primcosts.resolve_run)."""
-    if primcosts.is_scaled(text):
+    text until the bench has measured the table (records.resolve_run)."""
+    if records.is_scaled(text):
         return text
     return _u32_time(text)
 
@@ -561,3 +566,26 @@ def guest_knob_names(table=KNOB_TABLE):
     if start < 0:
         raise ValueError(f"{table}: no KNOB_TABLE definition")
     return set(re.findall(r'\bK\(\s*\w+\s*,\s*"([^"]+)"', text[start:]))
+
+
+def config_of(run):
+    """The configuration a run belongs to: its run-line name without the sweep suffix and
+    without a `.part` ("no-poll.idle-hz=0" -> "no-poll"). The report lays tables out by it."""
+    suffix = "".join(f"-{short_key(k)}={v.replace(':', '_')}"
+                     for k, v in run.sweep.items())
+    base = run.name[:len(run.name) - len(suffix)] if suffix else run.name
+    return base.split(".", 1)[0]
+
+
+def guest_cmdline(run, window_hold=WINDOW_HOLD):
+    """The guest command line: the workload and its duration (matrix keys of their own),
+    the run's guest knobs, then window_sync=1 (exact window edges: the window probe of
+    bench/onerun.py) and a non-zero window_hold, each unless the matrix set it."""
+    parts = [f"workload={run.workload}", f"duration={run.settings['duration']}"]
+    if run.cmdline():
+        parts.append(run.cmdline())
+    if "window_sync" not in run.guest:
+        parts.append("window_sync=1")
+    if "window_hold" not in run.guest and parse_time(window_hold):
+        parts.append(f"window_hold={window_hold}")
+    return " ".join(parts)

@@ -1,16 +1,28 @@
-"""Makes one boot of a matrix run and returns its raw record (status ok, failed or not run).
+"""One boot of a matrix run, from its host configuration to its raw record (status ok, failed
+or not run).
 
   1. Decide the host polling configuration. A per-VM window (`halt_poll_ns=<time>`) goes
-     through the preload library (haltpollcap) and touches no other VM. Global kvm
+     through the preload library (platform.run_env) and touches no other VM. Global kvm
      parameters are changed only when a run needs a value the host does not already have,
-     and only through hostparams.override (journal, restore on every exit). Where they are
+     and only through platform.override (journal, restore on every exit). Where they are
      read-only such a run is recorded as "not run: <reason>", never faked.
   2. Boot the guest (qemu.run, the one QEMU command line) with a QMP socket in a private
-     temporary directory (inside the results folder's tmp/ for a bench) and the WindowProbe
-     attached (probe.py).
-  3. Around the boot, sample the machine load (hostload.py); assemble the record
-     (rawrecord.py).
-"""
+     temporary directory (inside the results folder's tmp/ for a bench) and the
+     WindowProbe attached.
+  3. Around the boot, sample the machine load (host/samplers.py); assemble the record.
+
+The window probe is the host side of the boot: it connects QMP when QEMU starts and, at
+each `@idlelab window` marker, samples KVM's per-vCPU counters, the vCPU threads' CPU time
+and the machine load. A marker with sync=1 (window_sync=1, what the bench uses) comes from a
+quiesced guest: every vCPU spins at a barrier, none can halt, and the guest has already
+taken its own snapshot; the probe reads at once and then acknowledges (qemu.acknowledge),
+which lets the guest go on. Both sides then count exactly the same HLTs. A marker with
+sync=0 is read while CPU 0 holds it (window_hold=), which is only close: the other vCPUs
+may still halt.
+
+The raw record is plain JSON-ready data, assembled from what the matrix asked for, what
+QEMU and the guest did, and what the probe saw. derive/runrow.py turns it into a RunRow;
+nothing here formats or derives figures beyond kvmdelta.delta's subtraction."""
 import contextlib
 import os
 import re
@@ -20,18 +32,18 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
-from idlelab import resultsfolder
-from idlelab.bench import matrix, rawrecord
-from idlelab.derive import attribution
-from idlelab.host import haltpollcap, hostparams, neighbour, qemu
-from idlelab.derive.figures import side_by_side
-from idlelab.host.hostparams import HostParams
-from idlelab.host.hostload import host_cpus, load_sample
-from idlelab.host.vcputhreads import WaitSampler, Waits
+from idlelab.report import output
+from idlelab.bench import matrix
+from idlelab.bench.matrix import WINDOW_HOLD, config_of, guest_cmdline
+from idlelab.derive import kvmdelta, records
+from idlelab.derive.runrow import side_by_side
+from idlelab.derive.tolerance import OPEN_READ_AT
+from idlelab.host import fault, hosts, neighbour, platform, qemu, samplers
+from idlelab.host.platform import HostParams
+from idlelab.host.samplers import WaitSampler, Waits, host_cpus, load_sample, loadavg, other_load
 from idlelab.host.windowtrace import WindowTrace
-from idlelab.bench.probe import WindowProbe
-from idlelab.bench.progress import say
-from idlelab.bench.workplan import WINDOW_HOLD
+from idlelab.report.output import say
+
 
 # A boot's private temporary folder (its QMP socket) is named after the bench's pid, so a
 # later bench can tell the folder of a killed one (pid gone) from a running one's. A bench
@@ -58,10 +70,10 @@ class Context:
     alone: dict = field(default_factory=dict)
 
     def run_accel(self, run):
-        return rawrecord.run_accel(run, self.accel)
+        return run_accel(run, self.accel)
 
     def base_record(self, mid, run, repeat):
-        return rawrecord.base_record(mid, run, repeat, self.accel, self.params,
+        return base_record(mid, run, repeat, self.accel, self.params,
                                      self.window_hold)
 
 
@@ -76,7 +88,7 @@ def execute(mid, run, repeat, ctx):
             return rec
     if not changes:
         return boot(run, rec, ctx)
-    with hostparams.override(changes, ctx.params.journal, ctx.params.param_dir) as ov:
+    with platform.override(changes, ctx.params.journal, ctx.params.param_dir) as ov:
         if ov.note:
             say(ov.note)
         rec["host_params"]["changed"] = dict(changes)
@@ -92,7 +104,7 @@ def qemu_config(run, rec, ctx, qmp_path):
     hp = rec["halt_poll"]
     if rec["accel"] == "kvm" and hp["scope"] == "vm":
         cfg.preload = [ctx.library]
-        cfg.env = haltpollcap.run_env(hp["ns"])
+        cfg.env = platform.run_env(hp["ns"])
     return cfg
 
 
@@ -136,7 +148,7 @@ def reclaim_temp_dirs(tmpdir=None, own=False):
         for name in os.listdir(tmpdir):
             m = _TEMP_NAME.match(name)
             if m and (int(m.group(1)) == os.getpid() if own
-                      else not resultsfolder.pid_alive(int(m.group(1)))):
+                      else not output.pid_alive(int(m.group(1)))):
                 shutil.rmtree(os.path.join(tmpdir, name), ignore_errors=True)
                 gone += 1
     return gone
@@ -224,19 +236,262 @@ def boot(run, rec, ctx):
     rec["qemu"] = {"status": res.status, "outcome": out.name, "timed_out": res.timed_out,
                    "seconds": round(res.seconds, 3)}
     rec["serial"] = res.output
-    rec["host"] = rawrecord.host_part(probe)
-    rec["load"] = rawrecord.load_part(probe, before, after, ctx.ncpus)
-    rec["haltpoll_cap"] = rawrecord.enabled_caps(res.output)
+    rec["host"] = host_part(probe)
+    rec["load"] = load_part(probe, before, after, ctx.ncpus)
+    rec["haltpoll_cap"] = enabled_caps(res.output)
     if run.stall is not None:
         rec["fault"] = probe.fault_part()
         st = probe.stall
         if st is not None and "duration_ns" in st.actual:
             begin = st.t0 + st.actual["start_ns"]
             waits.add_stall(begin, begin + st.actual["duration_ns"], [run.stall.vcpu])
-    late = attribution.attribute_output(lines, Waits(waits))
+    late = records.attribute_output(lines, Waits(waits))
     if late:
         rec["late_wakeups"] = late
-    rec["status"], rec["reason"] = rawrecord.verdict(rec, out)
+    rec["status"], rec["reason"] = verdict(rec, out)
     if rec["status"] == "ok":
         rec["per_vcpu"] = side_by_side(rec)
     return rec
+
+
+# --- The window probe ---------------------------------------------------------------------
+
+# KVM's per-vCPU statistics the issue asks for (plus insn_emulation: on a nested KVM the
+# emulated ring-0 instructions are counted there, not in `exits`).
+STATS = ("halt_exits", "halt_attempted_poll", "halt_successful_poll", "halt_poll_invalid",
+         "halt_wakeup", "halt_poll_success_ns", "halt_poll_fail_ns", "halt_wait_ns", "exits",
+         "irq_exits", "insn_emulation", "halt_poll_success_hist", "halt_poll_fail_hist",
+         "halt_wait_hist")
+MARKER = "@idlelab window "
+
+
+class WindowProbe:
+    """Attached to qemu.run as on_start/on_line; samples[state] holds what it read."""
+
+    def __init__(self, qmp_path, accel, hold_ns, stall=None, neighbour=None, pin=None):
+        self.qmp_path, self.accel, self.hold_ns = qmp_path, accel, hold_ns
+        # The running neighbour (neighbour.Hog/Vm, read at both markers) and pin= (host CPU
+        # per vCPU, applied as soon as QMP names the vCPU threads).
+        self.neighbour, self.pin, self.pinned = neighbour, pin, None
+        self.stall_spec, self.stall = stall, None     # matrix.Stall; its fault.Stall
+        self.session = self.pid = self.threads = self.proc = None
+        self.schemas = {}
+        self.samples = {}      # state -> {"snapshot": Snapshot, "load": {...}, "sample_ms"...}
+        self.errors = []
+
+    def on_start(self, proc):
+        """QEMU is up: connect QMP, learn the vCPU threads (QMP names their thread ids)."""
+        self.pid, self.proc = proc.pid, proc
+        try:
+            self.session = qemu.QMP(self.qmp_path, timeout=15, proc=proc)
+            self.threads = {c["cpu-index"]: c["thread-id"]
+                            for c in self.session.query_cpus_fast()}
+            if self.pin is not None:
+                self.pinned = neighbour.pin_threads(self.threads, self.pin)
+            if self.accel == "kvm":
+                self.schemas = self.session.query_stats_schemas().get("vcpu", {})
+        except Exception as e:  # recorded; the run is reported as failed
+            self.errors.append(f"QMP at start: {e}")
+
+    def on_line(self, line):
+        """At a window marker: the host's sample, then (sync=1) the acknowledgement. The
+        acknowledgement is sent whatever happened to the sample, so the guest never waits
+        out its timeout for a host that has already failed."""
+        if MARKER not in line:
+            return
+        _, fields = records.parse_line(line)
+        synced = fields.get("sync") == "1"
+        try:
+            self.sample(fields, synced)
+        finally:
+            if synced:
+                try:
+                    qemu.acknowledge(self.proc)
+                except OSError as e:
+                    self.errors.append(f"acknowledging the {fields.get('state')} marker: {e}")
+            self.schedule_stall(fields)
+
+    def schedule_stall(self, fields):
+        """At the open marker, once acknowledged (the guest's window starts): the stall=
+        fault, timed from now, on its own thread."""
+        if self.stall_spec is None or fields.get("state") != "open" or self.stall is not None:
+            return
+        self.stall = fault.Stall(self.stall_spec, self.pid, self.threads)
+        self.stall.start(time.monotonic_ns())
+
+    def sample(self, fields, synced):
+        arrived = time.monotonic_ns()
+        state = fields.get("state")
+        if state not in ("open", "close") or self.session is None:
+            return
+        if state in self.samples:
+            self.errors.append(f"a second '{state}' window marker: only one window per run")
+            return
+        if state == "open" and not synced:
+            wait_ns = arrived + int(self.hold_ns * OPEN_READ_AT) - time.monotonic_ns()
+            if wait_ns > 0:
+                time.sleep(wait_ns / 1e9)
+        read_at = time.monotonic_ns()
+        try:
+            names = STATS if self.accel == "kvm" else None
+            snap = samplers.take_snapshot(self.session, self.pid, names, self.threads)
+            load = load_sample(self.pid)
+            nread = self.neighbour.read() if self.neighbour is not None else None
+            delay = {i: samplers.thread_run_delay_ns(self.pid, tid)
+                     for i, tid in (self.threads or {}).items()}
+        except Exception as e:
+            self.errors.append(f"QMP at the {state} marker: {e}")
+            return
+        done = time.monotonic_ns()
+        if nread is not None:
+            load["neighbour_ns"] = nread["cpu_ns"]
+        self.samples[state] = {"snapshot": snap, "load": load, "synced": synced,
+                               "seen_ns": arrived, "done_ns": done,
+                               "neighbour": nread, "run_delay_ns": delay,
+                               "sample_ms": round((done - arrived) / 1e6, 2),
+                               "read_ms": round((done - read_at) / 1e6, 2),
+                               "late": not synced and done - arrived > self.hold_ns}
+
+    def has_window(self):
+        return {"open", "close"} <= set(self.samples)
+
+    def window_ns(self):
+        """(open, close) on CLOCK_MONOTONIC: when the guest was let go at the open marker
+        and when the close marker was seen; (None, None) without both."""
+        if not self.has_window():
+            return None, None
+        return self.samples["open"]["done_ns"], self.samples["close"]["seen_ns"]
+
+    def fault_part(self):
+        """The record's `fault`: None without stall=, else what was asked and happened."""
+        if self.stall_spec is None:
+            return None
+        if self.stall is None:
+            return fault.Stall(self.stall_spec, self.pid, self.threads).result()
+        return self.stall.result()
+
+    def neighbour_part(self):
+        """The neighbour's throughput over the window (neighbour.throughput), or None."""
+        if self.neighbour is None or not self.has_window():
+            return None
+        a, b = (self.samples[s].get("neighbour") for s in ("open", "close"))
+        return neighbour.throughput(a, b) if a and b else None
+
+    def close(self):
+        """Ends a stall still pending or under way (its thread detaches first), then QMP."""
+        if self.stall is not None:
+            self.stall.cancel()
+        if self.session is not None:
+            self.session.close()
+
+
+# --- The raw record -----------------------------------------------------------------------
+
+def run_accel(run, accel):
+    """A run asking for TCG in its matrix gets it; otherwise the invocation's choice."""
+    return "tcg" if "tcg" in (run.accel, accel) else "kvm"
+
+
+def base_record(mid, run, repeat, accel, params, window_hold):
+    """The parts of a record known before booting."""
+    scope, _ = matrix.PARSERS["halt_poll_ns"](run.settings["halt_poll_ns"])
+    # the window as resolved (a cost-table expression is a time by now)
+    ns = {"vm": run.vm_halt_poll_ns, "global": run.host_params.get("halt_poll_ns")}.get(scope)
+    return {
+        "matrix": mid, "name": run.name, "config": config_of(run), "where": run.where,
+        "repeat": repeat, "repeats": run.repeat, "workload": run.workload, "smp": run.smp,
+        "machine": run.machine, "guest": run.guest_os, "accel": run_accel(run, accel),
+        "duration_ns": run.duration_ns,
+        "settings": dict(run.settings), "sweep": dict(run.sweep), "guest_knobs": dict(run.guest),
+        "halt_poll": {"scope": scope, "ns": ns},
+        "host_params": {"wanted": dict(run.host_params), "values": params.values,
+                        "read_only": params.read_only, "changed": {}},
+        "cmdline": guest_cmdline(run, window_hold),
+        "pin": list(run.pin) if run.pin is not None else None,
+        "host": hosts.describe(run_accel(run, accel)),
+        "status": None, "reason": None,
+    }
+
+
+def snapshot_json(snap):
+    return {"time_ns": snap.time_ns, "stats": snap.per_vcpu_stats,
+            "thread_cpu_ns": snap.per_thread_cpu_ns}
+
+
+def host_part(probe):
+    """What the host saw over the window: both samples and their delta."""
+    host = {"vcpu_threads": probe.threads, "errors": list(probe.errors),
+            "pinned": probe.pinned}
+    for state, s in probe.samples.items():
+        host[state] = dict(snapshot_json(s["snapshot"]), run_delay_ns=s.get("run_delay_ns"),
+                           sample_ms=s["sample_ms"],
+                           read_ms=s["read_ms"], late=s["late"])
+    if probe.has_window():
+        # Each vCPU thread's wait on a host run queue over the window (what KVM reports to
+        # the guest as steal time), to hold the guest's steal_ns against.
+        da, db = (probe.samples[s].get("run_delay_ns") or {} for s in ("open", "close"))
+        host["run_delay_ns"] = {i: db[i] - da[i] for i in da
+                                if da[i] is not None and db.get(i) is not None}
+        a, b = probe.samples["open"]["snapshot"], probe.samples["close"]["snapshot"]
+        try:
+            host["delta"] = kvmdelta.delta(a, b, probe.schemas or None).to_json()
+        except ValueError as e:      # a counter went backwards: not one VM's window
+            host["errors"].append(f"KVM stats delta: {e}")
+    return host
+
+
+def load_part(probe, before, after, ncpus):
+    """Other load over the whole boot (QEMU's CPU from its rusage once reaped) and over the
+    measured window (QEMU's CPU from /proc at the two markers); load average at the end."""
+    qemu_ns = after["children_ns"] - before["children_ns"]
+    part = {"run": other_load(before, after, qemu_ns, ncpus), "loadavg": loadavg()}
+    if probe.has_window():
+        a, b = probe.samples["open"]["load"], probe.samples["close"]["load"]
+        if a.get("qemu_ns") is not None and b.get("qemu_ns") is not None:
+            # A neighbour's CPU is the experiment's, not other load.
+            ours = b["qemu_ns"] - a["qemu_ns"] + (b.get("neighbour_ns", 0)
+                                                   - a.get("neighbour_ns", 0))
+            part["window"] = other_load(a, b, ours, ncpus)
+    return part
+
+
+def verdict(rec, outcome):
+    """(status, reason): ok only if the guest succeeded and the host saw the whole window
+    with the polling configuration and the fault (stall=) it asked for. A stall that could
+    not be injected (ptrace refused, ...) makes the run "not run": the boot happened, but
+    not the experiment asked for, and its figures are not those of a disturbed run."""
+    if not outcome.ok:
+        late = rec.get("late_wakeups") or []
+        if late and not any(e["kind"] in records.GUEST_FAULTS for e in late):
+            return "failed", (f"guest exit {outcome.name}, host-starved: "
+                              + records.describe(max(late, key=lambda e: e["late_ns"])))
+        tail = " | ".join(rec["serial"].strip().splitlines()[-3:])
+        return "failed", f"guest exit {outcome.name}: {tail}"
+    f = rec.get("fault")
+    if f is not None and not f.get("done"):
+        return "not run", (f"stall={rec['settings'].get('stall')} was not injected, so this "
+                           f"is not the run asked for: {f.get('error')}")
+    n = rec.get("neighbour")
+    if n is not None and n.get("error"):
+        return "failed", f"neighbour={n['spec']}: {n['error']}"
+    if n is not None and n.get("window") is None:
+        return "failed", f"neighbour={n['spec']}: its throughput was not read at both markers"
+    if n is not None and not n["window"].get("alive", True):
+        return "failed", (f"neighbour={n['spec']}: it exited before the window closed (a "
+                          "vm: guest whose workload failed or ended?)")
+    if n is not None and not (n.get("alone") or {}).get("alive", True):
+        return "failed", f"neighbour={n['spec']}: it exited while measured alone"
+    if rec["host"]["errors"]:
+        return "failed", "; ".join(rec["host"]["errors"])
+    if "delta" not in rec["host"]:
+        return "failed", "the host did not sample both window markers"
+    hp = rec["halt_poll"]
+    if rec["accel"] == "kvm" and hp["scope"] == "vm" and rec["haltpoll_cap"] != [hp["ns"]]:
+        return "failed", (f"per-VM halt_poll_ns={hp['ns']} was not applied "
+                          f"(library reported {rec['haltpoll_cap']})")
+    return "ok", None
+
+
+def enabled_caps(serial):
+    """The per-VM halt_poll_ns values the preload library reports it enabled."""
+    return [ns for ns, _ in platform.enabled_values(serial)]

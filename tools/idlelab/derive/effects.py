@@ -17,7 +17,7 @@ Pure: rows in (derive/runrow.RunRow, aggregated over repeats), lines out.
 """
 from dataclasses import dataclass
 
-from idlelab.derive.runrow import is_number
+from idlelab.derive.records import is_number
 
 REPRODUCED, NOT_REPRODUCED, REVERSED, NOT_JUDGED = (
     "reproduced", "not reproduced", "reversed", "not judged")

@@ -1,14 +1,25 @@
-"""RunRow: one boot as one typed row, the unit runs.csv, the tables and the plots share.
+"""A run's row: one boot as one typed RunRow, the unit runs.csv, the tables and the plots
+share, and summarize(), which makes it from one raw record (bench/onerun.py) together with
+its per-vCPU side-by-side view.
 
 runs.csv is an interface (docs/records.md lists its columns, scripts read it): its header is the
 RunRow field names in declaration order, so the order of the fields below IS the CSV's
 column order. Fields marked measured are combined over repeats (median); the others say
 which run a row is. A field is None when it does not apply (not run, or a workload without
 that metric) and the text NA_TCG for a KVM figure under TCG.
-"""
+
+The guest's figures come from its own `cpu` and `result` records (records.parse_run); every
+KVM figure comes from kvmdelta.Delta, rebuilt from the record's host.delta, and is only
+rounded here. A pure function of the record, so `tools/bench --report` can redo it."""
 import statistics
 from dataclasses import dataclass, field, fields, replace
 from typing import Optional, Union
+
+from idlelab.bench import matrix
+from idlelab.derive import kvmtrace, records, tolerance
+from idlelab.derive.kvmdelta import Delta
+from idlelab.derive.records import is_number
+
 
 NA_TCG = "n/a (TCG)"
 Num = Optional[Union[int, float]]
@@ -55,7 +66,7 @@ class RunRow:
     pin: str = None               # pin=: the host CPU of each vCPU ("0+1"), None: not pinned
     guest: str = None             # guest=: idlelab (its kernel) or linux (tools/linuxguest/)
     # late and lost wake-ups the guest reported (selftest=wakeup), by whose fault the host's
-    # measured waits say it was (attribution.py); None: the run reported none to attribute
+    # measured waits say it was (derive/records.py); None: the run reported none to attribute
     late_host: int = None
     late_guest: int = None
     lost_host: int = None
@@ -179,11 +190,6 @@ MEASURED = [f.name for f in fields(RunRow) if f.metadata.get("measured")]
 HOST_KVM = [f.name for f in fields(RunRow) if f.metadata.get("kvm")]
 
 
-def is_number(v):
-    """A measured number (bools and NA_TCG are not)."""
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
 def csv_cells(row):
     """A row's runs.csv cells, COLUMNS in order, None as an empty cell."""
     return ["" if getattr(row, k) is None else getattr(row, k) for k in COLUMNS]
@@ -221,4 +227,345 @@ def by_matrix(rows):
     out = {}
     for r in rows:
         out.setdefault(r.matrix, []).append(r)
+    return out
+
+
+# --- From one raw record to its RunRow ----------------------------------------------------
+
+GUEST_SIDE = ("hlt", "halts_aborted", "wakeups", "ipi_received", "timer_irqs", "poll_hits",
+              "ipi_avoided", "steal_ns", "polls_suspended")
+HOST_SIDE = ("halt_exits", "halt_attempted_poll", "halt_successful_poll", "halt_wakeup",
+             "halt_poll_invalid", "exits")
+TIME_UNITS_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
+# The result record's times (ns) that become µs columns: "rtt_p50" -> rtt_p50_us.
+RESULT_TIMES = ("rtt_p50", "rtt_p90", "rtt_p99", "rtt_max", "late_p50", "late_p99",
+                "achieved_period", "interval_mean", "lap_p50", "hop_p50")
+RESULT_COUNTS = ("iters", "rt_per_s", "wakes")
+GUEST_TOTALS = (("guest_hlt", "hlt"), ("guest_ipi_sent", "ipi_sent"),
+                ("guest_ipi_avoided", "ipi_avoided"), ("guest_poll_hits", "poll_hits"),
+                ("guest_poll_entries", "poll_entries"), ("guest_wakeups", "wakeups"))
+
+
+# Workloads that run nothing of their own (kernel/workloads/workload.c: workload=idle): only
+# the tick and the controller's own sleep wake their CPUs, so the wake-ups the guest counts
+# are the controller's, nothing to divide the workload's host CPU by.
+WORKLOADS_WITHOUT_WAKEUPS = ("idle",)
+
+
+def has_wakeups(workload):
+    """Whether the workload wakes threads of its own: per-wake-up figures mean something."""
+    return workload not in WORKLOADS_WITHOUT_WAKEUPS
+
+
+def workload_vcpus(workload, smp, cpus_mask):
+    """The vCPUs whose host figures describe the workload: those in cpus= (all for 0). For
+    workload=idle on several vCPUs, vCPU 0 is left out: it spins window_hold at each marker
+    for the host's read, which an idle vCPU would not do."""
+    cpus = [c for c in range(smp) if not cpus_mask or (cpus_mask >> c) & 1]
+    if workload == "idle" and smp > 1 and not cpus_mask:
+        cpus = [c for c in cpus if c != 0]
+    return cpus
+
+
+def time_us(text):
+    """A guest time knob as µs ("250us" -> 250.0); None if absent."""
+    if text is None:
+        return None
+    for unit in ("ns", "us", "ms", "s"):
+        if text.endswith(unit) and text[:-len(unit)].isdigit():
+            return float(text[:-len(unit)]) * TIME_UNITS_US[unit]
+    return float(text) / 1000 if text.isdigit() else None
+
+
+def mean(values, digits=2):
+    values = [v for v in values if v is not None]
+    return round(sum(values) / len(values), digits) if values else None
+
+
+def identity(rec):
+    """The fields known without booting: what the matrix asked for."""
+    hp, params = rec["halt_poll"], rec.get("host_params") or {}
+    wanted, values = params.get("wanted") or {}, params.get("values") or {}
+    knobs = rec.get("guest_knobs") or {}
+    return dict(
+        {k: rec.get(k) for k in ("matrix", "config", "name", "repeat", "status", "reason",
+                                 "accel", "workload", "smp")},
+        halt_poll_scope=hp["scope"],
+        halt_poll_ns=hp["ns"] if hp["scope"] != "host" else values.get("halt_poll_ns"),
+        host_grow=wanted.get("halt_poll_ns_grow", values.get("halt_poll_ns_grow")),
+        host_grow_start=wanted.get("halt_poll_ns_grow_start",
+                                   values.get("halt_poll_ns_grow_start")),
+        host_shrink=wanted.get("halt_poll_ns_shrink", values.get("halt_poll_ns_shrink")),
+        guest_idle=knobs.get("idle"), hostpoll=knobs.get("hostpoll"),
+        guest_halt_poll_ns=knobs.get("haltpoll.guest_halt_poll_ns"),
+        hz=int(knobs["hz"]) if "hz" in knobs else None, period_us=time_us(knobs.get("period")),
+        cpus=knobs.get("cpus", "0"), seconds=(rec.get("qemu") or {}).get("seconds"),
+        stall=stall_setting(rec), neighbour=neighbour_setting(rec),
+        pin="+".join(map(str, rec["pin"])) if rec.get("pin") else None,
+        guest=rec.get("guest", "idlelab"),
+        **late_counts(rec))
+
+
+def late_counts(rec):
+    """The late_host, late_guest, lost_host and lost_guest columns of a record's attributed
+    wake-ups (onerun: `late_wakeups`), all None when it has none."""
+    events = rec.get("late_wakeups")
+    if not events:
+        return dict.fromkeys((records.LATE_HOST, records.LATE_GUEST,
+                              records.LOST_HOST, records.LOST_GUEST))
+    return records.summary(events)
+
+
+def neighbour_setting(rec):
+    """The neighbour= the matrix asked for, as written; None for none."""
+    text = (rec.get("settings") or {}).get("neighbour")
+    return None if text in (None, "none") else text
+
+
+def stall_setting(rec):
+    """The stall= the matrix asked for, as written; None for none."""
+    text = (rec.get("settings") or {}).get("stall")
+    return None if text in (None, "none") else text
+
+
+def summarize(rec):
+    """The RunRow of a raw record: identity, the guest's counters next to the host's deltas
+    over the window, derived figures, the accuracy check, other load, workload metrics."""
+    row = identity(rec)
+    if rec["status"] != "ok":
+        return RunRow(**row)
+    run = records.parse_run(rec["serial"])
+    cfg = run.config
+    row.update(guest_idle=run.idle.get("policy"), governor=run.idle.get("governor"),
+               msr=str(run.idle.get("msr")),
+               hostpoll=cfg.get("hostpoll"), hz=int(cfg["hz"]) if "hz" in cfg else None,
+               guest_halt_poll_ns=cfg.get("haltpoll.guest_halt_poll_ns"),
+               period_us=time_us(cfg.get("period")) if rec["workload"] == "periodic"
+               else row["period_us"], cpus=cfg.get("cpus", "0"),
+               window_sync=int(cfg.get("window_sync", 0)))
+    vcpus = workload_vcpus(rec["workload"], rec["smp"], int(row["cpus"], 0))
+    row["workload_vcpus"] = " ".join(map(str, vcpus))
+    row.update({col: run.total(counter) for col, counter in GUEST_TOTALS})
+    row.update(host_figures(rec, vcpus))
+    row["host_cpu_us_per_wakeup"] = cpu_per_wakeup(rec["workload"], row.get("host_cpu_pct"),
+                                                   len(vcpus), run.window_ns,
+                                                   row.get("guest_wakeups"))
+    row.update(accuracy(rec))
+    row.update(load_figures(rec))
+    row.update(workload_metrics(run))
+    row.update(fault_figures(rec))
+    row.update(neighbour_figures(rec))
+    row.update(steal_figures(run, vcpus))
+    if run.cpus and all("takeovers" in c for c in run.cpus):   # (older kernels lack it)
+        row["guest_takeovers"] = run.total("takeovers")
+    row["host_run_delay_pct"] = run_delay_pct(rec, vcpus, run.window_ns)
+    row.update(trace_figures(rec, vcpus, row.get("halt_poll_ns")))
+    return RunRow(**row)
+
+
+def trace_figures(rec, vcpus, max_ns):
+    """The trace= counts over the window (kvmtrace.summary) and the trace itself, for the
+    tables' snippets and plots; nothing for a run without a trace."""
+    part = rec.get("trace") or {}
+    if "events" not in part or not is_number(max_ns):
+        return {}
+    s = kvmtrace.summary(part, vcpus, max_ns)
+    polled = [h[4] for h in kvmtrace.story(part)[1] if h[1] in vcpus]
+    return {"trace_grow": s[kvmtrace.GROW], "trace_shrink": s[kvmtrace.SHRINK],
+            "trace_reset": s[kvmtrace.RESET], "trace_poll_hit": s[kvmtrace.POLL_HIT],
+            "trace_no_wait": s[kvmtrace.NO_WAIT],
+            "trace_short_poll_miss": s["short_" + kvmtrace.POLL_MISS],
+            "trace_short_no_poll": s["short_" + kvmtrace.NO_POLL],
+            "trace_long_poll_miss": s["long_" + kvmtrace.POLL_MISS],
+            "trace_long_no_poll": s["long_" + kvmtrace.NO_POLL],
+            "trace_window_mean_ns": round(mean(polled)) if polled else None,
+            "trace": part}
+
+
+def steal_figures(run, vcpus):
+    """Steal time as the guest read it (kvm-steal-time) over the window, and the idle
+    entries haltpoll.steal_threshold= turned into halts. No steal figures where the guest
+    had no kvm-steal-time (TCG): its steal_ns=0 there means "not available", not "none"."""
+    out = {}
+    if run.cpus and all("polls_suspended" in c for c in run.cpus):
+        out["guest_polls_suspended"] = run.total("polls_suspended")
+    if run.idle.get("steal_time") != "kvm":
+        return out
+    per = {c["id"]: c.get("steal_ns") for c in run.cpus}
+    if not all(is_number(v) for v in per.values()):
+        return out
+    out["guest_steal_ms"] = round(sum(per.values()) / 1e6, 2)
+    if run.window_ns:
+        out["guest_steal_pct"] = mean(100 * per[c] / run.window_ns for c in vcpus if c in per)
+    return out
+
+
+def run_delay_pct(rec, vcpus, window_ns):
+    """The workload vCPU threads' wait on a host run queue over the window, mean % of it."""
+    delay = {str(k): v for k, v in (rec["host"].get("run_delay_ns") or {}).items()}
+    if not window_ns:
+        return None
+    return mean(100 * delay[str(c)] / window_ns for c in vcpus if str(c) in delay) \
+        if all(str(c) in delay for c in vcpus) else None
+
+
+def neighbour_figures(rec):
+    """The neighbour's throughput over the window, alone, and its slowdown (1 - with/alone)."""
+    n = rec.get("neighbour") or {}
+    w, a = n.get("window") or {}, n.get("alone") or {}
+    out = {}
+    if is_number(w.get("ops_per_s")):
+        out.update(neighbour_ops_per_s=w["ops_per_s"], neighbour_cpu_pct=w.get("cpu_pct"))
+    if is_number(a.get("ops_per_s")):
+        out["neighbour_alone_ops_per_s"] = a["ops_per_s"]
+        out["neighbour_alone_other_load"] = (a.get("load") or {}).get("other_pct")
+    out["neighbour_slowdown"] = slowdown(w.get("ops_per_s"), a.get("ops_per_s"))
+    return out
+
+
+def slowdown(with_ops, alone_ops):
+    """1 - with / alone, 3 decimals; None unless both are measured and alone > 0."""
+    if not is_number(with_ops) or not is_number(alone_ops) or alone_ops <= 0:
+        return None
+    return round(1 - with_ops / alone_ops, 3)
+
+
+def fault_figures(rec):
+    """What the injected stall actually did (fault.Stall.result), in ms."""
+    actual = (rec.get("fault") or {}).get("actual") or {}
+    pick = {"stall_ms": "duration_ms", "stall_at_ms": "start_ms",
+            "stall_thread_cpu_ms": "thread_cpu_during_ms"}
+    return {col: round(actual[key], 1) for col, key in pick.items()
+            if is_number(actual.get(key))}
+
+
+def disturbance_text(row):
+    """How a run was disturbed on purpose, as one phrase ("vCPU 1 stopped 301 ms at +200 ms
+    (asked: 300 ms at +200 ms)"); None for an undisturbed run."""
+    if row.stall is None:
+        return None
+    asked = matrix.PARSERS["stall"](row.stall)
+    want = f"{asked.duration_ns / 1e6:g} ms at +{asked.offset_ns / 1e6:g} ms"
+    if not is_number(row.stall_ms):
+        return f"vCPU {asked.vcpu} to be stopped {want} (not done)"
+    return (f"vCPU {asked.vcpu} stopped {row.stall_ms:.0f} ms at +{row.stall_at_ms:.0f} ms "
+            f"(asked: {want})")
+
+
+def host_figures(rec, vcpus):
+    """KVM's counters summed over the vCPUs, and per-vCPU figures averaged over the
+    workload's vCPUs, all from kvmdelta.Delta. Under TCG there are no KVM counters: those
+    fields say NA_TCG."""
+    host = rec["host"]
+    d = Delta.from_json(host["delta"])
+    out = {"host_cpu_pct": mean(d.cpu_percent(c) for c in vcpus),
+           "host_cpu_pct_vcpus": "/".join(f"{d.cpu_percent(c):.1f}"
+                                          for c in sorted(d.per_thread_cpu_ns)),
+           "sample_ms_max": max(host[s]["sample_ms"] for s in ("open", "close")),
+           "read_ms_max": max(host[s].get("read_ms", host[s]["sample_ms"])
+                              for s in ("open", "close")),
+           "late_samples": sum(bool(host[s].get("late")) for s in ("open", "close"))}
+    if rec["accel"] != "kvm" or not d.per_vcpu_stats:
+        out.update({k: NA_TCG for k in HOST_KVM})
+        return out
+    success = d.poll_success_percent()
+    out.update(host_halt_exits=d.total("halt_exits"),
+               host_attempted_poll=d.total("halt_attempted_poll"),
+               host_successful_poll=d.total("halt_successful_poll"),
+               host_poll_invalid=d.total("halt_poll_invalid"),
+               host_halt_wakeup=d.total("halt_wakeup"), host_exits=d.total("exits"),
+               host_insn_emulation=d.total("insn_emulation"),
+               poll_success_pct=None if success is None else round(success, 1),
+               host_poll_pct=mean(d.poll_percent(c) for c in vcpus
+                                  if c in d.per_vcpu_stats),
+               halt_exits_per_s=mean(d.halt_exits_per_s(c) for c in vcpus
+                                     if c in d.per_vcpu_stats),
+               host_poll_miss_us=poll_miss_us(d, vcpus))
+    return out
+
+
+def poll_miss_us(d, vcpus):
+    """How long a poll that caught nothing lasted, µs, over the workload's vCPUs: the window,
+    or less where KVM stopped early (another task wanted the CPU: single_task_running)."""
+    stats = [d.per_vcpu_stats[c] for c in vcpus if c in d.per_vcpu_stats]
+    missed = sum(s.get("halt_attempted_poll", 0) - s.get("halt_successful_poll", 0)
+                 for s in stats)
+    return round(sum(s.get("halt_poll_fail_ns", 0) for s in stats) / missed / 1000, 1) \
+        if missed > 0 else None
+
+
+def cpu_per_wakeup(workload, cpu_pct, nvcpus, window_ns, wakeups):
+    """Host CPU the workload's vCPU threads burnt per guest wake-up (thread_wake call), µs:
+    what one wake-up costs the host, polling and exits included. None without wake-ups, and
+    for a workload that has none of its own (has_wakeups: the idle workload's one counted
+    wake-up is the controller's, and its CPU over it no figure per wake-up)."""
+    if not has_wakeups(workload) or not is_number(cpu_pct) or not wakeups or not window_ns:
+        return None
+    return round(cpu_pct / 100 * nvcpus * window_ns / 1000 / wakeups, 1)
+
+
+def accuracy(rec):
+    """Guest HLT instructions vs host halt exits over the window, per vCPU (tolerance.py):
+    the summed difference, each vCPU's, and whether any vCPU is flagged. Nothing when the
+    host has no count (TCG keeps its NA_TCG)."""
+    pairs = [(v["guest"]["hlt"], v["host"]["halt_exits"]) for v in side_by_side(rec)
+             if isinstance(v["host"], dict) and is_number(v["guest"].get("hlt"))
+             and is_number(v["host"].get("halt_exits"))]
+    if not pairs:
+        return {}
+    guest = sum(g for g, _ in pairs)
+    diff = sum(h - g for g, h in pairs)
+    return {"hlt_diff": diff,
+            "hlt_diff_pct": round(100 * diff / guest, 1) if guest else None,
+            "hlt_diff_vcpus": "/".join(f"{h - g:+d}" for g, h in pairs),
+            "accuracy_flag": any(tolerance.hlt_mismatch(g, h) for g, h in pairs)}
+
+
+def accuracy_text(row):
+    """The accuracy check as one phrase for the progress output."""
+    if row.host_halt_exits == NA_TCG:
+        return f"HLT guest {row.guest_hlt} / host {NA_TCG}"
+    if row.hlt_diff is None:
+        return "HLT check n/a"
+    pct = "" if row.hlt_diff_pct is None else f", {row.hlt_diff_pct:+.1f}%"
+    text = (f"HLT guest {row.guest_hlt} / host halt_exits {row.host_halt_exits} "
+            f"({row.hlt_diff:+d}{pct}; per vCPU {row.hlt_diff_vcpus})")
+    if row.accuracy_flag:
+        text += f" DIFFERENCE ({tolerance.describe()})"
+    return text
+
+
+def load_figures(rec):
+    load = rec.get("load") or {}
+    run, window = load.get("run") or {}, load.get("window") or {}
+    avg = load.get("loadavg") or [None]
+    return {"other_load": run.get("other_pct"), "other_load_window": window.get("other_pct"),
+            "steal_pct": run.get("steal_pct"), "loadavg_1m": avg[0]}
+
+
+def workload_metrics(run):
+    """The result record's figures, times in µs."""
+    r = run.result or {}
+    out = {"window_ms": round(r["window_ns"] / 1e6, 1) if "window_ns" in r else None}
+    out.update({key: r[key] for key in RESULT_COUNTS if key in r})
+    out.update({f"{key}_us": round(r[f"{key}_ns"] / 1000, 1)
+                for key in RESULT_TIMES if f"{key}_ns" in r})
+    return out
+
+
+def side_by_side(rec):
+    """Per vCPU, the guest's own counters next to KVM's deltas over the same window and the
+    vCPU thread's host CPU %: the raw record's most readable view."""
+    run = records.parse_run(rec["serial"])
+    d = Delta.from_json(rec["host"]["delta"])
+    out = []
+    for c in run.cpus:
+        i = c["id"]
+        stats = d.per_vcpu_stats.get(i)
+        cpu = d.cpu_percent(i)
+        out.append({"vcpu": i, "guest": {k: c.get(k) for k in GUEST_SIDE},
+                    "host": {k: stats.get(k) for k in HOST_SIDE} if stats is not None
+                    else NA_TCG,
+                    "host_cpu_pct": None if cpu is None else round(cpu, 2),
+                    "host_thread_cpu_ns": d.per_thread_cpu_ns.get(i)})
     return out

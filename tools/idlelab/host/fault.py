@@ -8,7 +8,7 @@ wait out the duration, PTRACE_DETACH. Every ptrace request and wait of one stall
 the one Python thread that seized it (ptrace's tracer is a thread, not a process).
 
 Nothing here falls back silently: if ptrace is refused (not root, yama ptrace_scope, a
-seccomp'd QEMU) the stall records the error and the run is reported as not run (rawrecord.
+seccomp'd QEMU) the stall records the error and the run is reported as not run (onerun.
 verdict), never as an undisturbed measurement. Nothing can stay stopped: the thread detaches
 in `finally` on every path, a QEMU that exits takes its threads with it, and should the
 detach itself fail the kernel detaches every tracee when the tracer thread ends, which it
@@ -19,7 +19,7 @@ import os
 import threading
 import time
 
-from idlelab.host import vcputhreads
+from idlelab.host import samplers
 
 PTRACE_DETACH = 17
 PTRACE_SEIZE = 0x4206
@@ -153,6 +153,6 @@ def _release(tid, signo):
 
 def _cpu_ns(pid, tid):
     try:
-        return vcputhreads.thread_cpu_ns(pid, tid)
+        return samplers.thread_cpu_ns(pid, tid)
     except (OSError, ValueError):
         return None

@@ -37,7 +37,7 @@ import struct
 import subprocess
 import time
 
-from idlelab.host import hostload, qemu
+from idlelab.host import qemu, samplers
 
 TOP = qemu.TOP
 HOG = os.path.join(TOP, "build", "host", "hog")
@@ -196,11 +196,11 @@ def measure_alone(spec, duration_ns, tmpdir, accel="kvm"):
     n = start(spec, tmpdir, accel, duration_ns)
     try:
         time.sleep(0.05)
-        a, la = n.read(), hostload.load_sample()
+        a, la = n.read(), samplers.load_sample()
         time.sleep(duration_ns / 1e9)
-        b, lb = n.read(), hostload.load_sample()
+        b, lb = n.read(), samplers.load_sample()
         return dict(throughput(a, b),
-                    load=hostload.other_load(la, lb, b["cpu_ns"] - a["cpu_ns"]))
+                    load=samplers.other_load(la, lb, b["cpu_ns"] - a["cpu_ns"]))
     finally:
         n.stop()
 

@@ -2,7 +2,7 @@
 report says the plots were skipped). matplotlib is imported here only, and only when a
 plot is drawn, so the rest of the harness runs on the standard library alone."""
 from idlelab.derive import kvmtrace
-from idlelab.derive.runrow import is_number
+from idlelab.derive.records import is_number
 from idlelab.report.tables import ordered
 
 SKIPPED = "(plots skipped: {python} cannot import matplotlib; install python3-matplotlib)"

@@ -8,8 +8,9 @@ of its own."""
 import importlib
 import statistics
 
-from idlelab.derive import effects, figures, kvmdelta, primcosts, tolerance
-from idlelab.derive.runrow import NA_TCG, is_number
+from idlelab.derive import effects, kvmdelta, records, runrow, tolerance
+from idlelab.derive.records import is_number
+from idlelab.derive.runrow import NA_TCG
 from idlelab.derive.tolerance import OPEN_READ_AT
 
 EMPTY = "—"
@@ -75,7 +76,7 @@ def spread_cell(row, key, digits=1):
 
 def hardware_rows(meta, mid):
     """The same matrix's runs predicted by idlelab-sim with hardware costs
-    (sim/hardware.py, filled by tools/bench --predict), [] without."""
+    (sim/simrun.py, filled by tools/bench --predict), [] without."""
     return [r for r in meta.get("hardware_rows") or [] if r.matrix == mid]
 
 
@@ -173,7 +174,7 @@ def header(title, meta, seed_table):
     if seed_table:
         lines += ["The seed's own table (real hardware):", "", "```", seed_table.strip("\n"),
                   "```", ""]
-    return lines + primcosts.markdown(meta.get("cost_table"))
+    return lines + records.markdown(meta.get("cost_table"))
 
 
 def conditions(rows):
@@ -194,7 +195,7 @@ def conditions(rows):
 
 
 def late_line(rows):
-    """Late and lost wake-ups the guests reported, by whose fault (attribution.py)."""
+    """Late and lost wake-ups the guests reported, by whose fault (derive/records.py)."""
     kinds = ("late_host", "late_guest", "lost_host", "lost_guest")
     seen = [r for r in rows if any(getattr(r, k) for k in kinds)]
     if not seen:
@@ -248,7 +249,7 @@ def sampling_line(ok):
 
 def disturbed_line(ok):
     """The runs disturbed on purpose (stall=): their figures are not the undisturbed ones."""
-    hit = [f"{r.name}: {figures.disturbance_text(r)}" for r in ok if r.disturbed]
+    hit = [f"{r.name}: {runrow.disturbance_text(r)}" for r in ok if r.disturbed]
     if not hit:
         return None
     return ("- Disturbed on purpose (stall=: a vCPU thread stopped by the host with ptrace "
@@ -282,8 +283,8 @@ def run_cell(r):
     if not r.disturbed:
         return r.name
     if not r.ok:
-        return f"{r.name} (stall: {figures.disturbance_text(r)})"
-    return f"{r.name} **DISTURBED**: {figures.disturbance_text(r)}"
+        return f"{r.name} (stall: {runrow.disturbance_text(r)})"
+    return f"{r.name} **DISTURBED**: {runrow.disturbance_text(r)}"
 
 
 def metric_text(r):

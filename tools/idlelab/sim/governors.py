@@ -15,17 +15,16 @@ timer on a running vCPU, which is what bench=exits' `timer` measures).
 import os
 import sys
 
-from idlelab.derive import primcosts
+from idlelab.derive import records
 from idlelab import TOP, usage
 from idlelab.bench import matrix
 
 from idlelab.report import plots
 from idlelab.report.layouts import governors as governors_table
-from idlelab.sim import run as simrun
+from idlelab.sim import simrun
 from idlelab.usage import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
-from idlelab.derive.figures import GUEST_TOTALS, cpu_per_wakeup, time_us, workload_vcpus
-from idlelab.derive.runrow import RunRow
-from idlelab.bench.workplan import config_of, guest_cmdline
+from idlelab.derive.runrow import GUEST_TOTALS, RunRow, cpu_per_wakeup, time_us, workload_vcpus
+from idlelab.bench.matrix import config_of, guest_cmdline
 
 
 MATRIX = os.path.join(TOP, "tools", "matrices", "governors.txt")
@@ -47,7 +46,7 @@ def sim_costs(costs):
 
 
 def cost_table(costs_ns):
-    """The table primcosts.resolve_run() takes, from the simulator's costs: only the
+    """The table records.resolve_run() takes, from the simulator's costs: only the
     primitives it has a figure for; any other is refused when a run names it."""
     return {"prims": {p: {"ns_p50": costs_ns[c]} for p, c in SIM_PRIMS.items()
                       if c in costs_ns}}
@@ -101,8 +100,8 @@ def simulate(costs="hardware", path=MATRIX, costs_ns=None):
     rows = []
     for run in runs:
         try:
-            resolved = primcosts.resolve_run(run, table)
-        except primcosts.CostTableError as e:
+            resolved = records.resolve_run(run, table)
+        except records.CostTableError as e:
             raise SimMatrixError(f"{run.where}: run {run.name!r}: {e} in the simulator's "
                                  f"costs ({', '.join(SIM_PRIMS)} only)") from None
         try:

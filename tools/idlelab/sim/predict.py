@@ -15,12 +15,10 @@ import os
 import shlex
 import sys
 
-from idlelab import resultsfolder
-from idlelab.report import write as report
-from idlelab.sim import hardware
-from idlelab.sim.run import SIM, PredictError, predict_record, sim_args
-from idlelab.derive.figures import summarize
-from idlelab.derive.runrow import PREDICTED
+from idlelab.report import output
+from idlelab.sim import simrun
+from idlelab.sim.simrun import PredictError, SIM, predict_record, sim_args
+from idlelab.derive.runrow import PREDICTED, summarize
 
 # Counts within 10 % of KVM's, host CPU within 10 points (the issue's bar).
 COUNT_TOLERANCE_PCT = 10.0
@@ -61,8 +59,8 @@ def compare(results, costs=None, sim=SIM, recs=None):
     ok}] for every raw record of a results folder (each boot against its own measurement)."""
     costs = costs or f"here:{os.path.abspath(results)}"
     if recs is None:
-        resultsfolder.check_folder(results)
-        recs = resultsfolder.read_raw(results)
+        output.check_folder(results)
+        recs = output.read_raw(results)
     out = []
     for rec in recs:
         row = summarize(rec)
@@ -153,16 +151,16 @@ def write_report(results, costs=None, sim=SIM):
         print(f"predict: {sim} is missing: run make first", file=sys.stderr)
         return 2
     try:
-        resultsfolder.check_folder(results)
-        meta = resultsfolder.read_meta(results)
-        recs = resultsfolder.read_raw(results)
-    except resultsfolder.FolderError as e:
+        output.check_folder(results)
+        meta = output.read_meta(results)
+        recs = output.read_raw(results)
+    except output.FolderError as e:
         print(f"predict: {e}", file=sys.stderr)
         return 2
     entries = compare(results, costs, sim, recs)
-    report.write_all(results, recs, meta,
-                     {report.run_key(e): columns(e) for e in entries},
-                     hardware=hardware.rows(recs, sim))
+    output.write_all(results, recs, meta,
+                     {output.run_key(e): columns(e) for e in entries},
+                     hardware=simrun.rows(recs, sim))
     lines = markdown(entries)
     with open(os.path.join(results, "predicted.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
@@ -187,7 +185,7 @@ def main(argv=None):
         return 2
     try:
         entries = compare(a.results, a.costs, a.sim)
-    except resultsfolder.FolderError as e:
+    except output.FolderError as e:
         print(f"predict: {e}", file=sys.stderr)
         return 2
     lines = markdown(entries)

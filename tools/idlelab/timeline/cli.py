@@ -17,7 +17,7 @@ import sys
 import time
 
 from idlelab import usage
-from idlelab.bench import workplan
+from idlelab.bench import invocation
 from idlelab.host import hosts, qemu
 from idlelab.timeline import hostoverlay, plot, run as timeline_run, trace as timeline_trace
 from idlelab.derive.records import RecordError, parse_records
@@ -191,8 +191,8 @@ def _knobs(text):
         knobs.append(f"timeline={DEFAULT_EVENTS}")
     line = " ".join(knobs)
     try:
-        refused = workplan.kernel_refuses([line])
-    except workplan.KnobCheckUnavailable:
+        refused = invocation.kernel_refuses([line])
+    except invocation.KnobCheckUnavailable:
         refused = []        # the guest checks them itself at boot (BAD_KNOB)
     if refused:
         raise usage.UsageError(f"--knobs: {refused[0][1]}")

@@ -7,7 +7,7 @@ import os
 import tempfile
 from dataclasses import dataclass
 
-from idlelab.host import kernelfs, qemu, qmp, tracefs
+from idlelab.host import kernelfs, qemu, tracefs
 from idlelab.timeline import tscoffset
 from idlelab.derive.records import RecordError, parse_line
 
@@ -33,11 +33,11 @@ class _Watch:
         if self.session is None:
             return
         try:
-            with qmp.QMP(self.host["qmp"], proc=proc) as q:
+            with qemu.QMP(self.host["qmp"], proc=proc) as q:
                 tids = {c["cpu-index"]: c["thread-id"] for c in q.query_cpus_fast()}
             self.session.set_pids(tids.values())
             self.host["tids"] = tids
-        except (qmp.QMPError, qmp.QMPConnectError, qmp.QMPTimeout, OSError) as e:
+        except (qemu.QMPError, qemu.QMPConnectError, qemu.QMPTimeout, OSError) as e:
             self.host["why"] = f"no vCPU thread ids over QMP: {e}"
 
     def on_line(self, line):
@@ -99,7 +99,7 @@ def boot(knobs, smp=2, accel="auto", timeout=120, host_overlay=True, echo=False)
             except kernelfs.Unavailable as e:
                 host["why_offsets"] = f"debugfs: {e}"
         tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="idlelab-timeline-"))
-        host["qmp"] = os.path.join(tmp, "qmp.sock")
+        host["qmp"] = os.path.join(tmp, "qemu.sock")
         watch = _Watch(session, debugfs, host)
         cfg = qemu.Config(smp=smp, accel=accel, cmdline=knobs,
                           qmp=host["qmp"] if session is not None else None)

@@ -21,7 +21,7 @@ import statistics
 import sys
 
 from idlelab.derive import records
-from idlelab.host import costtable, hosts, qemu
+from idlelab.host import hosts, platform, qemu
 from idlelab.usage import EXIT_NO_KVM, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 
 # (name, guest knobs). haltpoll's window is scaled to this kind of machine (docs/wakepath.md: with the
@@ -81,7 +81,7 @@ def table(med, repeats, accel, duration="1s"):
     return lines
 
 
-def measure(accel, repeats, duration, timeout=120, run=qemu.run, cost=costtable.measure,
+def measure(accel, repeats, duration, timeout=120, run=qemu.run, cost=platform.measure,
             kernels=None):
     """{kernel label: {name: [rtt p50 ns per repeat]} plus "ipi_halt_rtt"} for `kernels`
     ({label: 32-bit boot image}, this tree's alone by default, labelled ""), each
@@ -194,7 +194,7 @@ def main(argv=None):
         kernels = {"before": qemu.build_files(args.before)[1], "after": qemu.KERNEL32}
     try:
         samples = measure(args.accel, args.repeats, args.duration, kernels=kernels)
-    except (RuntimeError, ValueError, costtable.CostTableError) as e:
+    except (RuntimeError, ValueError, platform.CostTableError) as e:
         print(f"wakepath-rtt: {e}", file=sys.stderr)
         return EXIT_RUN_FAILED
     if args.before is not None:

@@ -7,7 +7,7 @@ halt exits per second and the latency. The verdict on the issue's goals is compu
 from the rows."""
 import re
 
-from idlelab.derive.figures import has_wakeups
+from idlelab.derive.runrow import has_wakeups
 from idlelab.report.tables import EMPTY, find, fmt, md_table, num, ordered, page
 
 MATRIX = "governors"

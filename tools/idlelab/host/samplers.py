@@ -1,24 +1,140 @@
-"""QEMU's vCPU threads on the host, read from /proc: found by name, their CPU time, and how
-long the host kept each waiting to run, over time.
+"""What the host's /proc says around a run: the machine's load, and QEMU's vCPU threads.
+
+The load: busy time from /proc/stat, the CPU used by QEMU and by this process, and what is
+left (other load, which disturbs a measurement). Also the --wait-quiet waiter, which samples
+the same figures until the machine is quiet.
 
 vCPU threads are found by name: QEMU run with `-name x,debug-threads=on` (qemu.py does) names
 them `CPU n/KVM` (`CPU n/TCG` under multi-threaded TCG). Their CPU time comes from
 /proc/PID/task/TID/schedstat (ns, first field) or, without schedstats, stat utime+stime.
 
-WaitSampler follows the run
-delay the kernel's schedstat accounts (/proc/PID/task/TID/schedstat, second field: ns spent
-runnable on a run queue, not running), sampled by a thread every PERIOD_S, plus the
-intervals in which the harness itself stopped a thread or the whole VM (a stall: stopped
-threads are not runnable, so schedstat does not count them). attribution.py asks it what a
-vCPU waited between two instants."""
+WaitSampler follows the run delay the kernel's schedstat accounts
+(/proc/PID/task/TID/schedstat, second field: ns spent runnable on a run queue, not running),
+sampled by a thread every PERIOD_S, plus the intervals in which the harness itself stopped a
+thread or the whole VM (a stall: stopped threads are not runnable, so schedstat does not
+count them). The late-wake-up attribution (derive/records.py) asks it what a vCPU waited
+between two instants."""
 import bisect
 import json
 import os
 import re
+import resource
 import threading
 import time
 
 from idlelab.derive.kvmdelta import Snapshot
+
+
+TICK_NS = 1_000_000_000 // os.sysconf("SC_CLK_TCK")
+
+
+def host_cpus():
+    """CPUs the host kernel schedules on (the denominator of every load percentage)."""
+    return os.cpu_count() or 1
+
+
+def proc_stat_ns(path="/proc/stat"):
+    """(idle ns, steal ns) summed over every CPU since boot. Busy time is derived as wall
+    time minus these: the kernel measures idle exactly (nohz idle accounting) but samples
+    busy time at the tick, which misses most of a vCPU thread's short timer-driven bursts."""
+    with open(path) as f:
+        fields = [int(x) for x in f.readline().split()[1:]] + [0] * 8
+    idle, iowait, steal = fields[3], fields[4], fields[7]
+    return (idle + iowait) * TICK_NS, steal * TICK_NS
+
+
+def process_cpu_ns(pid):
+    """A live process's CPU time (all threads, exited ones too) from /proc/PID/stat."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * TICK_NS
+
+
+def rusage_ns(who):
+    r = resource.getrusage(who)
+    return int((r.ru_utime + r.ru_stime) * 1e9)
+
+
+def load_sample(pid=None):
+    """One moment of the machine: busy/steal totals, our own CPU, QEMU's if `pid`."""
+    idle, steal = proc_stat_ns()
+    sample = {"t_ns": time.monotonic_ns(), "idle_ns": idle, "steal_ns": steal,
+              "self_ns": rusage_ns(resource.RUSAGE_SELF),
+              "children_ns": rusage_ns(resource.RUSAGE_CHILDREN)}
+    if pid is not None:
+        try:
+            sample["qemu_ns"] = process_cpu_ns(pid)
+        except (FileNotFoundError, ProcessLookupError):
+            sample["qemu_ns"] = None
+    return sample
+
+
+def other_load(a, b, qemu_ns, ncpus=None):
+    """Load between samples a and b as % of all host CPUs: everything busy (wall time
+    minus idle and steal), ours (QEMU + this process), and the rest, which is what disturbs
+    a measurement. /proc/stat counts in 10 ms ticks, so `other` can dip a little below 0;
+    it is clamped and the raw value kept."""
+    ncpus = ncpus or host_cpus()
+    span = max(b["t_ns"] - a["t_ns"], 1) * ncpus
+    steal = b["steal_ns"] - a["steal_ns"]
+    busy = span - (b["idle_ns"] - a["idle_ns"]) - steal
+    ours = (qemu_ns or 0) + (b["self_ns"] - a["self_ns"])
+    return {"elapsed_s": round((b["t_ns"] - a["t_ns"]) / 1e9, 3),
+            "busy_pct": round(100 * busy / span, 2),
+            "ours_pct": round(100 * ours / span, 2),
+            "other_pct": round(max(0.0, 100 * (busy - ours) / span), 2),
+            "other_raw_pct": round(100 * (busy - ours) / span, 2),
+            "steal_pct": round(100 * steal / span, 2)}
+
+
+def loadavg():
+    """The 1, 5 and 15 minute load averages."""
+    with open("/proc/loadavg") as f:
+        return [float(x) for x in f.read().split()[:3]]
+
+
+class QuietWaiter:
+    """--wait-quiet: before the first run, and again after a run that saw other load, waits
+    until a short sample of the machine is below `below_pct`, for at most `budget_s` seconds
+    over the whole invocation (a busy machine must not stall the bench for ever). `say`
+    takes its notes (the bench's progress line; none by default)."""
+
+    def __init__(self, budget_s, below_pct, sample_s=0.5, say=lambda msg: None):
+        self.budget_s, self.below_pct, self.sample_s = budget_s, below_pct, sample_s
+        self.say = say
+        self.spent_s = 0.0
+        self.gave_up = False
+
+    def wait(self, why):
+        """Returns (seconds waited, last other-load %, quiet?). No-op without a budget."""
+        if self.budget_s <= 0:
+            return 0.0, None, None
+        if self.spent_s >= self.budget_s:
+            return 0.0, None, False   # budget used up: said once already, go on
+        start = time.monotonic()
+        while True:
+            a = load_sample()
+            time.sleep(self.sample_s)
+            pct = other_load(a, load_sample(), 0)["other_pct"]
+            waited = time.monotonic() - start
+            if pct < self.below_pct:
+                if waited > self.sample_s * 1.5:
+                    self.say(f"machine quiet after {waited:.1f}s ({pct:.1f}% other load)")
+                self.spent_s += waited
+                return waited, pct, True
+            if self.spent_s + waited >= self.budget_s:
+                self.spent_s += waited
+                if not self.gave_up:
+                    self.say(f"machine still busy ({pct:.1f}% other load, above {self.below_pct}%) "
+                        f"after the --wait-quiet budget of {self.budget_s:.0f}s: running "
+                        "anyway; each result records its other load")
+                self.gave_up = True
+                return waited, pct, False
+            if waited < self.sample_s * 1.5:
+                self.say(f"waiting for a quiet machine ({why}: {pct:.1f}% other load)")
+
+
+# --- QEMU's vCPU threads ------------------------------------------------------------------
 
 PERIOD_S = 0.005
 RESCAN_EVERY = 20       # samples between two looks for vCPU threads that started since
@@ -176,7 +292,7 @@ class WaitSampler:
 # --- the nested host's own vCPUs -------------------------------------------------------------
 # Inside the nested KVM host, a guest's lateness may come from this machine not running the
 # nested host's vCPU threads, which nothing inside can see (no steal time under TCG). The
-# harness outside (nested.py) samples those threads' run delay and writes it, with the
+# harness outside (host/hosts.py) samples those threads' run delay and writes it, with the
 # heartbeats that map the nested host's clock to its own, into the job's folder, which the
 # tree's share (no cache) shows inside at the same path; OUTER_ENV names the file.
 OUTER_ENV = "IDLELAB_OUTER_WAIT"
@@ -303,7 +419,7 @@ class OuterWait:
 
 
 class Waits:
-    """What attribution.attribute() asks: this host's measure of a vCPU's wait, plus, inside
+    """What records.attribute() asks: this host's measure of a vCPU's wait, plus, inside
     the nested host, the most the outer machine kept any of the nested host's vCPUs waiting
     over the same interval."""
 

@@ -1,4 +1,7 @@
-"""A results folder on disk: results/<timestamp>/ (never reused) with raw/NNN-*.json (one
+"""What a bench leaves and shows: its results folder (made, kept consistent, read back), the
+reports written into it, and the lines on the terminal.
+
+A results folder on disk: results/<timestamp>/ (never reused) with raw/NNN-*.json (one
 record per boot, written as soon as it ends), runs.csv (a row appended as each run ends),
 meta.json, tmp/ (the boots' temporary files, removed at the end) and results/latest pointing
 at the newest folder from the moment it is made. Files and the link are written under a
@@ -9,13 +12,31 @@ owner's pid, the runs planned and the runs made so far), then "complete" (every 
 reports written) or "interrupted" (a signal or an error: with it, where the bench was, and
 the reports written from the runs made). A "running" folder whose owner is gone was killed
 (SIGKILL, power loss): the next bench and --report call it "incomplete" and mark it so, and
-every table written from it says how many runs of how many it holds."""
+every table written from it says how many runs of how many it holds.
+
+The reports (write_all): runs.csv (one RunRow per boot), one markdown file per matrix
+(repeats combined by median) and the seeds' PNG plots. A function of the records and the
+invocation's meta data only, so the tests feed it canned records and `tools/bench --report
+DIR` rebuilds a folder's reports without booting.
+
+The terminal: the bench's notes (say(), on stderr, as stdout stays the summary), one line
+per finished run (stderr, as it ends) and the summary at the end (stdout): counts, each
+matrix's main table, the files written."""
 import contextlib
+import csv
 import json
 import os
 import re
 import shutil
+import sys
 import time
+from dataclasses import replace
+
+from idlelab.derive import runrow, runrow as derive
+from idlelab.derive.records import is_number
+from idlelab.derive.runrow import COLUMNS, aggregate, by_matrix, csv_cells
+from idlelab.report import plots, tables
+
 
 RAW = "raw"
 META = "meta.json"
@@ -184,7 +205,7 @@ def _unreadable_by_the_report(rec):
     """Why the report could not summarize this record (a field missing or of the wrong
     kind, as in a hand-edited or foreign file), or None: found here, with the file's name,
     rather than as a traceback halfway through the tables."""
-    from idlelab.derive.figures import (summarize)  # derive reads records; this module only finds them
+    from idlelab.derive.runrow import summarize  # derive reads records; this module only finds them
     try:
         summarize(rec)
     except KeyError as e:
@@ -296,3 +317,134 @@ def reclaim_latest_tmp(parent):
         if m and not pid_alive(int(m.group(1))):
             with contextlib.suppress(OSError):
                 os.unlink(os.path.join(parent, name))
+
+
+# --- The reports --------------------------------------------------------------------------
+
+CSV_NAME = "runs.csv"
+
+
+def write_csv(rows, path):
+    """runs.csv: one row per boot, COLUMNS in order, None as an empty cell; written under a
+    temporary name and renamed, so a reader never sees half of it."""
+    tmp = path + ".tmp"
+    with open(tmp, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(COLUMNS)
+        for r in rows:
+            w.writerow(csv_cells(r))
+    os.replace(tmp, path)
+
+
+def append_csv(row, path):
+    """One more row at the end of runs.csv, as a run ends (the header is already there):
+    flushed to the disk before the bench goes on, so a bench killed later keeps it."""
+    with open(path, "a", newline="") as f:
+        csv.writer(f).writerow(csv_cells(row))
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def run_key(rec):
+    """One boot of a results folder: (matrix, run name, repeat index)."""
+    return rec["matrix"], rec["name"], rec.get("repeat")
+
+
+def completeness(meta, made, planned):
+    """The line a table of a folder cut short carries (None for a complete one): how many
+    runs of its matrix it holds of how many, and why the rest are missing."""
+    state = status(meta)
+    if state == COMPLETE:
+        return None
+    of = f"{made} of {planned}" if planned is not None else f"{made} of an unknown number of"
+    total = (f"; {meta['runs_made']} of {meta['runs_planned']} runs in all"
+             if meta.get("runs_planned") is not None and meta.get("runs_made") is not None
+             else "")
+    if state == INTERRUPTED:
+        why = (f"interrupted by {meta['signal']}" if meta.get("signal")
+               else f"stopped by an error ({meta.get('error', 'not recorded')})")
+        why += f" {meta['where']}" if meta.get("where") else ""
+    elif state == INCOMPLETE:
+        why = "its bench ended without finishing (killed?)"
+    else:
+        why = f"its bench is still running (status {state})"
+    return f"**Incomplete: {of} runs of this matrix made** ({why}{total})."
+
+
+def write_all(outdir, recs, meta, predicted=None, hardware=None):
+    """runs.csv, one markdown per matrix and the plots; returns the paths written (and a
+    note in their place when the plots had to be skipped). `predicted`, {run_key:
+    {predicted_* column: value}} (predict.py), fills the predicted columns, and the tables
+    show a run that could not be run here by its simulated figures, labelled so.
+    `hardware`, [RunRow] (sim/simrun.py), is the same matrices predicted with hardware
+    costs, which the seed tables show beside the measured ones."""
+    rows = [derive.summarize(r) for r in recs]
+    if predicted:
+        rows = [replace(row, **predicted.get(run_key(rec), {}))
+                for row, rec in zip(rows, recs)]
+    written = [os.path.join(outdir, CSV_NAME)]
+    write_csv(rows, written[0])
+    matrices = by_matrix(aggregate(rows))
+    meta = dict(meta, hardware_rows=hardware or [])
+    for mid in meta.get("runs_planned_by_matrix") or {}:
+        matrices.setdefault(mid, [])      # planned, none made: its table says so
+    wants_plots = any(m in plots.PLOTS for m in matrices)
+    plt = plots.pyplot() if wants_plots else None
+    for mid, mrows in matrices.items():
+        path = os.path.join(outdir, f"{mid}.md")
+        made = sum(r["matrix"] == mid for r in recs)
+        with open(path, "w") as f:
+            f.write(tables.markdown(mid, mrows, dict(meta, completeness=completeness(
+                meta, made, (meta.get("runs_planned_by_matrix") or {}).get(mid)))))
+        written.append(path)
+        for name, draw in plots.PLOTS.get(mid, []) if plt and mrows else []:
+            draw(mrows, os.path.join(outdir, name), plt)
+            written.append(os.path.join(outdir, name))
+    if wants_plots and plt is None:
+        written.append(plots.SKIPPED.format(python=sys.executable))
+    return written
+
+
+# --- The terminal -------------------------------------------------------------------------
+
+def say(msg):
+    """A progress note or warning, on stderr."""
+    print(f"bench: {msg}", file=sys.stderr, flush=True)
+
+
+def result_line(rec, row):
+    """One line per finished run: status, the accuracy check, host CPU and other load."""
+    if rec["status"] == "not run":
+        return f"    not run: {rec['reason']}"
+    if rec["status"] == "failed":
+        return f"    FAILED: {rec['reason']}"
+    cpu = row.host_cpu_pct
+    cpu_txt = f"{cpu:.1f}%" if isinstance(cpu, float) else str(cpu)
+    late = [s for s in ("open", "close") if rec["host"].get(s, {}).get("late")]
+    late_txt = f" | host read after the hold at {'/'.join(late)}" if late else ""
+    fault_txt = f" | DISTURBED: {runrow.disturbance_text(row)}" if row.disturbed else ""
+    if row.neighbour is not None and row.neighbour_ops_per_s is not None:
+        slow = "" if row.neighbour_slowdown is None else \
+            f", slowdown {100 * row.neighbour_slowdown:.1f}%"
+        fault_txt += f" | neighbour {row.neighbour} {row.neighbour_ops_per_s:.3g} ops/s{slow}"
+    return (f"    ok {rec['qemu']['seconds']:.1f}s | {runrow.accuracy_text(row)} | "
+            f"host CPU/vCPU {cpu_txt} | other load {row.other_load}%{late_txt}{fault_txt}")
+
+
+def saw_other_load(row, below_pct):
+    """True when a run's other load reached the --quiet-below threshold."""
+    return is_number(row.other_load) and row.other_load >= below_pct
+
+
+def summary(recs, meta, written):
+    """Counts, the first table of each matrix's markdown, and the files written."""
+    rows = [runrow.summarize(r) for r in recs]
+    counts = {s: sum(r.status == s for r in rows) for s in ("ok", "not run", "failed")}
+    flagged = sum(r.accuracy_flag is True for r in rows)
+    out = [f"\n== idlelab bench: {counts['ok']} ok, {counts['not run']} not run, "
+           f"{counts['failed']} failed; {flagged} accuracy flags; "
+           f"{meta.get('seconds', '?')} s; {meta.get('results')}"]
+    for mid, mrows in by_matrix(aggregate(rows)).items():
+        out += ["", f"-- {mid}"] + tables.first_table(tables.markdown(mid, mrows, meta))
+    out += ["", "files:"] + [f"  {p}" for p in written]
+    return "\n".join(out)
