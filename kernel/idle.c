@@ -308,13 +308,14 @@ static const struct idle_entry_ops governed_states = {
 static const struct idle_governor haltpoll_direct = GOV_HALTPOLL_TABLE;
 
 /* What a governed entry reads of the knobs, for the governor `gov`. */
-static inline struct idle_entry_setup entry_setup(const struct idle_governor *gov)
+static inline struct idle_entry_setup entry_setup(const struct idle_governor *gov, bool gov_inline)
 {
 	return (struct idle_entry_setup){
 	    .gov = gov,
 	    .params = &idle_config.params,
 	    .tick_nsec = idle_config.tick_nsec,
 	    .latency_req_zero = idle_config.latency_req_zero,
+	    .gov_inline = gov_inline,
 	};
 }
 
@@ -322,7 +323,7 @@ static inline struct idle_entry_setup entry_setup(const struct idle_governor *go
  * loop, with the default governor's entry inline, keeps fewer registers. */
 static __attribute__((noinline)) bool governed_entry_table(struct cpu *c)
 {
-	struct idle_entry_setup k = entry_setup(idle_config.gov);
+	struct idle_entry_setup k = entry_setup(idle_config.gov, false);
 
 	return idle_entry_run(&governed_states, c, &k, &c->gov, &c->idle_entry);
 }
@@ -334,7 +335,7 @@ static inline bool governed_entry(struct cpu *c)
 
 	if (idle_config.gov != &gov_haltpoll)
 		return governed_entry_table(c);
-	k = entry_setup(&haltpoll_direct);
+	k = entry_setup(&haltpoll_direct, true);
 	return idle_entry_run(&governed_states, c, &k, &c->gov, &c->idle_entry);
 }
 
