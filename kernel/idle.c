@@ -29,6 +29,7 @@
 #include "arch/x86/kvm.h"
 #include "arch/x86/probe.h"
 #include "arch/x86/tsc.h"
+#include "kernel/boot_switch.h"
 #include "kernel/idle.h"
 #include "kernel/idle_config.h"
 #include "kernel/percpu.h"
@@ -95,7 +96,7 @@ ON_ENTRY_PATH uint64_t poll_end(struct cpu *c, bool work, bool immediate, uint64
 	uint64_t now, elapsed;
 
 	irq_disable();
-	if (idle_config.pollflag)
+	if (!boot_switch_on(SWITCH_POLLFLAG_OFF))
 		__atomic_fetch_and(&c->flags, ~CPU_POLLING, __ATOMIC_SEQ_CST);
 	now = rdtsc();
 	probe_mark(PROBE_NOTICE);
@@ -143,7 +144,7 @@ ON_ENTRY_PATH bool poll_start(void *cpu, uint64_t *ns)
 	c->idle_since = c->idle_entered = t0;
 	timeline_rec_at(TL_POLL, 0, t0);
 	irq_enable();
-	if (idle_config.pollflag)
+	if (!boot_switch_on(SWITCH_POLLFLAG_OFF))
 		__atomic_fetch_or(&c->flags, CPU_POLLING, __ATOMIC_SEQ_CST);
 	if (!work_pending(c))
 		return false;
@@ -273,7 +274,7 @@ static __attribute__((noinline)) bool steal_gated_halt(struct cpu *c)
 
 static inline bool steal_gate(void *cpu)
 {
-	return idle_config.steal_threshold && steal_gated_halt(cpu);
+	return boot_switch_on(SWITCH_STEAL_GATE) && steal_gated_halt(cpu);
 }
 
 ON_ENTRY_PATH void governed_aborted(void *cpu)
@@ -333,7 +334,7 @@ static inline bool governed_entry(struct cpu *c)
 {
 	struct idle_entry_setup k;
 
-	if (idle_config.gov != &gov_haltpoll)
+	if (boot_switch_on(SWITCH_GOV_TABLE))
 		return governed_entry_table(c);
 	k = entry_setup(&haltpoll_direct, true);
 	return idle_entry_run(&governed_states, c, &k, &c->gov, &c->idle_entry);
@@ -345,10 +346,10 @@ void idle_until_work(struct cpu *c)
 
 	while (!work_pending(c)) {
 		probe_mark(PROBE_IDLE_ENTER);
-		if (idle_config.policy == IDLE_HALTPOLL) {
+		if (boot_switch_on(SWITCH_IDLE_HALTPOLL)) {
 			if (governed_entry(c))
 				return;
-		} else if (idle_config.policy == IDLE_POLL) {
+		} else if (boot_switch_on(SWITCH_IDLE_POLL)) {
 			if (poll_start(c, &ns) || poll_wait(c, NO_LIMIT, &ns))
 				return;
 		} else {

@@ -8,6 +8,7 @@
 #include "arch/x86/cpufeat.h"
 #include "arch/x86/kvm.h"
 #include "arch/x86/tsc.h"
+#include "kernel/boot_switch.h"
 #include "kernel/idle.h"
 #include "kernel/idle_config.h"
 #include "kernel/percpu.h"
@@ -92,6 +93,12 @@ void idle_setup(void)
 		printk("idlelab: haltpoll.steal_threshold=%u has no effect: the host offers no "
 		       "kvm-steal-time",
 		       k->steal_threshold);
+	/* The idle loop reads these on every entry: as branches patched now (boot_switch.h). */
+	boot_switch_set(SWITCH_IDLE_HALTPOLL, k->policy == IDLE_HALTPOLL);
+	boot_switch_set(SWITCH_IDLE_POLL, k->policy == IDLE_POLL);
+	boot_switch_set(SWITCH_GOV_TABLE, k->gov != &gov_haltpoll);
+	boot_switch_set(SWITCH_POLLFLAG_OFF, !k->pollflag);
+	boot_switch_set(SWITCH_STEAL_GATE, k->steal_threshold != 0);
 	if (msr_value < 0 && idle_policy_polls(k->policy))
 		printk("idlelab: the host does not offer MSR_KVM_POLL_CONTROL; guest and host "
 		       "may both poll");
