@@ -154,21 +154,16 @@ ON_ENTRY_PATH bool poll_start(void *cpu, uint64_t *ns)
 }
 
 /*
- * The poll state after poll_start: until NEED_RESCHED (true) or until limit_ns has passed
- * (false); leaves with interrupts off. The clock is read every poll_plan_every iterations:
+ * The poll state after poll_start: until NEED_RESCHED (true) or until `limit` cycles have
+ * passed (false); leaves with interrupts off. The clock is read every `every` iterations:
  * Linux's fixed 201 assumes a PAUSE of tens of cycles, and under an emulating hypervisor one
  * iteration can cost microseconds (kernel/idle_setup.c: idle_poll_check_every).
  */
-ON_ENTRY_PATH bool poll_wait(void *cpu, uint64_t limit_ns, uint64_t *ns)
+ON_ENTRY_PATH bool poll_until(struct cpu *c, uint64_t limit, unsigned every, uint64_t *ns)
 {
-	struct cpu *c = cpu;
-	uint64_t t0 = c->idle_entered, limit;
-	unsigned every, n = 0;
+	uint64_t t0 = c->idle_entered;
+	unsigned n = 0;
 
-	if (limit_ns != c->poll_plan_ns)
-		poll_replan(c, limit_ns);
-	limit = c->poll_plan_cycles;
-	every = c->poll_plan_every;
 	probe_mark(PROBE_IDLE_WAIT);
 	while (!work_pending(c)) {
 		cpu_relax();
@@ -182,6 +177,16 @@ ON_ENTRY_PATH bool poll_wait(void *cpu, uint64_t limit_ns, uint64_t *ns)
 	}
 	*ns = tsc_to_ns(poll_end(c, true, false, limit));
 	return true;
+}
+
+/* The governed entry's poll, limited to limit_ns: its plan is cached per CPU. */
+ON_ENTRY_PATH bool poll_wait(void *cpu, uint64_t limit_ns, uint64_t *ns)
+{
+	struct cpu *c = cpu;
+
+	if (limit_ns != c->poll_plan_ns)
+		poll_replan(c, limit_ns);
+	return poll_until(c, c->poll_plan_cycles, c->poll_plan_every, ns);
 }
 
 /*
@@ -350,7 +355,8 @@ void idle_until_work(struct cpu *c)
 			if (governed_entry(c))
 				return;
 		} else if (boot_switch_on(SWITCH_IDLE_POLL)) {
-			if (poll_start(c, &ns) || poll_wait(c, NO_LIMIT, &ns))
+			/* unbounded: the plan poll_replan() would give is known, no lookup */
+			if (poll_start(c, &ns) || poll_until(c, NO_LIMIT, IDLE_POLL_CHECK_MAX, &ns))
 				return;
 		} else {
 			halt_state(c);

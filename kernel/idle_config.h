@@ -22,6 +22,10 @@ struct idle_config {
 
 extern struct idle_config idle_config;
 
+/* Linux checks the clock every 201 PAUSEs; we also cap it there (and a poll without a
+ * limit reads it that often). */
+#define IDLE_POLL_CHECK_MAX 200
+
 /* How many poll iterations between clock reads for a poll limit of limit_cyc cycles. */
 unsigned idle_poll_check_every(uint64_t limit_cyc);
 

@@ -18,8 +18,6 @@
 #include "kernel/timeline.h"
 #include "kernel/timer.h"
 
-/* Linux checks the clock every 201 PAUSEs; we also cap it there. */
-#define POLL_CHECK_MAX	  200
 #define POLL_CHECKS_PER_W 100 /* read the clock at least every 1 % of the window */
 #define POLL_CALIBRATE_N  256
 
@@ -41,9 +39,9 @@ unsigned idle_poll_check_every(uint64_t limit_cyc)
 	uint64_t n, iter = idle_config.poll_iter_cycles;
 
 	if (limit_cyc == UINT64_MAX)
-		return POLL_CHECK_MAX;
+		return IDLE_POLL_CHECK_MAX;
 	n = limit_cyc / POLL_CHECKS_PER_W / (iter ? iter : 1);
-	return n < 1 ? 1 : n > POLL_CHECK_MAX ? POLL_CHECK_MAX : (unsigned)n;
+	return n < 1 ? 1 : n > IDLE_POLL_CHECK_MAX ? IDLE_POLL_CHECK_MAX : (unsigned)n;
 }
 
 /* Times the poll loop's body (flag load, PAUSE, count) with the clock read taken out. */
