@@ -1,6 +1,7 @@
 /*
  * What idle_setup() (kernel/idle_setup.c) decided from the knobs and the host, once, before
- * any CPU idles; the idle loop (kernel/idle.c) reads it on every entry.
+ * any CPU idles; the idle loop (kernel/idle.c) reads it on every entry, the fields it only
+ * tests as the branches idle_setup() patches from them (kernel/boot_switch.h).
  */
 #ifndef IDLELAB_KERNEL_IDLE_CONFIG_H
 #define IDLELAB_KERNEL_IDLE_CONFIG_H
