@@ -29,6 +29,7 @@
 #include "arch/x86/kvm.h"
 #include "arch/x86/probe.h"
 #include "arch/x86/tsc.h"
+#include "kernel/boot_switch.h"
 #include "kernel/idle.h"
 #include "kernel/idle_config.h"
 #include "kernel/percpu.h"
@@ -95,7 +96,7 @@ ON_ENTRY_PATH uint64_t poll_end(struct cpu *c, bool work, bool immediate, uint64
 	uint64_t now, elapsed;
 
 	irq_disable();
-	if (idle_config.pollflag)
+	if (!boot_switch_on(SWITCH_POLLFLAG_OFF))
 		__atomic_fetch_and(&c->flags, ~CPU_POLLING, __ATOMIC_SEQ_CST);
 	now = rdtsc();
 	probe_mark(PROBE_NOTICE);
@@ -143,7 +144,7 @@ ON_ENTRY_PATH bool poll_start(void *cpu, uint64_t *ns)
 	c->idle_since = c->idle_entered = t0;
 	timeline_rec_at(TL_POLL, 0, t0);
 	irq_enable();
-	if (idle_config.pollflag)
+	if (!boot_switch_on(SWITCH_POLLFLAG_OFF))
 		__atomic_fetch_or(&c->flags, CPU_POLLING, __ATOMIC_SEQ_CST);
 	if (!work_pending(c))
 		return false;
@@ -153,21 +154,16 @@ ON_ENTRY_PATH bool poll_start(void *cpu, uint64_t *ns)
 }
 
 /*
- * The poll state after poll_start: until NEED_RESCHED (true) or until limit_ns has passed
- * (false); leaves with interrupts off. The clock is read every poll_plan_every iterations:
+ * The poll state after poll_start: until NEED_RESCHED (true) or until `limit` cycles have
+ * passed (false); leaves with interrupts off. The clock is read every `every` iterations:
  * Linux's fixed 201 assumes a PAUSE of tens of cycles, and under an emulating hypervisor one
  * iteration can cost microseconds (kernel/idle_setup.c: idle_poll_check_every).
  */
-ON_ENTRY_PATH bool poll_wait(void *cpu, uint64_t limit_ns, uint64_t *ns)
+ON_ENTRY_PATH bool poll_until(struct cpu *c, uint64_t limit, unsigned every, uint64_t *ns)
 {
-	struct cpu *c = cpu;
-	uint64_t t0 = c->idle_entered, limit;
-	unsigned every, n = 0;
+	uint64_t t0 = c->idle_entered;
+	unsigned n = 0;
 
-	if (limit_ns != c->poll_plan_ns)
-		poll_replan(c, limit_ns);
-	limit = c->poll_plan_cycles;
-	every = c->poll_plan_every;
 	probe_mark(PROBE_IDLE_WAIT);
 	while (!work_pending(c)) {
 		cpu_relax();
@@ -181,6 +177,16 @@ ON_ENTRY_PATH bool poll_wait(void *cpu, uint64_t limit_ns, uint64_t *ns)
 	}
 	*ns = tsc_to_ns(poll_end(c, true, false, limit));
 	return true;
+}
+
+/* The governed entry's poll, limited to limit_ns: its plan is cached per CPU. */
+ON_ENTRY_PATH bool poll_wait(void *cpu, uint64_t limit_ns, uint64_t *ns)
+{
+	struct cpu *c = cpu;
+
+	if (limit_ns != c->poll_plan_ns)
+		poll_replan(c, limit_ns);
+	return poll_until(c, c->poll_plan_cycles, c->poll_plan_every, ns);
 }
 
 /*
@@ -273,7 +279,7 @@ static __attribute__((noinline)) bool steal_gated_halt(struct cpu *c)
 
 static inline bool steal_gate(void *cpu)
 {
-	return idle_config.steal_threshold && steal_gated_halt(cpu);
+	return boot_switch_on(SWITCH_STEAL_GATE) && steal_gated_halt(cpu);
 }
 
 ON_ENTRY_PATH void governed_aborted(void *cpu)
@@ -308,13 +314,14 @@ static const struct idle_entry_ops governed_states = {
 static const struct idle_governor haltpoll_direct = GOV_HALTPOLL_TABLE;
 
 /* What a governed entry reads of the knobs, for the governor `gov`. */
-static inline struct idle_entry_setup entry_setup(const struct idle_governor *gov)
+static inline struct idle_entry_setup entry_setup(const struct idle_governor *gov, bool gov_inline)
 {
 	return (struct idle_entry_setup){
 	    .gov = gov,
 	    .params = &idle_config.params,
 	    .tick_nsec = idle_config.tick_nsec,
 	    .latency_req_zero = idle_config.latency_req_zero,
+	    .gov_inline = gov_inline,
 	};
 }
 
@@ -322,7 +329,7 @@ static inline struct idle_entry_setup entry_setup(const struct idle_governor *go
  * loop, with the default governor's entry inline, keeps fewer registers. */
 static __attribute__((noinline)) bool governed_entry_table(struct cpu *c)
 {
-	struct idle_entry_setup k = entry_setup(idle_config.gov);
+	struct idle_entry_setup k = entry_setup(idle_config.gov, false);
 
 	return idle_entry_run(&governed_states, c, &k, &c->gov, &c->idle_entry);
 }
@@ -332,9 +339,9 @@ static inline bool governed_entry(struct cpu *c)
 {
 	struct idle_entry_setup k;
 
-	if (idle_config.gov != &gov_haltpoll)
+	if (boot_switch_on(SWITCH_GOV_TABLE))
 		return governed_entry_table(c);
-	k = entry_setup(&haltpoll_direct);
+	k = entry_setup(&haltpoll_direct, true);
 	return idle_entry_run(&governed_states, c, &k, &c->gov, &c->idle_entry);
 }
 
@@ -344,11 +351,12 @@ void idle_until_work(struct cpu *c)
 
 	while (!work_pending(c)) {
 		probe_mark(PROBE_IDLE_ENTER);
-		if (idle_config.policy == IDLE_HALTPOLL) {
+		if (boot_switch_on(SWITCH_IDLE_HALTPOLL)) {
 			if (governed_entry(c))
 				return;
-		} else if (idle_config.policy == IDLE_POLL) {
-			if (poll_start(c, &ns) || poll_wait(c, NO_LIMIT, &ns))
+		} else if (boot_switch_on(SWITCH_IDLE_POLL)) {
+			/* unbounded: the plan poll_replan() would give is known, no lookup */
+			if (poll_start(c, &ns) || poll_until(c, NO_LIMIT, IDLE_POLL_CHECK_MAX, &ns))
 				return;
 		} else {
 			halt_state(c);

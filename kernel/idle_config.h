@@ -1,6 +1,7 @@
 /*
  * What idle_setup() (kernel/idle_setup.c) decided from the knobs and the host, once, before
- * any CPU idles; the idle loop (kernel/idle.c) reads it on every entry.
+ * any CPU idles; the idle loop (kernel/idle.c) reads it on every entry, the fields it only
+ * tests as the branches idle_setup() patches from them (kernel/boot_switch.h).
  */
 #ifndef IDLELAB_KERNEL_IDLE_CONFIG_H
 #define IDLELAB_KERNEL_IDLE_CONFIG_H
@@ -21,6 +22,10 @@ struct idle_config {
 };
 
 extern struct idle_config idle_config;
+
+/* Linux checks the clock every 201 PAUSEs; we also cap it there (and a poll without a
+ * limit reads it that often). */
+#define IDLE_POLL_CHECK_MAX 200
 
 /* How many poll iterations between clock reads for a poll limit of limit_cyc cycles. */
 unsigned idle_poll_check_every(uint64_t limit_cyc);

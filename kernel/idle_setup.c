@@ -8,6 +8,7 @@
 #include "arch/x86/cpufeat.h"
 #include "arch/x86/kvm.h"
 #include "arch/x86/tsc.h"
+#include "kernel/boot_switch.h"
 #include "kernel/idle.h"
 #include "kernel/idle_config.h"
 #include "kernel/percpu.h"
@@ -17,8 +18,6 @@
 #include "kernel/timeline.h"
 #include "kernel/timer.h"
 
-/* Linux checks the clock every 201 PAUSEs; we also cap it there. */
-#define POLL_CHECK_MAX	  200
 #define POLL_CHECKS_PER_W 100 /* read the clock at least every 1 % of the window */
 #define POLL_CALIBRATE_N  256
 
@@ -40,9 +39,9 @@ unsigned idle_poll_check_every(uint64_t limit_cyc)
 	uint64_t n, iter = idle_config.poll_iter_cycles;
 
 	if (limit_cyc == UINT64_MAX)
-		return POLL_CHECK_MAX;
+		return IDLE_POLL_CHECK_MAX;
 	n = limit_cyc / POLL_CHECKS_PER_W / (iter ? iter : 1);
-	return n < 1 ? 1 : n > POLL_CHECK_MAX ? POLL_CHECK_MAX : (unsigned)n;
+	return n < 1 ? 1 : n > IDLE_POLL_CHECK_MAX ? IDLE_POLL_CHECK_MAX : (unsigned)n;
 }
 
 /* Times the poll loop's body (flag load, PAUSE, count) with the clock read taken out. */
@@ -92,6 +91,12 @@ void idle_setup(void)
 		printk("idlelab: haltpoll.steal_threshold=%u has no effect: the host offers no "
 		       "kvm-steal-time",
 		       k->steal_threshold);
+	/* The idle loop reads these on every entry: as branches patched now (boot_switch.h). */
+	boot_switch_set(SWITCH_IDLE_HALTPOLL, k->policy == IDLE_HALTPOLL);
+	boot_switch_set(SWITCH_IDLE_POLL, k->policy == IDLE_POLL);
+	boot_switch_set(SWITCH_GOV_TABLE, k->gov != &gov_haltpoll);
+	boot_switch_set(SWITCH_POLLFLAG_OFF, !k->pollflag);
+	boot_switch_set(SWITCH_STEAL_GATE, k->steal_threshold != 0);
 	if (msr_value < 0 && idle_policy_polls(k->policy))
 		printk("idlelab: the host does not offer MSR_KVM_POLL_CONTROL; guest and host "
 		       "may both poll");

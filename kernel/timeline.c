@@ -87,8 +87,7 @@ void timeline_record(unsigned kind, unsigned arg, uint64_t tsc)
 
 void timeline_setup(void)
 {
-	if (knob(KNOB_timeline))
-		arch_static_branches_enable();
+	boot_switch_set(SWITCH_TIMELINE, knob(KNOB_timeline));
 }
 
 void timeline_start(void)

@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "arch/x86/static_branch.h"
+#include "kernel/boot_switch.h"
 
 /*
  * The event kinds, defined once: the enum, and the letter and name each is printed with (the
@@ -63,11 +63,7 @@ void timeline_reflect_source(uint64_t (*window_ns)(const struct cpu *c));
  * (timeline_setup); otherwise a NOP, which the caller's `if` becomes once this is inlined. */
 static inline __attribute__((always_inline)) bool timeline_active(void)
 {
-	arch_static_branch(active);
-	return false;
-	// cppcheck-suppress unusedLabel ; the asm goto above jumps here once patched
-active:
-	return true;
+	return boot_switch_on(SWITCH_TIMELINE);
 }
 
 /*

@@ -4,16 +4,17 @@
 #include "arch/x86/static_branch.h"
 #include "arch/x86/cpu.h"
 
-/* One site, as arch_static_branch() lists it: the NOP's address and the label's. */
+/* One site, as arch_static_branch() lists it: the NOP's address, the label's, its key. */
 struct static_branch_site {
 	uint64_t at;
 	uint64_t target;
+	uint64_t key;
 };
 
 /* linker.ld brackets the section. */
 extern const struct static_branch_site __start_static_branch_sites[], __stop_static_branch_sites[];
 
-void arch_static_branches_enable(void)
+void arch_static_branches_enable(unsigned key)
 {
 	/* Counted from the addresses: the two symbols are, to C, different objects. */
 	size_t n =
@@ -26,6 +27,8 @@ void arch_static_branches_enable(void)
 		/* jmp rel32, from the end of the 5 bytes; the kernel lies within 2 GiB of itself */
 		uint32_t rel = (uint32_t)(s->target - (s->at + 5));
 
+		if (s->key != key) /* another switch's site */
+			continue;
 		p[0] = 0xe9;
 		for (int b = 0; b < 4; b++)
 			p[1 + b] = (uint8_t)(rel >> (8 * b));

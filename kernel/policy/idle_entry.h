@@ -60,12 +60,25 @@ struct idle_entry_setup {
 	const struct gov_params *params;
 	uint64_t tick_nsec; /* for the governor's W = 0 fallback */
 	bool latency_req_zero;
+	/* gov is a constant where this sequence is compiled in (its functions inline): only
+	 * how the sequence is compiled changes, not what the governor hears. */
+	bool gov_inline;
+};
+
+/* What of the last entry the governor has yet to hear. */
+enum idle_entry_pending {
+	IDLE_ENTRY_NONE,
+	/* A poll that found work, the common ending: only its residency and limit are kept
+	 * (in `last`), so that its reflect compiles with the rest known and costs what the
+	 * governor does for a poll hit, not a reading of the whole entry. */
+	IDLE_ENTRY_POLL_HIT,
+	IDLE_ENTRY_OTHER, /* any other ending with work: `last` whole */
 };
 
 /* Each CPU's part of the sequence: an entry that ended with work, not yet reflected. */
 struct idle_entry_cpu {
 	struct gov_entry last;
-	bool last_pending;
+	enum idle_entry_pending pending;
 };
 
 /* The governor hears of an entry that ended with work, if it has not yet: the start of
@@ -75,10 +88,29 @@ idle_entry_reflect_last(const struct idle_entry_ops *ops, void *cpu,
 			const struct idle_entry_setup *k, struct gov_cpu *g,
 			struct idle_entry_cpu *s)
 {
-	if (s->last_pending) {
-		s->last_pending = false;
-		ops->reflected(cpu, k->gov->reflect(g, k->params, &s->last));
+	if (s->pending == IDLE_ENTRY_POLL_HIT) {
+		s->pending = IDLE_ENTRY_NONE;
+		if (k->gov_inline) {
+			/* The hit as constants, so that the governor's reflect, compiled in
+			 * here, becomes what it does for a poll hit. */
+			const struct gov_entry hit = {.state = GOV_STATE_POLL,
+						      .residency_ns = s->last.residency_ns,
+						      .limit_ns = s->last.limit_ns,
+						      .work = true};
+
+			ops->reflected(cpu, k->gov->reflect(g, k->params, &hit));
+			return;
+		}
+		/* Through a table the entry is read in memory: the rest of it written now. */
+		s->last.state = GOV_STATE_POLL;
+		s->last.work = true;
+		s->last.work_at_expiry = false;
+	} else if (s->pending == IDLE_ENTRY_OTHER) {
+		s->pending = IDLE_ENTRY_NONE;
+	} else {
+		return;
 	}
+	ops->reflected(cpu, k->gov->reflect(g, k->params, &s->last));
 }
 
 /*
@@ -112,6 +144,12 @@ idle_entry_run(const struct idle_entry_ops *ops, void *cpu, const struct idle_en
 			e.limit_ns = gov->poll_limit(g, k->params, k->tick_nsec);
 			e.work = ops->poll_wait(cpu, e.limit_ns, &e.residency_ns);
 		}
+		if (e.work) {
+			s->last.residency_ns = e.residency_ns;
+			s->last.limit_ns = e.limit_ns;
+			s->pending = IDLE_ENTRY_POLL_HIT;
+			return true;
+		}
 	}
 	if (!e.work) {
 		/* (a poll without work expired: the work may have come at its clock check) */
@@ -122,7 +160,7 @@ idle_entry_run(const struct idle_entry_ops *ops, void *cpu, const struct idle_en
 		}
 	}
 	s->last = e;
-	s->last_pending = true;
+	s->pending = IDLE_ENTRY_OTHER;
 	return true;
 }
 

@@ -362,6 +362,35 @@ static void test_gate_takes_the_entry_after_the_reflect(void **state)
 	assert_string_equal(f.log, "gate select halt_limit halt(0) ");
 }
 
+/* A poll hit after a halt, with the governor through its table and as the kernel's default
+ * one is compiled in (gov_inline): the governor hears the same either way, the poll's
+ * state and work included (what the halt left in the kept entry is not read for it). */
+static void test_poll_hit_after_a_halt_with_the_governor_compiled_in_or_not(void **state)
+{
+	static const char *const heard[] = {
+	    "gate select halt_limit halt(0) ",
+	    "reflect(halt,500000,none,work) adj=grow gate select poll_begin poll_start "
+	    "poll_limit poll_wait(100000) ",
+	    "reflect(poll,40000,100000,work) adj=none gate select halt_limit halt(0) ",
+	};
+
+	(void)state;
+	for (int compiled_in = 0; compiled_in < 2; compiled_in++) {
+		reset(NULL);
+		setup.gov_inline = compiled_in;
+		f.choice = GOV_STATE_HALT;
+		assert_true(entry(WAKE_AFTER, 500 * US));
+		assert_string_equal(f.log, heard[0]);
+		f.choice = GOV_STATE_POLL;
+		f.poll_limit_ns = 100 * US;
+		assert_true(entry(WAKE_AFTER, 40 * US));
+		assert_string_equal(f.log, heard[1]);
+		next_entry();
+		assert_string_equal(f.log, heard[2]);
+	}
+	setup.gov_inline = false;
+}
+
 /* The same paths with haltpoll (docs/haltpoll-spec.md §1.8): V1, an abort, leaves W and the
  * last state as they were. */
 static void test_haltpoll_v1_abort_is_not_reflected(void **state)
@@ -450,6 +479,8 @@ int main(void)
 	    cmocka_unit_test_setup(test_work_before_the_state_aborts, reset),
 	    cmocka_unit_test_setup(test_skipped_halt_is_reflected, reset),
 	    cmocka_unit_test_setup(test_gate_takes_the_entry_after_the_reflect, reset),
+	    cmocka_unit_test_setup(test_poll_hit_after_a_halt_with_the_governor_compiled_in_or_not,
+				   reset),
 	    cmocka_unit_test_setup(test_haltpoll_v1_abort_is_not_reflected, reset),
 	    cmocka_unit_test_setup(test_haltpoll_v2_skipped_halt_grows_from_zero, reset),
 	    cmocka_unit_test_setup(test_haltpoll_v3_immediate_wake_leaves_w_zero, reset),
