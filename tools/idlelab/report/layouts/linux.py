@@ -10,7 +10,7 @@ Rows pair by configuration: a Linux row is named as idlelab's with a `linux` pre
 import re
 
 from idlelab.derive import kvmdelta
-from idlelab.derive.runrow import is_number
+from idlelab.derive.records import is_number
 from idlelab.report.tables import (EMPTY, fmt, md_table, num, page, per_rt, spread_cell)
 
 MATRIX = "linux"
