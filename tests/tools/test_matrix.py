@@ -210,6 +210,23 @@ def test_guest_key_chooses_the_guest_and_defaults_to_idlelab():
         parse("a: workload=x duration=1s guest=bsd", "m")
 
 
+def test_linux_kernel_key_chooses_the_linux_guests_kernel_and_defaults_to_debians():
+    runs = parse("defaults: workload=pingpong duration=1s\n"
+                 "a: guest=linux\n"
+                 "b: guest=linux linux_kernel=debian,haltpoll-gov\n"
+                 "c: halt_poll_ns=0\n", "m", guest_knobs=KNOBS)
+    assert [(r.name, r.linux_kernel) for r in runs] == [
+        ("a", "debian"), ("b-linux_kernel=debian", "debian"),
+        ("b-linux_kernel=haltpoll-gov", "haltpoll-gov"), ("c", None)]
+    with pytest.raises(MatrixError, match=r"m:1: linux_kernel=mine: expected one of debian, "
+                                          r"haltpoll-gov"):
+        parse("a: workload=x duration=1s guest=linux linux_kernel=mine", "m")
+    # an idlelab run has its own kernel: asking it for Linux's is a mistake, not ignored
+    with pytest.raises(MatrixError, match=r"m:2: linux_kernel=haltpoll-gov: run 'a' boots "
+                                          r"guest=idlelab; linux_kernel= is for guest=linux"):
+        parse("defaults: linux_kernel=haltpoll-gov\na: workload=x duration=1s\n", "m")
+
+
 def test_a_linux_guests_parameters_are_linuxs_but_idlelabs_knobs_are_checked():
     (r,) = parse("a: workload=x duration=1s guest=linux guest.cpuidle.off=1", "m",
                  guest_knobs=KNOBS)
@@ -229,5 +246,13 @@ def test_the_linux_matrix_has_seed_002s_configurations_for_both_guests():
     idl = [r.name for r in runs if r.guest_os == "idlelab"]
     lin = [r.name for r in runs if r.guest_os == "linux"]
     assert idl == ["floor", "neither", "host-poll", "guest-poll", "guest-msr", "both"]
-    assert lin == ["linux-" + n for n in idl[:-1]]
+    assert lin == ["linux-" + n for n in idl[:-1]] + ["linux-hpgov-guest-poll",
+                                                      "linux-hpgov-guest-msr"]
+    # the haltpoll governor's rows are the stock guest-polling rows on the built kernel
+    stock = {r.name: r for r in runs if r.linux_kernel == "debian"}
+    for r in runs:
+        if r.linux_kernel == "haltpoll-gov":
+            twin = stock[r.name.replace("hpgov-", "")]
+            assert r.settings["halt_poll_ns"] == twin.settings["halt_poll_ns"]
+            assert r.guest == dict(twin.guest, **{"haltpoll.guest_halt_poll_ns": "300000"})
     assert all(r.workload == "pingpong" and r.smp == 2 for r in runs)

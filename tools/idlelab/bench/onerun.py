@@ -88,7 +88,8 @@ def qemu_config(run, rec, ctx, qmp_path):
     """The QEMU configuration, with the preload library for a per-VM window under KVM."""
     cfg = qemu.Config(smp=run.smp, machine=run.machine, accel=rec["accel"],
                       cmdline=rec["cmdline"], qmp=qmp_path, name="idlelab-bench",
-                      guest=rec.get("guest", "idlelab"))
+                      guest=rec.get("guest", "idlelab"),
+                      linux_kernel=rec.get("linux_kernel") or qemu.LINUX_KERNELS[0])
     hp = rec["halt_poll"]
     if rec["accel"] == "kvm" and hp["scope"] == "vm":
         cfg.preload = [ctx.library]

@@ -21,7 +21,8 @@ def base_record(mid, run, repeat, accel, params, window_hold):
     return {
         "matrix": mid, "name": run.name, "config": config_of(run), "where": run.where,
         "repeat": repeat, "repeats": run.repeat, "workload": run.workload, "smp": run.smp,
-        "machine": run.machine, "guest": run.guest_os, "accel": run_accel(run, accel),
+        "machine": run.machine, "guest": run.guest_os, "linux_kernel": run.linux_kernel,
+        "accel": run_accel(run, accel),
         "duration_ns": run.duration_ns,
         "settings": dict(run.settings), "sweep": dict(run.sweep), "guest_knobs": dict(run.guest),
         "halt_poll": {"scope": scope, "ns": ns},

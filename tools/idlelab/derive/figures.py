@@ -4,6 +4,7 @@ The guest's figures come from its own `cpu` and `result` records (results.parse_
 KVM figure comes from kvmdelta.Delta, rebuilt from the record's host.delta, and is only
 rounded here. A pure function of the record, so `tools/bench --report` can redo it.
 """
+from idlelab import LINUX_KERNELS
 from idlelab.bench import matrix
 from idlelab.derive import attribution, kvmtrace, results, tolerance
 from idlelab.derive.kvmdelta import Delta
@@ -79,8 +80,16 @@ def identity(rec):
         cpus=knobs.get("cpus", "0"), seconds=(rec.get("qemu") or {}).get("seconds"),
         stall=stall_setting(rec), neighbour=neighbour_setting(rec),
         pin="+".join(map(str, rec["pin"])) if rec.get("pin") else None,
-        guest=rec.get("guest", "idlelab"),
+        guest=rec.get("guest", "idlelab"), linux_kernel=linux_kernel(rec),
         **late_counts(rec))
+
+
+def linux_kernel(rec):
+    """The Linux guest's kernel the run asked for; a record from before linux_kernel= could
+    only have booted Debian's. None for an idlelab guest."""
+    if rec.get("guest", "idlelab") != "linux":
+        return None
+    return rec.get("linux_kernel") or LINUX_KERNELS[0]
 
 
 def late_counts(rec):

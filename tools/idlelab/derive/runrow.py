@@ -54,6 +54,7 @@ class RunRow:
     neighbour: str = None         # the task beside the guest (neighbour=), None: none
     pin: str = None               # pin=: the host CPU of each vCPU ("0+1"), None: not pinned
     guest: str = None             # guest=: idlelab (its kernel) or linux (tools/linuxguest/)
+    linux_kernel: str = None      # linux_kernel=: the Linux guest's kernel; None: guest=idlelab
     # late and lost wake-ups the guest reported (selftest=wakeup), by whose fault the host's
     # measured waits say it was (attribution.py); None: the run reported none to attribute
     late_host: int = None
