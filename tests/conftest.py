@@ -21,7 +21,7 @@ KVM_USABLE = qemu.kvm_usable()
 NO_KVM = "/dev/kvm is missing or not usable: KVM test not run"
 ON_NESTED = "no usable /dev/kvm: this KVM test runs on the nested KVM host (tools/test-kvm)"
 # The one skip allowed on any host: a test of what `make test` deliberately never builds (the
-# Linux guest's own kernel, `make linux-guest-kernel`: a quarter of an hour) says this in its
+# Linux guest's own kernel, `make linux-guest-kernel`: minutes of both cores) says this in its
 # reason when that build is absent, and the summary counts it.
 NOT_BUILT = "not built by make test"
 

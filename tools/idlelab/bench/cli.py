@@ -130,7 +130,7 @@ def parse_args(argv):
 def missing_linux_files(loaded):
     """One line naming the first file a guest=linux run's boot lacks and the make target that
     builds it; None if every such run can boot. Checked before anything runs: a kernel built
-    on demand (linux_kernel=haltpoll-gov) takes a quarter of an hour, never a bench's doing."""
+    on demand (linux_kernel=haltpoll-gov) takes minutes, never a bench's doing."""
     for mid, _, runs in loaded:
         for r in runs:
             if r.guest_os != "linux":
