@@ -1,11 +1,13 @@
 """The experiment-matrix format: good files, sweeps, and errors that name file:line."""
 import os
 import re
+import types
 
 import pytest
 
 from conftest import TOP
 from idlelab.bench import matrix
+from idlelab.report.layouts import linux as peers
 from idlelab.bench.matrix import MatrixError, parse
 
 GOOD = """\
@@ -210,6 +212,23 @@ def test_guest_key_chooses_the_guest_and_defaults_to_idlelab():
         parse("a: workload=x duration=1s guest=bsd", "m")
 
 
+def test_linux_kernel_key_chooses_the_linux_guests_kernel_and_defaults_to_debians():
+    runs = parse("defaults: workload=pingpong duration=1s\n"
+                 "a: guest=linux\n"
+                 "b: guest=linux linux_kernel=debian,haltpoll-gov\n"
+                 "c: halt_poll_ns=0\n", "m", guest_knobs=KNOBS)
+    assert [(r.name, r.linux_kernel) for r in runs] == [
+        ("a", "debian"), ("b-linux_kernel=debian", "debian"),
+        ("b-linux_kernel=haltpoll-gov", "haltpoll-gov"), ("c", None)]
+    with pytest.raises(MatrixError, match=r"m:1: linux_kernel=mine: expected one of debian, "
+                                          r"haltpoll-gov"):
+        parse("a: workload=x duration=1s guest=linux linux_kernel=mine", "m")
+    # an idlelab run has its own kernel: asking it for Linux's is a mistake, not ignored
+    with pytest.raises(MatrixError, match=r"m:2: linux_kernel=haltpoll-gov: run 'a' boots "
+                                          r"guest=idlelab; linux_kernel= is for guest=linux"):
+        parse("defaults: linux_kernel=haltpoll-gov\na: workload=x duration=1s\n", "m")
+
+
 def test_a_linux_guests_parameters_are_linuxs_but_idlelabs_knobs_are_checked():
     (r,) = parse("a: workload=x duration=1s guest=linux guest.cpuidle.off=1", "m",
                  guest_knobs=KNOBS)
@@ -224,10 +243,27 @@ def test_a_linux_guests_parameters_are_linuxs_but_idlelabs_knobs_are_checked():
 
 
 def test_the_linux_matrix_has_seed_002s_configurations_for_both_guests():
+    """Every Linux row has its idlelab peer (the peer table pairs them by name), on each
+    Linux kernel; the haltpoll governor's guest-polling rows are the stock rows plus
+    idlelab's window; the sweep is one period list for every guest."""
     runs = matrix.load(os.path.join(TOP, "tools", "matrices", "linux.txt"),
                        guest_knobs=matrix.guest_knob_names())
-    idl = [r.name for r in runs if r.guest_os == "idlelab"]
-    lin = [r.name for r in runs if r.guest_os == "linux"]
-    assert idl == ["floor", "neither", "host-poll", "guest-poll", "guest-msr", "both"]
-    assert lin == ["linux-" + n for n in idl[:-1]]
-    assert all(r.workload == "pingpong" and r.smp == 2 for r in runs)
+    configs = {}
+    for r in runs:
+        configs.setdefault(matrix.config_of(r), r)
+    idl = [c for c, r in configs.items() if r.guest_os == "idlelab"]
+    assert idl[:6] == ["floor", "neither", "host-poll", "guest-poll", "guest-msr", "both"]
+    for c, r in configs.items():
+        if r.guest_os == "linux":
+            assert peers.base(types.SimpleNamespace(config=c, guest="linux")) in idl, c
+    stock = {c: r for c, r in configs.items() if r.linux_kernel == "debian"}
+    hp = {c: r for c, r in configs.items() if r.linux_kernel == "haltpoll-gov"}
+    assert {"linux-hpgov-floor", "linux-hpgov-guest-poll", "linux-hpgov-guest-msr",
+            "linux-hpgov-sweep"} <= set(hp)
+    for name in ("guest-poll", "guest-msr"):
+        twin, r = stock[f"linux-{name}"], hp[f"linux-hpgov-{name}"]
+        assert r.settings["halt_poll_ns"] == twin.settings["halt_poll_ns"]
+        assert r.guest == dict(twin.guest, **{"haltpoll.guest_halt_poll_ns": "300us"})
+    periods = {r.guest.get("period") for r in runs if r.workload == "periodic"}
+    assert len(periods) == 4 and all(p.startswith("timer+") for p in periods)
+    assert all(r.smp == 2 for r in runs)

@@ -9,11 +9,12 @@ from idlelab.report.layouts import linux as peers
 
 
 def pp(name, config, guest, rtt, exits_rt, polls_rt=0.0, governor="haltpoll", cpu=100.0,
-       poll_entries=None, poll_hits=None, hlt=None, spread=None, repeat=3):
+       poll_entries=None, poll_hits=None, hlt=None, spread=None, repeat=3, kernel=None):
     rt_per_s = 1e6 / rtt
     return runrow.RunRow(
         matrix="linux", name=name, config=config, status="ok", workload="pingpong",
-        guest=guest, governor=governor, iters=1000, rtt_p50_us=rtt, rt_per_s=rt_per_s,
+        guest=guest, linux_kernel=kernel or ("debian" if guest == "linux" else None),
+        governor=governor, iters=1000, rtt_p50_us=rtt, rt_per_s=rt_per_s,
         host_halt_exits=int(exits_rt * 1000), host_successful_poll=int(polls_rt * 1000),
         halt_exits_per_s=exits_rt * rt_per_s, host_cpu_us_per_wakeup=cpu, host_cpu_pct=50.0,
         host_poll_pct=0.0, guest_poll_entries=poll_entries, guest_poll_hits=poll_hits,
@@ -30,29 +31,32 @@ def rows():
         pp("linux-neither", "linux-neither", "linux", 420.0, 1.0, governor="none"),
         pp("linux-guest-poll", "linux-guest-poll", "linux", 500.0, 0.5, governor="menu",
            cpu=140.0, poll_entries=800, hlt=500),
-        pp("linuxhp-guest-poll", "linuxhp-guest-poll", "linux", 30.0, 0.1, cpu=100.0,
-           poll_entries=1000, hlt=100),
+        pp("linux-hpgov-floor", "linux-hpgov-floor", "linux", 22.0, 0.0, governor="none",
+           kernel="haltpoll-gov"),
+        pp("linux-hpgov-guest-poll", "linux-hpgov-guest-poll", "linux", 30.0, 0.1, cpu=100.0,
+           poll_entries=1000, hlt=100, kernel="haltpoll-gov"),
     ]
 
 
 def test_rows_pair_by_name_and_say_which_guest_ran():
     r = rows()
-    assert [peers.base(x) for x in r[3:]] == ["floor", "neither", "guest-poll", "guest-poll"]
+    assert [peers.base(x) for x in r[3:]] == ["floor", "neither", "guest-poll", "floor",
+                                              "guest-poll"]
     assert peers.guest(r[0]) == "idlelab"
     assert peers.guest(r[4]) == "Linux"
     assert peers.guest(r[5]) == "Linux (menu)"
     labels = [label for label, _, _ in peers.pairs(r)]
     assert labels == ["floor, Linux", "neither, Linux", "guest-poll, Linux (menu)",
-                      "guest-poll, Linux (haltpoll)"]
+                      "floor, Linux (haltpoll-gov)", "guest-poll, Linux (haltpoll, haltpoll-gov)"]
 
 
 def test_poll_hits_counted_by_idlelab_estimated_under_linux_haltpoll_only():
     r = rows()
     assert peers.poll_hit_pct(r[2]) == (99.0, True)
-    assert peers.poll_hit_pct(r[6]) == (90.0, False)     # 1000 polls, 100 halts
+    assert peers.poll_hit_pct(r[7]) == (90.0, False)     # 1000 polls, 100 halts
     assert peers.poll_hit_pct(r[5]) == (None, True)      # menu: not known
     text = peers.markdown(r, {"accel": "kvm"})
-    assert "| guest-poll | Linux (haltpoll) | 30.0 | 1.36 | ≈90.0 |" in text
+    assert "| guest-poll | Linux (haltpoll, haltpoll-gov) | 30.0 | 1.36 | ≈90.0 |" in text
     assert "| guest-poll | Linux (menu) | 500.0 | 22.73 | — |" in text
     assert "| guest-poll | idlelab | 3.0 | 1.50 | 99.0 |" in text
 
@@ -70,7 +74,7 @@ def test_differences_above_the_bar_are_explained_by_the_floors_and_counts():
     assert "per round trip 0.50 against 0.00 halt exits" in line
     assert "host CPU a wake-up 140.0 µs against idlelab's 100.0 µs (+40%)" in text
     # the haltpoll governor's CPU a wake-up equals idlelab's: no CPU line for it
-    assert "guest-poll, Linux (haltpoll)**: host CPU" not in text
+    assert "guest-poll, Linux (haltpoll, haltpoll-gov)**: host CPU" not in text
 
 
 def test_overlapping_repeats_are_said_and_no_difference_says_none():

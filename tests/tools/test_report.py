@@ -540,6 +540,7 @@ CSV_COLUMNS = [
     "halt_poll_ns", "halt_poll_scope", "host_grow", "host_grow_start", "host_shrink",
     "guest_idle", "governor", "hostpoll", "msr", "guest_halt_poll_ns", "hz", "period_us", "cpus",
     "workload_vcpus", "window_sync", "stall", "neighbour", "pin", "guest",
+    "linux_kernel",
     "late_host", "late_guest", "lost_host", "lost_guest",
     "guest_hlt", "guest_ipi_sent", "guest_ipi_avoided", "guest_poll_hits", "guest_poll_entries",
     "guest_wakeups",

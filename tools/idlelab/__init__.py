@@ -24,3 +24,7 @@ TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 # The guest kernels a run can boot: idlelab's own, or Linux (tools/linuxguest/) running the
 # same workloads. The matrix format and QEMU's configuration both take these names.
 GUESTS = ("idlelab", "linux")
+# The Linux guest's kernels: Debian's as it ships (the default; its haltpoll driver runs under
+# menu) or the one `make linux-guest-kernel` builds from Debian's source with the haltpoll
+# governor. tools/qemu-run's --linux-kernel and the matrix's linux_kernel= take these names.
+LINUX_KERNELS = ("debian", "haltpoll-gov")

@@ -125,6 +125,21 @@ def parse_args(argv):
     return args
 
 
+def missing_linux_files(loaded):
+    """One line naming the first file a guest=linux run's boot lacks and the make target that
+    builds it; None if every such run can boot. Checked before anything runs: a kernel built
+    on demand (linux_kernel=haltpoll-gov) takes minutes, never a bench's doing."""
+    for mid, _, runs in loaded:
+        for r in runs:
+            if r.guest_os != "linux":
+                continue
+            missing = qemu.missing_boot_file(qemu.Config(guest="linux",
+                                                         linux_kernel=r.linux_kernel))
+            if missing:
+                return f"{r.where}: run {r.name!r} (matrix {mid}): {missing}"
+    return None
+
+
 def list_matrices(loaded):
     """--list: each matrix, its runs and the expected time."""
     total = 0.0
@@ -143,7 +158,9 @@ def list_matrices(loaded):
                   + (f" stall={r.settings['stall']}" if r.stall else "")
                   + (f" neighbour={r.neighbour.text}" if r.neighbour else "")
                   + (f" pin={r.settings['pin']}" if r.pin else "")
-                  + (f" guest={r.guest_os}" if r.guest_os != "idlelab" else ""))
+                  + (f" guest={r.guest_os}" if r.guest_os != "idlelab" else "")
+                  + (f" linux_kernel={r.linux_kernel}" if r.linux_kernel not in
+                     (None, qemu.LINUX_KERNELS[0]) else ""))
     print(f"total ~{total:.0f}s (about {RUN_OVERHEAD_S:.0f}s per boot besides warm-up and "
           "window)")
 
@@ -194,6 +211,10 @@ def main(argv=None):
     if args.list:
         list_matrices(loaded)
         return EXIT_OK
+    missing = missing_linux_files(loaded)
+    if missing:
+        say(missing)
+        return EXIT_USAGE
     try:
         output.check_parent(args.results_dir)
         if args.resume:

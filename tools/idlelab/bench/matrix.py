@@ -59,6 +59,9 @@ trace               KVM's own trace of the window (host/haltpolltrace.py): `none
 guest               which guest runs: `idlelab` (default, the project's kernel) or `linux`
                     (Debian's kernel with tools/linuxguest/'s program: the same workloads
                     and records, measured the same way; `make linux-guest` builds it).
+linux_kernel        the Linux guest's kernel (guest=linux only): `debian` (default, Debian's
+                    as it ships: its haltpoll driver runs under menu) or `haltpoll-gov`
+                    (Debian's source with the haltpoll governor; `make linux-guest-kernel`).
 guest.<knob>        passed to the guest kernel command line as `<knob>=<value>`, unchanged.
                     For guest=linux that is Linux's command line: its program reads the
                     idlelab knobs it honours (workload=, duration=, warmup=, period=, cpus=,
@@ -82,7 +85,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from idlelab import GUESTS, TOP
+from idlelab import GUESTS, LINUX_KERNELS, TOP
 from idlelab.derive import records
 
 KNOB_TABLE = os.path.join(TOP, "kernel", "knobs", "knob_table.h")
@@ -130,6 +133,7 @@ class Run:
     pin: tuple = None            # host CPU of each vCPU (pin=), None: not pinned
     trace: str = None            # KVM's trace of the window (trace=), None: none
     guest_os: str = "idlelab"    # guest=: idlelab's kernel or linux (idlelab.GUESTS)
+    linux_kernel: str = None     # linux_kernel= (idlelab.LINUX_KERNELS); None: guest=idlelab
 
     def cmdline(self):
         """The guest kernel command line: the guest.<knob> values, in file order."""
@@ -346,6 +350,7 @@ PARSERS = {
     "pin": parse_pin,
     "trace": _choice(TRACES),
     "guest": _choice(GUESTS),
+    "linux_kernel": _choice(LINUX_KERNELS),
 }
 KEYS = tuple(PARSERS)
 
@@ -484,6 +489,7 @@ def _expand(p, name, merged):
         run = _make_run(f"{p.filename}:{p.lineno}", name + suffix, values, chosen)
         _check_stall(p, run)
         _check_pin(p, run)
+        _check_linux_kernel(p, run)
         yield run
 
 
@@ -508,6 +514,13 @@ def _check_pin(p, run):
     if run.pin is not None and len(run.pin) != run.smp:
         raise p.error(f"pin={run.settings['pin']}: run {run.name!r} has {run.smp} vCPUs; pin= "
                       f"needs one host CPU per vCPU, joined by '+', not {len(run.pin)}")
+
+
+def _check_linux_kernel(p, run):
+    """linux_kernel= chooses the Linux guest's kernel: an idlelab run has its own."""
+    if "linux_kernel" in run.settings and run.guest_os != "linux":
+        raise p.error(f"linux_kernel={run.settings['linux_kernel']}: run {run.name!r} boots "
+                      f"guest={run.guest_os}; linux_kernel= is for guest=linux runs")
 
 
 def short_key(key):
@@ -539,6 +552,8 @@ def _make_run(where, name, values, chosen):
         pin=parse_pin(values["pin"]) if "pin" in values else None,
         trace=None if values.get("trace", "none") == "none" else values["trace"],
         guest_os=values["guest"],
+        linux_kernel=values.get("linux_kernel", LINUX_KERNELS[0])
+        if values["guest"] == "linux" else None,
     )
 
 

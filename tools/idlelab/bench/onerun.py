@@ -100,7 +100,8 @@ def qemu_config(run, rec, ctx, qmp_path):
     """The QEMU configuration, with the preload library for a per-VM window under KVM."""
     cfg = qemu.Config(smp=run.smp, machine=run.machine, accel=rec["accel"],
                       cmdline=rec["cmdline"], qmp=qmp_path, name="idlelab-bench",
-                      guest=rec.get("guest", "idlelab"))
+                      guest=rec.get("guest", "idlelab"),
+                      linux_kernel=rec.get("linux_kernel") or qemu.LINUX_KERNELS[0])
     hp = rec["halt_poll"]
     if rec["accel"] == "kvm" and hp["scope"] == "vm":
         cfg.preload = [ctx.library]
@@ -400,7 +401,8 @@ def base_record(mid, run, repeat, accel, params, window_hold):
     return {
         "matrix": mid, "name": run.name, "config": config_of(run), "where": run.where,
         "repeat": repeat, "repeats": run.repeat, "workload": run.workload, "smp": run.smp,
-        "machine": run.machine, "guest": run.guest_os, "accel": run_accel(run, accel),
+        "machine": run.machine, "guest": run.guest_os, "linux_kernel": run.linux_kernel,
+        "accel": run_accel(run, accel),
         "duration_ns": run.duration_ns,
         "settings": dict(run.settings), "sweep": dict(run.sweep), "guest_knobs": dict(run.guest),
         "halt_poll": {"scope": scope, "ns": ns},

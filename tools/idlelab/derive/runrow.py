@@ -15,6 +15,7 @@ import statistics
 from dataclasses import dataclass, field, fields, replace
 from typing import Optional, Union
 
+from idlelab import LINUX_KERNELS
 from idlelab.bench import matrix
 from idlelab.derive import kvmtrace, records, tolerance
 from idlelab.derive.kvmdelta import Delta
@@ -65,6 +66,7 @@ class RunRow:
     neighbour: str = None         # the task beside the guest (neighbour=), None: none
     pin: str = None               # pin=: the host CPU of each vCPU ("0+1"), None: not pinned
     guest: str = None             # guest=: idlelab (its kernel) or linux (tools/linuxguest/)
+    linux_kernel: str = None      # linux_kernel=: the Linux guest's kernel; None: guest=idlelab
     # late and lost wake-ups the guest reported (selftest=wakeup), by whose fault the host's
     # measured waits say it was (derive/records.py); None: the run reported none to attribute
     late_host: int = None
@@ -302,8 +304,16 @@ def identity(rec):
         cpus=knobs.get("cpus", "0"), seconds=(rec.get("qemu") or {}).get("seconds"),
         stall=stall_setting(rec), neighbour=neighbour_setting(rec),
         pin="+".join(map(str, rec["pin"])) if rec.get("pin") else None,
-        guest=rec.get("guest", "idlelab"),
+        guest=rec.get("guest", "idlelab"), linux_kernel=linux_kernel(rec),
         **late_counts(rec))
+
+
+def linux_kernel(rec):
+    """The Linux guest's kernel the run asked for; a record from before linux_kernel= could
+    only have booted Debian's. None for an idlelab guest."""
+    if rec.get("guest", "idlelab") != "linux":
+        return None
+    return rec.get("linux_kernel") or LINUX_KERNELS[0]
 
 
 def late_counts(rec):

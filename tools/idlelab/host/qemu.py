@@ -27,7 +27,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 
-from idlelab import GUESTS, TOP
+from idlelab import GUESTS, LINUX_KERNELS, TOP
 from idlelab.derive.records import parse_records
 
 
@@ -43,6 +43,13 @@ ACK_BYTE = b"\x06"
 # tools/linuxguest/ (`make linux-guest`).
 LINUX_KERNEL = os.path.join(TOP, "build", "nested", "image", "vmlinuz")
 LINUX_INITRD = os.path.join(TOP, "build", "linuxguest", "initrd.img")
+# Each of idlelab.LINUX_KERNELS: (the kernel, the make target that builds it and the initramfs).
+LINUX_KERNEL_FILES = {
+    "debian": (LINUX_KERNEL, "make linux-guest"),
+    "haltpoll-gov": (os.path.join(TOP, "build", "linuxguest", "bzImage-haltpoll-gov"),
+                     "make linux-guest-kernel"),
+}
+assert tuple(LINUX_KERNEL_FILES) == LINUX_KERNELS
 # Linux's own parameters ahead of the knobs: the console on COM1 (where the harness reads
 # and acknowledges), a panic ends the run at once (QEMU's -no-reboot makes it a crash), and
 # only warnings on the console among the records.
@@ -139,12 +146,13 @@ class Config:
     # host thread, so what the plugin counts does not depend on how the host schedules.
     plugin: str = None
     guest: str = "idlelab"     # one of GUESTS
+    linux_kernel: str = "debian"   # the Linux guest's kernel: one of LINUX_KERNELS
 
 
 def boot_files(cfg):
     """The files a -kernel boot of cfg's guest needs, in the order to check them."""
     if cfg.guest == "linux":
-        return [LINUX_KERNEL, LINUX_INITRD]
+        return [LINUX_KERNEL_FILES[cfg.linux_kernel][0], LINUX_INITRD]
     return [cfg.kernel]
 
 
@@ -152,7 +160,7 @@ def missing_boot_file(cfg):
     """One line naming the first file cfg's boot lacks and how to make it; None if none."""
     if cfg.iso:
         return None
-    make = "make linux-guest" if cfg.guest == "linux" else "make"
+    make = LINUX_KERNEL_FILES[cfg.linux_kernel][1] if cfg.guest == "linux" else "make"
     for f in boot_files(cfg):
         if not os.path.exists(f):
             return f"{f} does not exist: run `{make}` first"
@@ -188,6 +196,12 @@ def build_command(cfg):
         raise ValueError(f"smp must be 1..64, not {cfg.smp}")
     if cfg.guest not in GUESTS:
         raise ValueError(f"guest must be one of {'|'.join(GUESTS)}, not {cfg.guest!r}")
+    if cfg.linux_kernel not in LINUX_KERNELS:
+        raise ValueError(f"linux kernel must be one of {'|'.join(LINUX_KERNELS)}, not "
+                         f"{cfg.linux_kernel!r}")
+    if cfg.linux_kernel != LINUX_KERNELS[0] and cfg.guest != "linux":
+        raise ValueError(f"the Linux kernel {cfg.linux_kernel} is for the Linux guest: not "
+                         f"with guest {cfg.guest}")
     if cfg.iso and cfg.guest != "idlelab":
         raise ValueError("an ISO holds idlelab's kernel: not with the Linux guest")
     if cfg.iso and cfg.machine == "microvm":
@@ -213,7 +227,7 @@ def build_command(cfg):
     if cfg.iso:
         argv += ["-cdrom", cfg.iso, "-boot", "d"]
     elif cfg.guest == "linux":
-        argv += ["-kernel", LINUX_KERNEL, "-initrd", LINUX_INITRD,
+        argv += ["-kernel", LINUX_KERNEL_FILES[cfg.linux_kernel][0], "-initrd", LINUX_INITRD,
                  "-append", linux_cmdline(cfg.cmdline)]
     else:
         # QEMU hands the guest "<kernel path> <-append>"; "--" marks where the path ends,

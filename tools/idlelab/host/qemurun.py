@@ -9,8 +9,8 @@ import sys
 
 from idlelab import usage
 from idlelab.host import hosts
-from idlelab.host.qemu import (Config, GUESTS, MACHINES, TOP, build_command, linux_tcg_note,
-    missing_boot_file, run)
+from idlelab.host.qemu import (GUESTS, LINUX_KERNELS, MACHINES, TOP, Config, build_command,
+                               linux_tcg_note, missing_boot_file, run)
 
 
 def _mem(text):
@@ -42,6 +42,9 @@ def main(argv=None):
     ap.add_argument("--guest", default="idlelab", choices=GUESTS,
                     help="idlelab's kernel, or Linux running the same workloads "
                          "(tools/linuxguest/; `make linux-guest` builds it)")
+    ap.add_argument("--linux-kernel", default=LINUX_KERNELS[0], choices=LINUX_KERNELS,
+                    help="the Linux guest's kernel: Debian's as it ships (menu governor), or "
+                         "Debian's source with the haltpoll governor (`make linux-guest-kernel`)")
     ap.add_argument("--smp", type=usage.int_in(1, 64), default=1)
     ap.add_argument("--machine", default="microvm", choices=MACHINES)
     ap.add_argument("--accel", default="auto", choices=hosts.ACCELS)
@@ -54,7 +57,8 @@ def main(argv=None):
     ap.add_argument("--print-cmd", action="store_true", help="print the QEMU command and exit")
     args = ap.parse_args(argv)
     cfg = Config(smp=args.smp, machine=args.machine, accel="tcg", cmdline=args.cmdline,
-                 mem=args.mem, iso=args.iso, qmp=args.qmp, gdb=args.gdb, guest=args.guest)
+                 mem=args.mem, iso=args.iso, qmp=args.qmp, gdb=args.gdb, guest=args.guest,
+                 linux_kernel=args.linux_kernel)
     try:
         build_command(cfg)        # bad input is refused before any host is chosen or built
         accel, why = hosts.choose(args.accel)

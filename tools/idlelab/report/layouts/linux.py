@@ -5,9 +5,8 @@ difference above PEER_DIFF between a Linux guest and idlelab, each with the meas
 that explain it (the floor rows measure each guest's own wake path: no vCPU exits there).
 
 Rows pair by configuration: a Linux row is named as idlelab's with a `linux` prefix
-(`linux-neither` beside `neither`; a Linux kernel of our own build may add to the prefix:
-`linuxhp-neither`), and a swept row pairs by its period."""
-import re
+(`linux-neither` beside `neither`; a Linux kernel of our own build adds its tag to the
+prefix: `linux-hpgov-guest-poll`), and a swept row pairs by its period."""
 
 from idlelab.derive import kvmdelta
 from idlelab.derive.records import is_number
@@ -20,20 +19,27 @@ PEER_DIFF = 0.10
 # Seed 002's configurations, in its order (seed002.txt says what each is).
 PINGPONG = ("floor", "neither", "host-poll", "guest-poll", "guest-msr", "both")
 SWEEP = "sweep"
-LINUX_PREFIX = re.compile(r"^linux[a-z0-9]*-")
+KNOWN = PINGPONG + tuple(f"{c}.placed" for c in PINGPONG) + (SWEEP,)
 
 
 def base(r):
-    """The configuration a row is an instance of, the guest's prefix taken off."""
-    return LINUX_PREFIX.sub("", r.config)
+    """The configuration a row is an instance of: a Linux row's name less its prefix
+    (`linux-`, and a kernel's tag after it: `linux-hpgov-guest-poll` is `guest-poll`)."""
+    name = r.config
+    if r.guest != "linux":
+        return name
+    for i, ch in enumerate(name):
+        if ch == "-" and name[i + 1:] in KNOWN:
+            return name[i + 1:]
+    return name
 
 
 def guest(r):
-    """Who ran: `idlelab`, or Linux with the governor that ran and, where it is not the
-    stock kernel, the kernel's own name (the row's linux_kernel, when the bench has one)."""
+    """Who ran: `idlelab`, or Linux with the governor that ran and, where it is not
+    Debian's kernel, which of ours (runs.csv's linux_kernel)."""
     if r.guest != "linux":
         return "idlelab"
-    kernel = getattr(r, "linux_kernel", None)
+    kernel = r.linux_kernel
     gov = r.governor if r.governor not in (None, "", "none") else None
     parts = [p for p in (gov and f"{gov}", kernel if kernel not in (None, "", "debian")
                          else None) if p]
@@ -71,7 +77,7 @@ def per_wakeup(r, key):
 
 def kernel(r):
     """Which kernel ran: idlelab's, or Linux's (stock, or one of our builds)."""
-    return (r.guest or "idlelab", getattr(r, "linux_kernel", None) or "")
+    return (r.guest or "idlelab", r.linux_kernel or "")
 
 
 def floor_of(rows, r):
