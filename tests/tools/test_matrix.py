@@ -249,13 +249,16 @@ def test_the_linux_matrix_has_seed_002s_configurations_for_both_guests():
     runs = matrix.load(os.path.join(TOP, "tools", "matrices", "linux.txt"),
                        guest_knobs=matrix.guest_knob_names())
     configs = {}
-    for r in runs:
-        configs.setdefault(matrix.config_of(r), r)
-    idl = [c for c, r in configs.items() if r.guest_os == "idlelab"]
-    assert idl[:6] == ["floor", "neither", "host-poll", "guest-poll", "guest-msr", "both"]
-    for c, r in configs.items():
+    for r in runs:       # as the report sees a row: config, name, guest
+        row = types.SimpleNamespace(config=matrix.config_of(r), name=r.name, guest=r.guest_os)
+        configs.setdefault(peers.with_part(row), (r, row))
+    idl = [c for c, (r, _) in configs.items() if r.guest_os == "idlelab"]
+    assert idl == ["floor", "neither", "host-poll", "guest-poll", "guest-msr", "both",
+                   "host-poll.placed", "guest-poll.placed", "sweep"]
+    for c, (r, row) in configs.items():
         if r.guest_os == "linux":
-            assert peers.base(types.SimpleNamespace(config=c, guest="linux")) in idl, c
+            assert peers.base(row) in idl, c
+    configs = {c: r for c, (r, _) in configs.items()}
     stock = {c: r for c, r in configs.items() if r.linux_kernel == "debian"}
     hp = {c: r for c, r in configs.items() if r.linux_kernel == "haltpoll-gov"}
     assert {"linux-hpgov-floor", "linux-hpgov-guest-poll", "linux-hpgov-guest-msr",

@@ -65,7 +65,7 @@ def test_differences_above_the_bar_are_explained_by_the_floors_and_counts():
     text = "\n".join(peers.differences(rows()))
     # the floor: Linux's own wake path, measured with no exit at all
     assert "**floor, Linux**: round trip p50 22.0 µs against idlelab's 2.0 µs (+1000%)" in text
-    assert "differs by +20.0 µs a round trip" in text
+    assert "are 22.0 against 2.0 µs, +20.0 µs a round trip" in text
     # neither: 420 against 400 is +5 %: no line
     assert "neither, Linux" not in text
     # menu's guest polling: above its floor 478 µs against 1 µs, half the halts
@@ -75,6 +75,21 @@ def test_differences_above_the_bar_are_explained_by_the_floors_and_counts():
     assert "host CPU a wake-up 140.0 µs against idlelab's 100.0 µs (+40%)" in text
     # the haltpoll governor's CPU a wake-up equals idlelab's: no CPU line for it
     assert "guest-poll, Linux (haltpoll, haltpoll-gov)**: host CPU" not in text
+
+
+def test_a_placed_row_is_its_own_configuration():
+    """runs.csv's config drops a `.part`: host-poll.placed pairs with linux-host-poll.placed,
+    not with host-poll."""
+    r = [pp("host-poll", "host-poll", "idlelab", 800.0, 2.0),
+         pp("host-poll.placed", "host-poll", "idlelab", 600.0, 2.0, polls_rt=0.8),
+         pp("linux-host-poll", "linux-host-poll", "linux", 1100.0, 2.0, governor="none"),
+         pp("linux-host-poll.placed", "linux-host-poll", "linux", 560.0, 1.7, polls_rt=0.7,
+            governor="none")]
+    assert [peers.base(x) for x in r] == ["host-poll", "host-poll.placed"] * 2
+    assert [(label, lin.name, ida.name) for label, lin, ida in peers.pairs(r)] == [
+        ("host-poll, Linux", "linux-host-poll", "host-poll"),
+        ("host-poll.placed, Linux", "linux-host-poll.placed", "host-poll.placed")]
+    assert "| host-poll.placed | idlelab | 600.0 |" in peers.pingpong_table(r)
 
 
 def test_overlapping_repeats_are_said_and_no_difference_says_none():
@@ -104,3 +119,22 @@ def test_linux_haltpoll_durations_reach_linux_in_ns():
     assert "haltpoll.guest_halt_poll_ns=2000000" in line
     assert "haltpoll.guest_halt_poll_grow_start=100000" in line
     assert "haltpoll.guest_halt_poll_grow=2" in line
+
+
+def test_a_periodic_difference_names_the_idle_gap_against_the_window():
+    """At the same period a later timer leaves a shorter gap to poll in: the line says both
+    gaps and the window, so a poll that hits in one guest and not the other is explained."""
+    def per(name, guest, late, hits, hlt, governor="haltpoll"):
+        return runrow.RunRow(
+            matrix="linux", name=f"{name}-period=timer+2500us", config=name, status="ok",
+            workload="periodic", guest=guest, governor=governor, period_us=2664.0,
+            late_p50_us=late, guest_poll_entries=1000, guest_poll_hits=hits, guest_hlt=hlt,
+            guest_wakeups=1000, host_halt_exits=hlt, halt_exits_per_s=hlt * 0.375,
+            host_cpu_us_per_wakeup=700.0, guest_halt_poll_ns="2ms",
+            linux_kernel="haltpoll-gov" if guest == "linux" else None)
+    r = [per("sweep", "idlelab", 450.0, 0, 1000), per("linux-hpgov-sweep", "linux", 737.0,
+                                                       None, 476)]
+    text = "\n".join(peers.differences(r))
+    assert "timer lateness p50 737.0 µs against idlelab's 450.0 µs (+64%)" in text
+    assert "guest polls hit 52.4 against 0.0 %; the idle gap (period less lateness) 1927 " \
+        "against 2214 µs, against the guest window of 2ms" in text

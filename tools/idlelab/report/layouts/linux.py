@@ -22,10 +22,18 @@ SWEEP = "sweep"
 KNOWN = PINGPONG + tuple(f"{c}.placed" for c in PINGPONG) + (SWEEP,)
 
 
+def with_part(r):
+    """The row's configuration with its `.part` kept (runs.csv's config drops it:
+    `host-poll.placed` is config `host-poll`)."""
+    if r.name and r.name.startswith(r.config + "."):
+        return f"{r.config}.{r.name[len(r.config) + 1:].split('-', 1)[0]}"
+    return r.config
+
+
 def base(r):
     """The configuration a row is an instance of: a Linux row's name less its prefix
     (`linux-`, and a kernel's tag after it: `linux-hpgov-guest-poll` is `guest-poll`)."""
-    name = r.config
+    name = with_part(r)
     if r.guest != "linux":
         return name
     for i, ch in enumerate(name):
@@ -141,10 +149,9 @@ def why_rtt(rows, lin, ida):
     fl, fi = floor_of(rows, lin), floor_of(rows, ida)
     out = []
     if fl and fi and num(fl.rtt_p50_us) and num(fi.rtt_p50_us):
-        out.append(f"with no vCPU exit at all (the floor rows) the round trip is "
-                   f"{_n(fl.rtt_p50_us)} against {_n(fi.rtt_p50_us)} µs: each guest's own "
-                   f"wake path (Linux: futex wake, scheduler, return to user space; idlelab: "
-                   f"a flag and a thread switch) differs by "
+        out.append(f"the floors (no vCPU exit: each guest's own wake path, Linux's futex "
+                   f"wake, scheduler and return to user space against idlelab's flag and "
+                   f"thread switch) are {_n(fl.rtt_p50_us)} against {_n(fi.rtt_p50_us)} µs, "
                    f"{fl.rtt_p50_us - fi.rtt_p50_us:+.1f} µs a round trip")
         if base(lin) != "floor" and num(lin.rtt_p50_us) and num(ida.rtt_p50_us):
             out.append(f"above its floor Linux spends {lin.rtt_p50_us - fl.rtt_p50_us:.1f} µs "
@@ -167,7 +174,23 @@ def why_exits(rows, lin, ida):
                 f"{_n(lin.rt_per_s, 0)} against {_n(ida.rt_per_s, 0)} round trips a second")
     return (f"{_n(per_wakeup(lin, 'host_halt_exits'), 2)} against "
             f"{_n(per_wakeup(ida, 'host_halt_exits'), 2)} halt exits a wake-up; guest polls "
-            f"hit {fmt(poll_hit_pct(lin)[0], 1)} against {fmt(poll_hit_pct(ida)[0], 1)} %")
+            f"hit {fmt(poll_hit_pct(lin)[0], 1)} against {fmt(poll_hit_pct(ida)[0], 1)} %"
+            + gap_text(lin, ida))
+
+
+def gap(r):
+    """A periodic run's idle gap: the period less the timer's lateness (the time the vCPU
+    has to poll or halt in before the next expiry), µs; None where not measured."""
+    p, late = num(r.period_us), num(r.late_p50_us)
+    return None if p is None or late is None else p - late
+
+
+def gap_text(lin, ida):
+    gl, gi = gap(lin), gap(ida)
+    if gl is None or gi is None:
+        return ""
+    return (f"; the idle gap (period less lateness) {gl:.0f} against {gi:.0f} µs, "
+            f"against the guest window of {lin.guest_halt_poll_ns or ida.guest_halt_poll_ns}")
 
 
 def why_cpu(rows, lin, ida):
@@ -181,7 +204,7 @@ def why_cpu(rows, lin, ida):
 
 
 METRICS = (("round trip p50", "rtt_p50_us", " µs", why_rtt),
-           ("timer lateness p50", "late_p50_us", " µs", None),
+           ("timer lateness p50", "late_p50_us", " µs", why_exits),
            ("halt exits a second", "halt_exits_per_s", "/s", why_exits),
            ("host CPU a wake-up", "host_cpu_us_per_wakeup", " µs", why_cpu))
 
