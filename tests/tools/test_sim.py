@@ -379,7 +379,7 @@ def test_the_governors_matrix_simulated_with_hardware_costs_meets_the_goals():
     nowhere is it more than 5 % worse in latency or CPU per wake-up (a deterministic run has
     no spread, so any such row counts); every run of the matrix is there, plateau-ipi once
     per think= value."""
-    rows = sim_governors.simulate("hardware")
+    rows, table = sim_governors.simulate("hardware")
     runs = matrix.load(sim_governors.MATRIX, guest_knobs=matrix.guest_knob_names())
     assert len(rows) == len(runs) and all(r.accel == "simulated" for r in rows)
     pairs = governors_table.pairs(rows, "haltpoll", "predict")

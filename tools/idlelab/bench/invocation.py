@@ -23,7 +23,7 @@ import tempfile
 import threading
 import time
 
-from idlelab.bench import matrix, onerun
+from idlelab.bench import matrix, onerun, plateau
 from idlelab.bench.onerun import Context, execute
 from idlelab.derive import records, runrow
 from idlelab.host import hosts, platform, qemu
@@ -192,6 +192,13 @@ def run_all(args, loaded, accel, signals=None):
             work = plan(loaded)
             if accel == "kvm":
                 prepare_kvm(ctx, work)
+            if not resumed:
+                costs, loaded = locate(ctx, loaded, costs, outdir, signals, meta)
+                work = plan(loaded)
+        if costs is None:
+            meta.update(interrupted=True, where=place.describe())
+            code = EXIT_RUN_FAILED
+        else:
             say(f"{len(work)} boots from {', '.join(m for m, _, _ in loaded)} under {accel}; "
                 f"results in {relpath(outdir)}")
             waited = waiter.wait("before the first run")
@@ -276,9 +283,27 @@ def measure_costs(accel, loaded, timeout):
         f"({insncount.PATH_KNOBS}): " + (f"not counted: {path['error']}" if "error" in path else
                                          ", ".join(f"{p} {path[p]:.0f}"
                                                    for p, _, _ in insncount.PHASES)))
+    if any(records.needs_located(runs) for _, _, runs in loaded):
+        return costs, loaded        # resolved once the located values are (locate())
     resolved = [(mid, path, [records.resolve_run(r, costs) for r in runs])
                 for mid, path, runs in loaded]
     return costs, resolved
+
+
+def locate(ctx, loaded, costs, outdir, signals, meta):
+    """The values the matrices place their runs by that the bench locates on the host
+    (bench/plateau.py), kept in the cost table's "located" part (meta.json), and the
+    matrices resolved by them; (None, loaded) with meta's error where one could not be."""
+    try:
+        costs, loaded = plateau.locate_all(ctx, loaded, costs, outdir, signals)
+    except records.CostTableError as e:
+        say(f"error: {e}; the matrices place their runs by it, so nothing else was run")
+        meta["error"] = str(e)
+        costs = None
+    else:
+        meta["cost_table"] = costs
+    output.write_meta(outdir, meta)
+    return costs, loaded
 
 
 def prepare_kvm(ctx, work):
@@ -407,6 +432,7 @@ def check_cmdlines(loaded, window_hold=matrix.WINDOW_HOLD):
     guest kernel would refuse at boot (EXIT_BAD_KNOB): the full line each run boots with,
     values and the knobs the bench adds included. The kernel's parser decides (knobdoc
     --check-cmdline), so the harness holds no second definition of a valid value."""
+    plateau.check(loaded)
     # A Linux guest's line is Linux's: its program refuses a bad value of an idlelab knob it
     # reads at boot (BAD_KNOB, with the same parser's message), Linux ignores what it lacks.
     runs = [run for _, _, rs in loaded for run in rs if run.guest_os == "idlelab"]

@@ -15,10 +15,12 @@ host/platform.py), its records kept in meta.json and shown in every seed table, 
 place a matrix's time values may be written in this machine's own time scale. Why a matrix
 needs that: these machines' speed differs by several times from one to the next and from
 day to day, and some effects (seed 003's pathology) sit where a period just exceeds what a
-wake-up costs. A value written `PRIM+TIME` or `PRIM*K` (PRIM one of the cost table's
-primitives, its median) is resolved here from the table measured minutes before, so the
-sweep lands around the effect on any machine. `timer+200us` is "the timer's arm-to-handler
-cost plus 200 us"; on hardware KVM it is little more than 200 us.
+wake-up costs. A value written `PRIM+TIME`, `PRIM-TIME` or `PRIM*K` (PRIM one of the cost
+table's primitives, its median) is resolved here from the table measured minutes before, so
+the sweep lands around the effect on any machine. `timer+200us` is "the timer's arm-to-handler
+cost plus 200 us"; on hardware KVM it is little more than 200 us. A LOCATED name in place of
+PRIM (`plateau-100us`) is a value the bench measured on the host after the table (haltpoll's
+plateau: bench/plateau.py), kept in the table's "located" part.
 
 Whose fault a late or lost wake-up was (selftest=wakeup's late_wakeup_seen and lost_wakeup
 records): attribute() reads those records and asks a wait source (samplers.WaitSampler, or
@@ -202,8 +204,12 @@ PRIMS = ("alu", "pause", "rdtsc", "locked_rmw", "cli_sti", "cpuid", "wrmsr_pollc
 ITERS = 500              # samples per primitive: a few seconds under this nested KVM
 SMP = 2                  # the round trips need a second CPU
 _UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+# Values the bench locates on the host before the runs that use them (bench/plateau.py),
+# each with the workload and guest knob it places: haltpoll's plateau as a periodic period
+# and as pingpong's think time.
+LOCATED = {"plateau": ("periodic", "period"), "plateau_think": ("pingpong", "think")}
 _EXPR = re.compile(r"(?P<prim>[a-z_]+)(?:\*(?P<k>\d+(?:\.\d+)?))?"
-                   r"(?:\+(?P<add>\d+)(?P<unit>ns|us|ms|s)?)?")
+                   r"(?:(?P<sign>[+-])(?P<add>\d+)(?P<unit>ns|us|ms|s)?)?")
 
 
 class CostTableError(RuntimeError):
@@ -229,13 +235,18 @@ def parse(output):
 
 
 def placeholder():
-    """A table with every primitive at 1 us: for checking a matrix before anything ran."""
-    return {"prims": {p: {"ns_p50": 1000.0} for p in PRIMS}}
+    """A table with every primitive at 1 us and every located value at 1 ms: for checking a
+    matrix before anything ran."""
+    return {"prims": {p: {"ns_p50": 1000.0} for p in PRIMS},
+            "located": {name: {"ns": 1_000_000} for name in LOCATED}}
 
 
 def median_ns(table, prim):
-    """A primitive's median, ns; CostTableError if the table has none, or is not a table (a
-    hand-written file: `{"prims": {"alu": {"ns_p50": 313}}}`)."""
+    """A primitive's median, ns, or a located value's (LOCATED: table["located"][name]["ns"]);
+    CostTableError if the table has none, or is not a table (a hand-written file:
+    `{"prims": {"alu": {"ns_p50": 313}}}`)."""
+    if prim in LOCATED:
+        return located_ns(table, prim)
     prims = table.get("prims") if isinstance(table, dict) else None
     entry = prims.get(prim) if isinstance(prims, dict) else None
     if entry is not None and not isinstance(entry, dict):
@@ -249,32 +260,51 @@ def median_ns(table, prim):
     return v
 
 
+def located_ns(table, name):
+    """A located value, ns; CostTableError where it was not located."""
+    located = table.get("located") if isinstance(table, dict) else None
+    entry = located.get(name) if isinstance(located, dict) else None
+    v = entry.get("ns") if isinstance(entry, dict) else None
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0:
+        why = entry.get("error") if isinstance(entry, dict) else None
+        raise CostTableError(f"{name!r} was not located on this host"
+                             + (f" ({why})" if why else ""))
+    return v
+
+
+def uses_located(value):
+    """The located name a value is written in (`plateau+100us` -> "plateau"), or None."""
+    m = _EXPR.fullmatch(value) if isinstance(value, str) else None
+    return m.group("prim") if m and m.group("prim") in LOCATED else None
+
+
+def _expr_ns(m, table):
+    ns = median_ns(table, m.group("prim")) * float(m.group("k") or 1)
+    if m.group("add"):
+        add = int(m.group("add")) * _UNITS[m.group("unit") or "ns"]
+        ns += -add if m.group("sign") == "-" else add
+    return ns
+
+
 def is_scaled(value):
-    """True for a value written in the cost table's terms (`timer+200us`, `ipi_halt_rtt*3`)."""
+    """True for a value written in the cost table's terms (`timer+200us`, `ipi_halt_rtt*3`,
+    `plateau-100us`)."""
     m = _EXPR.fullmatch(value)
-    return bool(m) and m.group("prim") in PRIMS
+    return bool(m) and (m.group("prim") in PRIMS or m.group("prim") in LOCATED)
 
 
 def resolve(value, table):
     """A scaled value as a plain time the guest takes ("754us"); other values unchanged."""
-    m = _EXPR.fullmatch(value)
-    if not m or m.group("prim") not in PRIMS:
+    if not isinstance(value, str) or not is_scaled(value):
         return value
-    ns = median_ns(table, m.group("prim")) * float(m.group("k") or 1)
-    if m.group("add"):
-        ns += int(m.group("add")) * _UNITS[m.group("unit") or "ns"]
-    return f"{max(1, round(ns / 1000))}us"
+    return f"{max(1, round(_expr_ns(_EXPR.fullmatch(value), table) / 1000))}us"
 
 
 def resolve_ns(value, table):
     """A scaled value as ns (host windows are set in ns); other values unchanged."""
     if not isinstance(value, str) or not is_scaled(value):
         return value
-    m = _EXPR.fullmatch(value)
-    ns = median_ns(table, m.group("prim")) * float(m.group("k") or 1)
-    if m.group("add"):
-        ns += int(m.group("add")) * _UNITS[m.group("unit") or "ns"]
-    return min(round(ns), 2 ** 32 - 1)
+    return min(max(0, round(_expr_ns(_EXPR.fullmatch(value), table))), 2 ** 32 - 1)
 
 
 def resolve_run(run, table):
@@ -296,6 +326,12 @@ def needs_table(runs):
     return any(is_scaled(v) for run in runs for v in run.guest.values()) or \
         any(_scaled_window(v) for run in runs
             for v in list(run.host_params.values()) + [run.vm_halt_poll_ns])
+
+
+def needs_located(runs):
+    """The located names (LOCATED) the runs' guest values are written in, in LOCATED's order."""
+    used = {uses_located(v) for run in runs for v in run.guest.values()}
+    return [name for name in LOCATED if name in used]
 
 
 def markdown(table):

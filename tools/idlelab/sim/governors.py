@@ -17,7 +17,7 @@ import sys
 
 from idlelab.derive import records
 from idlelab import TOP, usage
-from idlelab.bench import matrix
+from idlelab.bench import matrix, plateau
 
 from idlelab.report import plots
 from idlelab.report.layouts import governors as governors_table
@@ -93,34 +93,46 @@ def row_of(run, recs):
 
 
 def simulate(costs="hardware", path=MATRIX, costs_ns=None):
-    """[RunRow] of every run of the matrix, simulated with `costs` (costs_ns: its figures,
-    if already read)."""
+    """([RunRow] of every run of the matrix, simulated with `costs` (costs_ns: its figures,
+    if already read), the cost table they were placed by: where the matrix writes a value
+    in haltpoll's plateau (`plateau`), the simulator locates it first, as the bench does
+    (bench/plateau.py), with simulated runs of haltpoll)."""
     runs = matrix.load(path, guest_knobs=matrix.guest_knob_names())
     table = cost_table(costs_ns if costs_ns is not None else sim_costs(costs))
-    rows = []
-    for run in runs:
-        try:
-            resolved = records.resolve_run(run, table)
-        except records.CostTableError as e:
-            raise SimMatrixError(f"{run.where}: run {run.name!r}: {e} in the simulator's "
-                                 f"costs ({', '.join(SIM_PRIMS)} only)") from None
-        try:
-            recs = simrun.run_sim(sim_args(resolved, costs))
-        except simrun.PredictError as e:
-            raise SimMatrixError(f"{run.where}: run {run.name!r}: "
-                                 f"{str(e).splitlines()[-1]}") from None
-        rows.append(row_of(resolved, recs))
-    return rows
+
+    def measure(name, run):
+        knob = records.LOCATED[name][1]
+        return plateau.point(run, knob, row_of(run, run_sim(run, costs)))
+
+    try:
+        table, loaded = plateau.locate_names([("governors", path, runs)], table, measure,
+                                             tell=lambda msg: None)
+    except records.CostTableError as e:
+        raise SimMatrixError(f"{path}: {e} in the simulator's costs "
+                             f"({', '.join(SIM_PRIMS)} only)") from None
+    rows = [row_of(run, run_sim(run, costs)) for run in loaded[0][2]]
+    return rows, table
 
 
-def markdown(rows, costs):
+def run_sim(run, costs):
+    """The simulator's records of a resolved run; SimMatrixError naming the run."""
+    try:
+        return simrun.run_sim(sim_args(run, costs))
+    except simrun.PredictError as e:
+        raise SimMatrixError(f"{run.where}: run {run.name!r}: "
+                             f"{str(e).splitlines()[-1]}") from None
+
+
+def markdown(rows, costs, table=None):
     govs = governors_table.governors(rows)
     return "\n".join([
         f"# {governors_table.TITLE}: simulated", "",
         f"Every run of `tools/matrices/governors.txt`, made by idlelab-sim with costs={costs} "
         "(simulated, once each: the simulator is deterministic). Host CPU per wake-up is "
         "the workload's vCPU threads' CPU over the window divided by the guest's wake-ups.",
-        "", "## Periodic wake-ups across haltpoll's plateau", "",
+        "", "## Where haltpoll's plateau lies in the simulator", ""]
+        + governors_table.located_section({"cost_table": table or {}})
+        + ["## Periodic wake-ups across haltpoll's plateau", "",
         governors_table.sweep_table(rows, govs), "", "## Other workloads", "",
         governors_table.other_table(rows, govs), "", "## Against the goals", ""]
         + governors_table.verdict(rows)) + "\n"
@@ -144,11 +156,11 @@ def main(argv=None):
               file=sys.stderr)
         return EXIT_USAGE
     try:
-        rows = simulate(args.costs, costs_ns=costs_ns)
+        rows, table = simulate(args.costs, costs_ns=costs_ns)
     except (SimMatrixError, simrun.PredictError, matrix.MatrixError) as e:
         print(f"governors-matrix: {str(e).strip().splitlines()[-1]}", file=sys.stderr)
         return EXIT_RUN_FAILED
-    text = markdown(rows, args.costs)
+    text = markdown(rows, args.costs, table)
     print(text, end="")
     if args.out:
         os.makedirs(args.out, exist_ok=True)

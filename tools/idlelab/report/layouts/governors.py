@@ -7,18 +7,19 @@ halt exits per second and the latency. The verdict on the issue's goals is compu
 from the rows."""
 import re
 
+from idlelab.derive import plateau
+from idlelab.derive.plateau import PLATEAU_HIT_PCT
 from idlelab.derive.runrow import has_wakeups
 from idlelab.report.tables import EMPTY, find, fmt, md_table, num, ordered, page
 
 MATRIX = "governors"
 TITLE = "Idle governors side by side: haltpoll (Linux) and predict"
-PLATEAU_HIT_PCT, GOAL_HIT_PCT, OFF_PLATEAU_SLACK = 10.0, 90.0, 1.05
+GOAL_HIT_PCT, OFF_PLATEAU_SLACK = 90.0, 1.05
 
 
 def hit_pct(r):
     """Guest poll hits per poll entry, %; None without polls."""
-    e, h = num(r.guest_poll_entries), num(r.guest_poll_hits)
-    return None if not e else round(100 * h / e, 1)
+    return plateau.hit_pct(num(r.guest_poll_entries), num(r.guest_poll_hits))
 
 
 def latency_key(r):
@@ -58,14 +59,27 @@ def metric_cells(r):
             fmt(num(r.halt_exits_per_s), 0), fmt(latency_us(r), 0)]
 
 
+def periodic_cases(rows):
+    """[(label, case)] of the periodic sweep's rows, by period: the label is the period,
+    with the matrix's value beside it where two cases came out at the same period (a located
+    `plateau` on a `timer+X` row)."""
+    periodic = [r for r in rows if r.workload == "periodic" and r.config.startswith("plateau")
+                and r.period_us is not None]
+    first = {}
+    for r in sorted(periodic, key=lambda r: r.period_us):
+        first.setdefault(case(r), r)
+    seen = [r.period_us for r in first.values()]
+    return [(fmt(r.period_us, 0) + (f" ({c.rpartition('period=')[2] or c})"
+                                    if seen.count(r.period_us) > 1 else ""), c)
+            for c, r in first.items()]
+
+
 def sweep_table(rows, govs):
-    periodic = [r for r in rows if r.workload == "periodic" and r.config.startswith("plateau")]
     head = ["period µs"]
     for g in govs:
         head += [f"{g}: poll hits %", "host CPU µs/wake-up", "halt exits/s", "late p50 µs"]
-    lines = [[fmt(p, 0)] + [c for g in govs for c in
-                            metric_cells(find(periodic, ok=True, period_us=p, governor=g))]
-             for p in sorted({r.period_us for r in periodic if r.period_us is not None})]
+    lines = [[label] + [x for g in govs for x in metric_cells(find_case(rows, c, g))]
+             for label, c in periodic_cases(rows)]
     return md_table(head, lines)
 
 
@@ -92,22 +106,21 @@ def on_plateau(r):
     """haltpoll's plateau, as measured: it polls on at least every other wake-up and under
     PLATEAU_HIT_PCT of those polls catch one (it burns its window and halts anyway). Only a
     workload with wake-ups of its own has one."""
-    e, w, h = num(r.guest_poll_entries), num(r.guest_wakeups), hit_pct(r)
-    return bool(has_wakeups(r.workload) and e and w and 2 * e >= w and h is not None
-                and h < PLATEAU_HIT_PCT)
+    return plateau.state(has_wakeups(r.workload), num(r.guest_poll_entries),
+                         num(r.guest_wakeups), num(r.guest_poll_hits)) == plateau.PLATEAU
 
 
 def pairs(rows, base, g):
     """(label, base's row, g's row) per configuration both ran: a periodic row by period,
     any other by its configuration name."""
-    periodic = [r for r in rows if r.workload == "periodic" and r.config.startswith("plateau")]
+    cases = periodic_cases(rows)
     out = []
-    for p in sorted({r.period_us for r in periodic if r.period_us is not None}):
-        a, b = find(periodic, ok=True, period_us=p, governor=base), find(periodic, ok=True, period_us=p,
-                                                                governor=g)
+    for label, c in cases:
+        a, b = find_case(rows, c, base), find_case(rows, c, g)
         if a and b:
-            out.append((fmt(p, 0), a, b))
-    for c in ordered(case(r) for r in rows if r not in periodic):
+            out.append((label, a, b))
+    done = {c for _, c in cases}
+    for c in ordered(case(r) for r in rows if r.ok and case(r) not in done):
         a, b = find_case(rows, c, base), find_case(rows, c, g)
         if a and b:
             out.append((c, a, b))
@@ -183,9 +196,94 @@ def worse_than(b, a):
     return WORSE if WORSE in found else WITHIN_SPREAD if WITHIN_SPREAD in found else None
 
 
+LOCATED_TITLES = {"plateau": "the period of workload=periodic",
+                  "plateau_think": "the think time of workload=pingpong"}
+
+
+def located_section(meta):
+    """Where the bench located haltpoll's plateau before the runs (bench/plateau.py): per
+    located value the sweep, boot by boot, what was found, and where it formed nowhere,
+    haltpoll's window over time at the nearest point."""
+    located = ((meta or {}).get("cost_table") or {}).get("located") or {}
+    out = []
+    for name, e in located.items():
+        out += [f"### `{name}`: {LOCATED_TITLES.get(name, name)}", "", located_line(name, e),
+                ""]
+        head = [f"{e.get('knob', 'value')} µs", "pass", "status", "polls per wake-up",
+                "poll hits %", "state", "host CPU µs/wake-up"]
+        lines = [[fmt(p["ns"] / 1000, 0), p.get("pass", ""), p.get("status", ""),
+                  fmt(p["polls"] / p["wakeups"] if p.get("wakeups") else None, 2),
+                  fmt(p.get("hit_pct")), p.get("state") or EMPTY,
+                  fmt(p.get("host_cpu_us_per_wakeup"), 0)]
+                 for p in sorted(e.get("sweep", []), key=lambda p: p["ns"])]
+        out += [md_table(head, lines), ""] if lines else []
+        out += window_table(e.get("window"))
+    return out
+
+
+def located_line(name, e):
+    """What the sweep found, in one paragraph."""
+    if "ns" not in e:
+        return f"Not located: {e.get('error')}. The runs placed by `{name}` were not made."
+    at = f"{e['knob']}={e['ns'] / 1000:.0f} µs"
+    sweep = (f"haltpoll alone, one run per value: a coarse sweep from "
+             f"{'the `timer` cost' if e.get('base') == 'timer' else '0'} in steps of its "
+             f"largest window ({e.get('max_window_ns', 0) / 1000:.0f} µs), then a fine one "
+             "where its poll hits collapse")
+    if e.get("found"):
+        return (f"Located at {at}, the middle of the {len(e['on'])} points on the plateau "
+                f"(polls on at least every other wake-up, under {PLATEAU_HIT_PCT:.0f} % hit); "
+                f"{sweep}. The runs written `{name}±TIME` are placed from there.")
+    return (f"**No plateau on this host**: no point of the sweep had haltpoll polling on every "
+            f"other wake-up with under {PLATEAU_HIT_PCT:.0f} % hits ({e.get('why')}). The "
+            f"nearest point, {at}, stands in for it; {sweep}.")
+
+
+def located_verdict(meta):
+    """Where the rows' plateau was placed, a line per located value."""
+    located = ((meta or {}).get("cost_table") or {}).get("located") or {}
+    out = []
+    for name, e in located.items():
+        if "ns" not in e:
+            out.append(f"- `{name}`: not located ({e.get('error')}).")
+        elif e.get("found"):
+            out.append(f"- `{name}`: haltpoll's plateau located on this host at "
+                       f"{e['knob']}={e['ns'] / 1000:.0f} µs ({len(e['on'])} of "
+                       f"{len(e['sweep'])} points of the locating sweep on it).")
+        else:
+            out.append(f"- `{name}`: no plateau formed on this host in the locating sweep "
+                       f"({e.get('why')}); its rows stand at the nearest point, "
+                       f"{e['knob']}={e['ns'] / 1000:.0f} µs, and are judged by what haltpoll "
+                       "did there.")
+    return out
+
+
+def window_table(w):
+    """haltpoll's window over time at the stand-in point, from the guest's timeline."""
+    if not w:
+        return []
+    if "error" in w:
+        return [f"haltpoll's window over time could not be shown: {w['error']}.", ""]
+    out = [f"Why: haltpoll's window over the first stretch of a boot at "
+           f"{w['ns'] / 1000:.0f} µs, from the guest's timeline (its `reflect` events), in "
+           "equal parts of the recorded stretch:", ""]
+    for cpu, parts in w.get("per_cpu", {}).items():
+        lines = [[f"{p['from_us']:.0f}-{p['to_us']:.0f}",
+                  EMPTY if p["window_us"] is None else
+                  "/".join(fmt(x, 0) for x in p["window_us"]),
+                  str(p["polls"]), str(p["hits"]), str(p["halts"])] for p in parts]
+        out += [f"CPU {cpu}:", "", md_table(["µs from the window's opening",
+                                             "window µs min/median/max", "polls",
+                                             "polls that hit", "halts"], lines), ""]
+    return out
+
+
 def markdown(rows, meta):
     govs = governors(rows)
-    body = ["## Periodic wake-ups across haltpoll's plateau", "",
+    body = ["## Where haltpoll's plateau lies on this host", ""] + (
+        located_section(meta) or ["Not located by this bench (no run was written in a "
+                                  "located value)."]) + ["",
+            "## Periodic wake-ups across haltpoll's plateau", "",
             "workload=periodic on vCPU 1 (cpus=0x2, hz=0), idle=haltpoll with "
             "haltpoll.guest_halt_poll_ns=2ms and grow_start=100us, host polling off (MSR=0). "
             "Host CPU per wake-up is vCPU 1's thread CPU over the window divided by its "
@@ -195,5 +293,5 @@ def markdown(rows, meta):
             "threads' CPU over the window. The idle workload wakes nothing of its own (only "
             "the tick wakes its vCPUs): it has no figure per wake-up, and is judged by its "
             "host CPU %.", "", other_table(rows, govs), "",
-            "## Against the goals", ""] + verdict(rows) + [""]
+            "## Against the goals", ""] + located_verdict(meta) + verdict(rows) + [""]
     return page(TITLE, meta, None, body, rows)

@@ -1,0 +1,224 @@
+"""Locating haltpoll's plateau before the runs placed by it (bench/plateau.py,
+derive/plateau.py): a run's state, the fine sweep between the last point that hit and the
+first that did not, the located value or the nearest one with its why, the window over time
+from a timeline, the values written in it (`plateau-100us`), and the locator driven through
+made-up boots: the points it boots, the raw records it keeps, the timeline boot only where no
+plateau formed."""
+import contextlib
+import os
+
+import pytest
+
+from idlelab.bench import matrix, onerun, plateau as locator
+from idlelab.derive import plateau, records, runrow
+from idlelab.report.layouts import governors as governors_table
+from idlelab.timeline import records as R
+
+P, H, X = plateau.PLATEAU, plateau.HITS, plateau.HALTS
+
+
+@pytest.mark.parametrize("entries, wakeups, hits, want", [
+    (1000, 1000, 990, H), (1000, 1000, 99, P), (1000, 1000, 100, H),
+    (500, 1000, 0, P), (499, 1000, 0, X), (0, 1000, 0, X), (10, 0, 0, None)])
+def test_state_of_one_run(entries, wakeups, hits, want):
+    assert plateau.state(True, entries, wakeups, hits) == want
+
+
+def test_a_workload_without_wakeups_has_no_state():
+    assert plateau.state(False, 1000, 1000, 0) is None
+
+
+def test_fine_sweep_lies_between_the_last_hit_and_the_first_miss():
+    pts = [(100, H), (200, H), (300, X), (400, X)]
+    assert plateau.fine_ns(pts) == [217, 233, 250, 267, 283]
+    # hitting again after a miss moves the bracket to the later transition
+    assert plateau.fine_ns([(100, H), (200, X), (300, H), (400, P)])[0] > 300
+    assert plateau.fine_ns([(100, H), (200, H)]) == []          # never left HITS
+    assert plateau.fine_ns([(100, X), (200, X)]) == []          # never hit
+    assert plateau.fine_ns([(100, H), (200, None), (300, X)])[0] > 100
+
+
+def test_located_is_the_middle_plateau_point():
+    got = plateau.locate([(300, X, 0.0), (100, H, 95.0), (210, P, 3.0), (220, P, 1.0),
+                          (230, P, 5.0)])
+    assert got == {"found": True, "ns": 220, "on": [210, 220, 230]}
+
+
+def test_no_plateau_stands_in_the_first_point_that_stopped_hitting():
+    got = plateau.locate([(100, H, 99.0), (200, H, 60.0), (250, X, None), (300, X, None)])
+    assert (got["found"], got["ns"], got["on"]) == (False, 250, [])
+    assert "stopped polling" in got["why"]
+    never = plateau.locate([(100, H, 99.0), (200, H, 40.0)])
+    assert never["ns"] == 200 and "at best 40.0 %" in never["why"]
+    assert plateau.locate([(100, X, None)]) is None
+
+
+def test_coarse_sweep_is_placed_from_the_base_in_steps_of_the_window():
+    got = plateau.coarse_ns(164_000, 2_000_000)
+    assert got[0] == 164_000 + 200_000 and got[-1] == 164_000 + 4_000_000
+    assert got == sorted(got)
+
+
+def _timeline(cpu1):
+    kinds = {"r": "run", "p": "poll", "h": "halt", "e": "idle_end", "w": "wake",
+             "i": "ipi_sent", "a": "ipi_avoided", "q": "ipi_pending", "x": "ipi_received",
+             "g": "reflect"}
+    t0, hz = 1_000_000, 1_000_000_000       # 1 cycle a ns
+    evs = [R.Event(t0 + us * 1000, kind, arg) for us, kind, arg in cpu1]
+    return R.Timeline(tsc_hz=hz, t0=t0, t_end=t0 + 1000 * 1000, asked=64, per_cpu=64,
+                      per_line=8, kinds=kinds, cpus=[R.CpuLog(0, [], False),
+                                                     R.CpuLog(1, evs, False)])
+
+
+def test_window_over_time_from_reflect_events():
+    """A window that grows while the polls hit, then is cut while they expire."""
+    evs = [(10, "poll", 0), (20, "idle_end", R.END_WORK), (21, "reflect", 100_000),
+           (110, "poll", 0), (120, "idle_end", R.END_WORK), (121, "reflect", 200_000),
+           (610, "poll", 0), (810, "idle_end", 0), (811, "halt", 0),
+           (900, "idle_end", R.END_HALT | R.END_WORK), (901, "reflect", 50_000)]
+    tl = R.parse_text("\n".join(R.encode(_timeline(evs))))
+    parts = plateau.window_over_time(tl, 1, end_work=R.END_WORK, bins=2)
+    assert parts[0]["window_us"] == (100.0, 150.0, 200.0)
+    assert (parts[0]["polls"], parts[0]["hits"], parts[0]["halts"]) == (2, 2, 0)
+    assert parts[1]["window_us"] == (50.0, 50.0, 50.0)
+    assert (parts[1]["polls"], parts[1]["hits"], parts[1]["halts"]) == (1, 0, 1)
+    assert plateau.window_over_time(tl, 0) == []
+
+
+@pytest.mark.parametrize("value, resolved", [
+    ("plateau", "2100us"), ("plateau-100us", "2000us"), ("plateau+100us", "2200us"),
+    ("plateau_think-2ms", "100us"), ("plateau_think-5ms", "1us"),   # never below 1 us
+    ("timer-100us", "64us")])
+def test_values_written_in_a_located_value(value, resolved):
+    table = {"prims": {"timer": {"ns_p50": 164_000.0}},
+             "located": {"plateau": {"ns": 2_100_000}, "plateau_think": {"ns": 2_100_000}}}
+    assert records.resolve(value, table) == resolved
+
+
+def test_a_value_not_located_cannot_place_a_run():
+    with pytest.raises(records.CostTableError, match="'plateau' was not located.*no plateau"):
+        records.resolve("plateau", {"located": {"plateau": {"error": "no plateau"}}})
+    with pytest.raises(records.CostTableError, match="'plateau_think' was not located"):
+        records.resolve("plateau_think+1us", {"prims": {}})
+
+
+MATRIX = ("defaults: smp=2 duration=1s halt_poll_ns=0 guest.idle=haltpoll\n"
+          "p: workload=periodic guest.cpus=0x2 guest.haltpoll.guest_halt_poll_ns=2ms "
+          "guest.period=timer+200us,plateau-100us,plateau guest.cpuidle.governor=haltpoll,predict\n"
+          "q: workload=pingpong guest.think=plateau_think\n")
+
+
+def loaded(tmp_path, text=MATRIX):
+    path = tmp_path / "governors.txt"
+    path.write_text(text)
+    return [("governors", str(path), matrix.load(str(path)))]
+
+
+def test_the_names_a_matrix_uses_and_their_template(tmp_path):
+    got = loaded(tmp_path)
+    runs = got[0][2]
+    assert records.needs_located(runs) == ["plateau", "plateau_think"]
+    run, knob = locator.template(got, "plateau")
+    assert (run.name, knob) == ("p-period=plateau-100us-cpuidle.governor=haltpoll", "period")
+    probe = locator.probe_run(run, knob, 2_345_678)
+    assert probe.guest["period"] == "2346us" and probe.guest["cpuidle.governor"] == "haltpoll"
+    assert probe.repeat == 1 and "period=2346us" in matrix.guest_cmdline(probe)
+
+
+def test_a_located_value_in_a_knob_it_does_not_place_is_refused(tmp_path):
+    bad = loaded(tmp_path, "p: workload=random duration=1s guest.mean=plateau\n")
+    with pytest.raises(matrix.MatrixError, match=r"governors.txt:1: .*'plateau' places "
+                                                 r"workload=periodic's period= alone"):
+        locator.check(bad)
+    locator.check(loaded(tmp_path))
+
+
+class Signals:
+    def deferred(self):
+        return contextlib.nullcontext()
+
+
+def fake_boots(monkeypatch, hits_at):
+    """onerun.execute and runrow.summarize made up: haltpoll's poll hits as a function of
+    the probe's value (ns) and the number of timeline boots seen."""
+    seen = []
+
+    def execute(mid, run, rep, ctx):
+        seen.append(run)
+        knob = "period" if run.workload == "periodic" else "think"
+        rec = {"matrix": mid, "name": run.name, "repeat": 1, "repeats": 1, "status": "ok",
+               "workload": run.workload, "ns": matrix.parse_time(run.guest[knob]),
+               "serial": ""}
+        if "timeline" in run.guest:
+            evs = [(10, "poll", 0), (20, "idle_end", 0), (21, "reflect", 50_000)]
+            rec["serial"] = "\n".join(R.encode(_timeline(evs)))
+        return rec
+
+    def summarize(rec):
+        entries, hits = hits_at(rec["ns"])
+        return runrow.RunRow(workload=rec["workload"], guest_poll_entries=entries,
+                             guest_poll_hits=hits, guest_wakeups=1000,
+                             host_cpu_us_per_wakeup=100.0)
+
+    monkeypatch.setattr(onerun, "execute", execute)
+    monkeypatch.setattr(runrow, "summarize", summarize)
+    return seen
+
+
+COSTS = {"prims": {"timer": {"ns_p50": 164_000.0}}}
+
+
+def test_the_locator_finds_a_narrow_plateau_by_its_fine_sweep(tmp_path, monkeypatch):
+    """Hits up to 1.9 ms, a plateau from 1.95 to 2.05 ms, halts beyond: the coarse sweep
+    (steps of 300 µs there) brackets it and the fine sweep lands on it."""
+    def hits_at(ns):
+        if ns < 1_950_000:
+            return 1000, 990
+        return (1000, 20) if ns <= 2_050_000 else (10, 0)
+    seen = fake_boots(monkeypatch, hits_at)
+    got = loaded(tmp_path, MATRIX.splitlines()[0] + "\n" + MATRIX.splitlines()[1] + "\n")
+    costs, resolved = locator.locate_all(None, got, dict(COSTS), str(tmp_path), Signals())
+    e = costs["located"]["plateau"]
+    assert e["found"] and 1_950_000 <= e["ns"] <= 2_050_000
+    assert [p["pass"] for p in e["sweep"]].count("fine") == plateau.FINE_POINTS
+    assert all(r.guest["cpuidle.governor"] == "haltpoll" for r in seen)
+    assert not any("timeline" in r.guest for r in seen)
+    assert len(os.listdir(tmp_path / locator.FOLDER)) == len(seen)
+    periods = [r.guest["period"] for r in resolved[0][2]]
+    assert periods[0] == "364us" and periods[2] == f"{round(e['ns'] / 1000) - 100}us"
+    assert "plateau at period=" in locator.describe("plateau", e)
+
+
+def test_no_plateau_stands_in_the_nearest_point_and_shows_the_window(tmp_path, monkeypatch):
+    def hits_at(ns):
+        return (1000, 950) if ns < 2_000_000 else (0, 0)
+    seen = fake_boots(monkeypatch, hits_at)
+    got = loaded(tmp_path, MATRIX.splitlines()[0] + "\n" + MATRIX.splitlines()[1] + "\n")
+    costs, _ = locator.locate_all(None, got, dict(COSTS), str(tmp_path), Signals())
+    e = costs["located"]["plateau"]
+    assert not e["found"] and e["ns"] >= 2_000_000 and "stopped polling" in e["why"]
+    assert "timeline" in seen[-1].guest and seen[-1].guest["period"] == f"{e['ns'] // 1000}us"
+    assert e["window"]["per_cpu"]["1"][0]["window_us"] == (50.0, 50.0, 50.0)
+    text = "\n".join(governors_table.located_section({"cost_table": costs}))
+    assert "**No plateau on this host**" in text and "haltpoll's window over" in text
+    assert "| 50/50/50 |" in text
+
+
+def test_nothing_to_place_by_is_an_error_the_runs_cannot_resolve(tmp_path, monkeypatch):
+    fake_boots(monkeypatch, lambda ns: (0, 0))
+    got = loaded(tmp_path, MATRIX.splitlines()[0] + "\n" + MATRIX.splitlines()[1] + "\n")
+    with pytest.raises(records.CostTableError, match="'plateau' was not located.*nothing "
+                                                      "to place by"):
+        locator.locate_all(None, got, dict(COSTS), str(tmp_path), Signals())
+
+
+def test_the_located_section_of_a_found_plateau():
+    e = {"knob": "period", "ns": 2_100_000, "found": True, "on": [2_100_000], "base": "timer",
+         "max_window_ns": 2_000_000,
+         "sweep": [{"ns": 2_100_000, "pass": "fine", "status": "ok", "polls": 1000,
+                    "wakeups": 1000, "hit_pct": 2.0, "state": P,
+                    "host_cpu_us_per_wakeup": 2400.0}]}
+    text = "\n".join(governors_table.located_section({"cost_table": {"located":
+                                                                     {"plateau": e}}}))
+    assert "Located at period=2100 µs" in text
+    assert "| 2100 | fine | ok | 1.00 | 2.0 | plateau | 2400 |" in text
