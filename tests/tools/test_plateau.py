@@ -197,10 +197,13 @@ def test_no_plateau_stands_in_the_nearest_point_and_shows_the_window(tmp_path, m
     costs, _ = locator.locate_all(None, got, dict(COSTS), str(tmp_path), Signals())
     e = costs["located"]["plateau"]
     assert not e["found"] and e["ns"] >= 2_000_000 and "stopped polling" in e["why"]
-    assert "timeline" in seen[-1].guest and seen[-1].guest["period"] == f"{e['ns'] // 1000}us"
-    assert e["window"]["per_cpu"]["1"][0]["window_us"] == (50.0, 50.0, 50.0)
+    # the two sides of the collapse: the last value that hit, then the stand-in
+    assert [r.guest["period"] for r in seen if "timeline" in r.guest] == \
+        ["1964us", f"{e['ns'] // 1000}us"]
+    assert [w["ns"] for w in e["windows"]] == [1_964_000, e["ns"]]
+    assert e["windows"][1]["per_cpu"]["1"][0]["window_us"] == (50.0, 50.0, 50.0)
     text = "\n".join(governors_table.located_section({"cost_table": costs}))
-    assert "**No plateau on this host**" in text and "haltpoll's window over" in text
+    assert "**No plateau on this host**" in text and "haltpoll's window at period=1964" in text
     assert "| 50/50/50 |" in text
 
 

@@ -294,6 +294,8 @@ def locate(ctx, loaded, costs, outdir, signals, meta):
     """The values the matrices place their runs by that the bench locates on the host
     (bench/plateau.py), kept in the cost table's "located" part (meta.json), and the
     matrices resolved by them; (None, loaded) with meta's error where one could not be."""
+    if not any(records.needs_located(runs) for _, _, runs in loaded):
+        return costs, loaded    # (measure_costs resolved them)
     try:
         costs, loaded = plateau.locate_all(ctx, loaded, costs, outdir, signals)
     except records.CostTableError as e:
@@ -432,7 +434,8 @@ def check_cmdlines(loaded, window_hold=matrix.WINDOW_HOLD):
     guest kernel would refuse at boot (EXIT_BAD_KNOB): the full line each run boots with,
     values and the knobs the bench adds included. The kernel's parser decides (knobdoc
     --check-cmdline), so the harness holds no second definition of a valid value."""
-    plateau.check(loaded)
+    if any(records.misplaced_located(rs) for _, _, rs in loaded):
+        plateau.check(loaded)
     # A Linux guest's line is Linux's: its program refuses a bad value of an idlelab knob it
     # reads at boot (BAD_KNOB, with the same parser's message), Linux ignores what it lacks.
     runs = [run for _, _, rs in loaded for run in rs if run.guest_os == "idlelab"]

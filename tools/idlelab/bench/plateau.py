@@ -38,15 +38,12 @@ class LocateError(RuntimeError):
 def check(loaded):
     """Raises matrix.MatrixError at the first run that writes a located name in a knob or
     workload it does not place (`plateau` places periodic's period alone)."""
-    for _, _, runs in loaded:
-        for run in runs:
-            for knob, value in run.guest.items():
-                name = records.uses_located(value)
-                if name and (run.workload, knob) != records.LOCATED[name]:
-                    workload, want = records.LOCATED[name]
-                    raise matrix.MatrixError(
-                        f"{run.where}: run {run.name!r}: {knob}={value}: {name!r} places "
-                        f"workload={workload}'s {want}= alone")
+    bad = records.misplaced_located([r for _, _, runs in loaded for r in runs])
+    if bad:
+        run, knob, value, name = bad
+        workload, want = records.LOCATED[name]
+        raise matrix.MatrixError(f"{run.where}: run {run.name!r}: {knob}={value}: {name!r} "
+                                 f"places workload={workload}'s {want}= alone")
 
 
 def default_max_window_ns(header=HALTPOLL_H):
@@ -103,8 +100,9 @@ def point(run, knob, row, status="ok", reason=None):
 def locate(name, loaded, costs, measure, timeline=None):
     """Where `name` lies, by the runs measure(name, run) -> point() makes: {"found", "ns",
     "on", "why"?, "knob", "template", "max_window_ns", "base", "sweep": [points],
-    "window"?}. timeline(name, run) -> (Timeline or None, error) shows the window over time
-    where no plateau formed (None: not shown)."""
+    "windows"?}. timeline(name, run) -> (Timeline or None, error) shows the window over
+    time where no plateau formed (None: not shown): at the last value below the stand-in
+    where haltpoll's polls hit, and at the stand-in, the two sides of the collapse."""
     run, knob = template(loaded, name)
     run = records.resolve_run(dataclasses.replace(
         run, guest={k: v for k, v in run.guest.items() if k != knob}), costs)
@@ -124,9 +122,11 @@ def locate(name, loaded, costs, measure, timeline=None):
         return out
     out.update(found)
     if not found["found"] and timeline is not None:
-        out["window"] = window(run, knob, found["ns"],
-                               timeline(name, probe_run(run, knob, found["ns"], {
-                                   "timeline": str(TIMELINE_EVENTS)})))
+        below = [p["ns"] for p in out["sweep"]
+                 if p.get("state") == plateau.HITS and p["ns"] < found["ns"]]
+        out["windows"] = [window(run, knob, ns, timeline(name, probe_run(
+            run, knob, ns, {"timeline": str(TIMELINE_EVENTS)})))
+            for ns in ([max(below)] if below else []) + [found["ns"]]]
     return out
 
 
@@ -134,7 +134,7 @@ def window(run, knob, ns, got):
     """The window part: haltpoll's window over time on the workload's CPUs at `ns`."""
     tl, error = got
     if tl is None:
-        return {"error": error}
+        return {"ns": ns, "error": error}
     return {"ns": ns, "per_cpu": {str(c): plateau.window_over_time(
         tl, c, end_work=tlrecords.END_WORK) for c in _workload_cpus(run) if c < len(tl.cpus)}}
 

@@ -328,6 +328,17 @@ def needs_table(runs):
             for v in list(run.host_params.values()) + [run.vm_halt_poll_ns])
 
 
+def misplaced_located(runs):
+    """(run, knob, value, name) of the first run that writes a located name in a knob or
+    workload it does not place (`plateau` places periodic's period alone), or None."""
+    for run in runs:
+        for knob, value in run.guest.items():
+            name = uses_located(value)
+            if name and (run.workload, knob) != LOCATED[name]:
+                return run, knob, value, name
+    return None
+
+
 def needs_located(runs):
     """The located names (LOCATED) the runs' guest values are written in, in LOCATED's order."""
     used = {uses_located(v) for run in runs for v in run.guest.values()}

@@ -135,6 +135,7 @@ def markdown(rows, costs, table=None):
         + ["## Periodic wake-ups across haltpoll's plateau", "",
         governors_table.sweep_table(rows, govs), "", "## Other workloads", "",
         governors_table.other_table(rows, govs), "", "## Against the goals", ""]
+        + governors_table.located_verdict({"cost_table": table or {}})
         + governors_table.verdict(rows)) + "\n"
 
 

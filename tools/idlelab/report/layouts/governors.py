@@ -217,7 +217,8 @@ def located_section(meta):
                   fmt(p.get("host_cpu_us_per_wakeup"), 0)]
                  for p in sorted(e.get("sweep", []), key=lambda p: p["ns"])]
         out += [md_table(head, lines), ""] if lines else []
-        out += window_table(e.get("window"))
+        for w in e.get("windows", []):
+            out += window_table(w, e.get("knob", "value"))
     return out
 
 
@@ -258,16 +259,18 @@ def located_verdict(meta):
     return out
 
 
-def window_table(w):
-    """haltpoll's window over time at the stand-in point, from the guest's timeline."""
-    if not w:
-        return []
+def window_table(w, knob):
+    """haltpoll's window over time at one point of the sweep, from the guest's timeline."""
+    at = f"{knob}={w['ns'] / 1000:.0f} µs"
     if "error" in w:
-        return [f"haltpoll's window over time could not be shown: {w['error']}.", ""]
-    out = [f"Why: haltpoll's window over the first stretch of a boot at "
-           f"{w['ns'] / 1000:.0f} µs, from the guest's timeline (its `reflect` events), in "
-           "equal parts of the recorded stretch:", ""]
+        return [f"haltpoll's window over time at {at} could not be shown: {w['error']}.", ""]
+    out = [f"haltpoll's window at {at}, from the guest's timeline (its `reflect` events) over "
+           "the stretch it recorded from the window's opening, in equal parts:", ""]
     for cpu, parts in w.get("per_cpu", {}).items():
+        seen = [p for p in parts if p["window_us"] is not None]
+        if not seen:
+            out += [f"CPU {cpu}: no reflect recorded.", ""]
+            continue
         lines = [[f"{p['from_us']:.0f}-{p['to_us']:.0f}",
                   EMPTY if p["window_us"] is None else
                   "/".join(fmt(x, 0) for x in p["window_us"]),
