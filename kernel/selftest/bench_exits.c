@@ -281,6 +281,27 @@ static uint64_t sample_timer(void)
 	return load(&timer_fired_tsc) - t0;
 }
 
+/*
+ * The timer as the idle path meets it: armed (already due) with interrupts off, as the
+ * scheduler arms it before idling, then `sti; hlt` until its callback has run, as the idle
+ * loop sleeps. On KVM the deadline write exits, and the HLT exits and finds the interrupt
+ * pending (kvm-unit-tests' tscdeadline_immed): two exits, where `timer`, spinning with
+ * interrupts on, takes a third for the interrupt window it opens.
+ */
+static uint64_t sample_timer_halt(void)
+{
+	uint64_t t0;
+
+	store(&timer_fired_tsc, 0);
+	t0 = cost_tsc();
+	timer_arm(&bench_timer, t0);
+	while (!load(&timer_fired_tsc)) {
+		safe_halt(); /* the timer's interrupt is taken inside HLT, and wakes it */
+		irq_disable();
+	}
+	return load(&timer_fired_tsc) - t0;
+}
+
 static struct hist h;
 static uint64_t poll_p50_ps;
 
@@ -363,7 +384,7 @@ struct prim {
 	unsigned ops;		   /* operations per sample */
 	const char *(*skip)(void); /* why it cannot run here, or 0 */
 	void (*setup)(void);
-	const char *extra; /* fields after the common ones (0: the timer's) */
+	const char *extra; /* fields after the common ones (0: the timers': mode, wait) */
 	bool settle;	   /* waits for the responder to settle in HLT: add settle_ns */
 };
 
@@ -386,6 +407,7 @@ static const struct prim prims[] = {
     {"ipi_halt_rtt", sample_ipi_halt_rtt, 1, need_two_cpus, setup_halt,
      "target=halted answer=memory", true},
     {"timer", sample_timer, 1, 0, 0, 0, false},
+    {"timer_halt", sample_timer_halt, 1, 0, 0, 0, false},
     /* last: the responder spinning would change the conditions of the timer's samples */
     {"ipi_run_rtt", sample_ipi_run_rtt, 1, need_two_cpus, setup_run,
      "target=running answer=handler", false},
@@ -459,8 +481,9 @@ void bench_exits(void)
 			poll_p50_ps = r->p50_ps;
 
 		if (!p->extra)
-			snprintf(extra, sizeof(extra), "timer=%s wait=spin",
-				 apic_timer_deadline_mode ? "tsc_deadline" : "oneshot");
+			snprintf(extra, sizeof(extra), "timer=%s wait=%s",
+				 apic_timer_deadline_mode ? "tsc_deadline" : "oneshot",
+				 p->sample == sample_timer_halt ? "halt" : "spin");
 		else if (p->settle)
 			snprintf(extra, sizeof(extra), "%s settle_ns=%lu", p->extra,
 				 tsc_to_ns(ex.settle_cycles));

@@ -9,7 +9,7 @@ from test_boot import ACCELS, boot
 ITERS = 50
 NAMES = {"alu", "pause", "rdtsc", "locked_rmw", "cli_sti", "cpuid", "wrmsr_pollctl",
          "ipi_send", "ipi_halt_rtt", "poll_wake_rtt", "timer", "ipi_run_rtt", "load", "call",
-         "pushf"}
+         "pushf", "timer_halt"}
 PAIR = {"ipi_send", "ipi_halt_rtt", "poll_wake_rtt", "ipi_run_rtt"}
 # The record layout is an interface: these fields first, in this order.
 LAYOUT = re.compile(r'@idlelab bench name=exits prim=(\w+) '
@@ -58,6 +58,9 @@ def test_bench_exits_reports_every_primitive(accel):
     assert int(recs["ipi_halt_rtt"]["settle_ns"]) > 0
     assert recs["poll_wake_rtt"]["answer"] == "memory"
     assert recs["timer"]["timer"] == ("tsc_deadline" if accel == "kvm" else "oneshot")
+    # the timer as the idle loop meets it: armed with interrupts off, slept for in HLT
+    assert (recs["timer"]["wait"], recs["timer_halt"]["wait"]) == ("spin", "halt")
+    assert recs["timer_halt"]["timer"] == recs["timer"]["timer"]
     # the instruction kinds the wake path is made of: a dependent load, a call with its
     # return, irq_save()'s PUSHF and POP
     assert (recs["load"]["chain"], recs["call"]["with"], recs["pushf"]["with"]) == \

@@ -739,3 +739,31 @@ def test_a_linux_guests_record_summarizes_with_its_missing_fields_empty():
     assert row.host_cpu_us_per_wakeup == round(1.0 * 1e6 / 1850, 1)
     assert records.check_invariants(records.parse_run(LINUX_SERIAL)) == []
     assert dict(zip(runrow.COLUMNS, runrow.csv_cells(row)))["guest_poll_hits"] == ""
+
+
+def test_the_control_gives_the_noise_floor_of_the_medians():
+    """haltpoll against itself (`control-<line>`, warm-up 101 ms): the rows where its second
+    run is more than 5 % worse by the medians, beyond the spread or not, said in one line;
+    the control rows are in no other table and no governor's verdict."""
+    def row(name, config, gov, cpus, workload="random"):
+        return runrow.aggregate([runrow.RunRow(
+            matrix="governors", name=name, config=config, repeat=i, status="ok",
+            workload=workload, governor=gov, host_cpu_us_per_wakeup=c, late_p50_us=400.0)
+            for i, c in enumerate(cpus, 1)])[0]
+    rows = [row("random-exp-cpuidle.governor=haltpoll", "random-exp", "haltpoll",
+                [900.0, 1000.0, 1100.0]),
+            row("random-exp-cpuidle.governor=predict", "random-exp", "predict",
+                [900.0, 1000.0, 1100.0]),
+            row("control-random-exp", "control-random-exp", "haltpoll", [1050.0, 1100.0, 1300.0]),
+            row("idle-cpuidle.governor=haltpoll", "idle", "haltpoll", [1000.0] * 3),
+            row("idle-cpuidle.governor=predict", "idle", "predict", [1000.0] * 3),
+            row("control-idle", "control-idle", "haltpoll", [1200.0, 1210.0, 1220.0])]
+    assert [k for k, _, _ in governors_table.control_pairs(rows)] == ["random-exp", "idle"]
+    line = governors_table.control_verdict(rows)[0]
+    assert "more than 5 % worse in latency or host CPU by the medians on 2 of 2 rows " \
+        "(random-exp, idle), beyond the spread of the repeats on 1 (idle)" in line
+    assert [k for k, _, _ in governors_table.pairs(rows, "haltpoll", "predict")] == \
+        ["random-exp", "idle"]
+    text = governors_table.markdown(rows, {"accel": "kvm"})
+    assert "| control-" not in text.split("## Against the goals")[0].split("## Other")[1]
+    assert governors_table.control_verdict(rows[:2]) == []

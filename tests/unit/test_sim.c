@@ -169,15 +169,15 @@ static void expect_refused(const double *prims, const char *line, const char *wh
 
 static void test_costs_expressions(void **state)
 {
-	double prims[SIM_NPRIMS] = {500, 0, 0,	0,  0,	0,  0,	0,  0, 0,
-				    0,	 0, -1, -1, -1, -1, 80, -1, -1};
+	double prims[SIM_NPRIMS] = {500, 0, 0, 0,  0,  0,  0,  0,  0,  0,
+				    0,	 0, 0, -1, -1, -1, -1, 80, -1, -1};
 
 	(void)state;
 	expect_ipi_send(prims, "ipi_send = alu*3 + 1.5us - 100ns # comment\n", 2900);
 
 	/* `|`: the first alternative whose primitives the folder has; wakepath_run is -1 here */
 	expect_ipi_send(prims, "ipi_send = wakepath_run | alu*2\n", 1000);
-	prims[12] = 7000;
+	prims[13] = 7000;
 	expect_ipi_send(prims, "ipi_send = wakepath_run | alu*2\n", 7000);
 	/* products and quotients: a fitted path scaled by its instruction count (insns_block,
 	 * 80 here, against the fit's 160); a count the folder lacks falls back */
@@ -221,7 +221,7 @@ static void test_costs_spread(void **state)
 	for (unsigned i = 0; i < SIM_NPRIMS; i++)
 		prims[i] = -1;
 	prims[7] = 25000;      /* ipi_send */
-	prims[19 + 7] = 40000; /* ipi_send_p90 */
+	prims[20 + 7] = 40000; /* ipi_send_p90 */
 	cost_text(text, sizeof(text), "ipi_send",
 		  "ipi_send = ipi_send ~ ipi_send_p90 - ipi_send\n");
 	assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), 0);

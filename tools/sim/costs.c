@@ -72,17 +72,17 @@ const char *const sim_cost_names[COST__COUNT] = {SIM_COSTS(SIM__COST_NAME)};
  * order; load, call and pushf are not used), then the stamps. */
 static const char *const prim_names[] = {
     "alu", "pause", "rdtsc", "locked_rmw", "cli_sti", "cpuid", "wrmsr_pollctl", "ipi_send",
-    "ipi_halt_rtt", "poll_wake_rtt", "timer", "ipi_run_rtt", "wakepath_run", "wakepath_notice",
-    "insns_user", "insns_wake", "insns_block", "insns_enter", "insns_run",
-    /* the 90th percentiles of the first 14, in their order */
+    "ipi_halt_rtt", "poll_wake_rtt", "timer", "ipi_run_rtt", "timer_halt", "wakepath_run",
+    "wakepath_notice", "insns_user", "insns_wake", "insns_block", "insns_enter", "insns_run",
+    /* the 90th percentiles of the first 15, in their order */
     "alu_p90", "pause_p90", "rdtsc_p90", "locked_rmw_p90", "cli_sti_p90", "cpuid_p90",
     "wrmsr_pollctl_p90", "ipi_send_p90", "ipi_halt_rtt_p90", "poll_wake_rtt_p90", "timer_p90",
-    "ipi_run_rtt_p90", "wakepath_run_p90", "wakepath_notice_p90"};
+    "ipi_run_rtt_p90", "timer_halt_p90", "wakepath_run_p90", "wakepath_notice_p90"};
 #define NPRIMS		     (sizeof(prim_names) / sizeof(prim_names[0]))
-#define PRIM_WAKEPATH_RUN    12
-#define PRIM_WAKEPATH_NOTICE 13
-#define PRIM_INSNS	     14 /* insns_<phase>: cost_table.path_insns.<phase> */
-#define PRIM_P90	     19 /* <prim>_p90: prim i's p90 is PRIM_P90 + i */
+#define PRIM_WAKEPATH_RUN    13
+#define PRIM_WAKEPATH_NOTICE 14
+#define PRIM_INSNS	     15 /* insns_<phase>: cost_table.path_insns.<phase> */
+#define PRIM_P90	     20 /* <prim>_p90: prim i's p90 is PRIM_P90 + i */
 _Static_assert(NPRIMS == SIM_NPRIMS, "sim.h's SIM_NPRIMS counts prim_names");
 #define PPM_MAX 1000000.0
 

@@ -97,8 +97,8 @@ int sim_parse_args(int argc, char **argv, struct sim_config *cfg, FILE *err);
 /* costs.c. `prims` (sim_costs_parse_text) holds SIM_NPRIMS figures, -1 where the results
  * folder has none: bench=exits's primitives and the wake-path stamps (medians, ns), then the
  * wake path's instructions per round trip by phase (user, wake, block, enter, run), then the
- * 90th percentiles of the first 14. */
-#define SIM_NPRIMS 33
+ * 90th percentiles of the first 15. */
+#define SIM_NPRIMS 35
 int sim_costs_load(const char *spec, struct sim_costs *c, char *err, size_t errlen);
 int sim_costs_parse_text(const char *text, const char *what, const double *prims,
 			 struct sim_costs *c, char *err, size_t errlen);

@@ -3,6 +3,7 @@ report says the plots were skipped). matplotlib is imported here only, and only 
 plot is drawn, so the rest of the harness runs on the standard library alone."""
 from idlelab.derive import kvmtrace
 from idlelab.derive.records import is_number
+from idlelab.report.layouts import governors as governors_layout
 from idlelab.report.tables import ordered
 
 SKIPPED = "(plots skipped: {python} cannot import matplotlib; install python3-matplotlib)"
@@ -192,7 +193,8 @@ def seed000_latency(rows, path, plt):
 def governors(rows, path, plt, note=""):
     """Host CPU per wake-up and poll hit ratio against the period, a line per governor;
     `note` is added to the title (the simulator's plot says it is simulated)."""
-    periodic = [r for r in rows if r.workload == "periodic" and r.ok and r.governor]
+    periodic = [r for r in rows if r.workload == "periodic" and r.ok and r.governor
+                and not governors_layout.is_control(r)]
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
     for g in sorted({r.governor for r in periodic}):
         pts = sorted((r.period_us, r) for r in periodic if r.governor == g)

@@ -91,8 +91,8 @@ def other_cells(r):
 
 
 def other_table(rows, govs):
-    others = [r for r in rows
-              if not (r.workload == "periodic" and r.config.startswith("plateau"))]
+    others = [r for r in rows if not is_control(r)
+              and not (r.workload == "periodic" and r.config.startswith("plateau"))]
     head = ["workload"]
     for g in govs:
         head += [f"{g}: poll hits %", "host CPU µs/wake-up", "host CPU %", "halt exits/s",
@@ -120,7 +120,8 @@ def pairs(rows, base, g):
         if a and b:
             out.append((label, a, b))
     done = {c for _, c in cases}
-    for c in ordered(case(r) for r in rows if r.ok and case(r) not in done):
+    for c in ordered(case(r) for r in rows if r.ok and case(r) not in done
+                     and not is_control(r)):
         a, b = find_case(rows, c, base), find_case(rows, c, g)
         if a and b:
             out.append((c, a, b))
@@ -173,6 +174,45 @@ def verdict(rows, base="haltpoll"):
 
 
 WORSE, WITHIN_SPREAD = "worse", "within the spread"
+# The control: haltpoll against itself, a line of the matrix per configuration named
+# `control-<line>` with the same values and a warm-up of 101 ms instead of 100 (nothing the
+# governor sees changes): how far apart two runs of one configuration come out by the
+# medians on this host, the floor under any difference the verdict reports.
+CONTROL = "control-"
+
+
+def is_control(r):
+    return (r.config or "").startswith(CONTROL)
+
+
+def control_pairs(rows, base="haltpoll"):
+    """(case, base's row, the control's row) per configuration with a control."""
+    out = []
+    for c in ordered(case(r) for r in rows if r.ok and is_control(r)):
+        main = re.sub(r"-warmup=[^-]*", "", c[len(CONTROL):])
+        a = find_case(rows, main, base)
+        b = next((r for r in rows if r.ok and case(r) == c), None)
+        if a and b:
+            out.append((main, a, b))
+    return out
+
+
+def control_verdict(rows, base="haltpoll"):
+    """The control's line: on how many rows haltpoll's second run is more than 5 % worse
+    than its first by the medians, and beyond the spread, by worse_than()'s measure."""
+    got = [(k, worse_than(b, a)) for k, a, b in control_pairs(rows, base)]
+    if not got:
+        return []
+    apart = [k for k, w in got if w is not None]
+    beyond = [k for k, w in got if w == WORSE]
+    return [f"- The noise floor: {base} against itself (the `{CONTROL}` rows: the same "
+            f"configuration with a warm-up of 101 ms) is more than 5 % worse in latency or "
+            f"host CPU by the medians on {len(apart)} of {len(got)} rows"
+            + (f" ({', '.join(apart)})" if apart else "")
+            + f", beyond the spread of the repeats on {len(beyond)}"
+            + (f" ({', '.join(beyond)})" if beyond else "")
+            + ". A difference by the medians alone is within what this host gives one "
+            "governor twice."]
 
 
 def costlier(b, a, key, slack=1.0):
@@ -283,18 +323,19 @@ def window_table(w, knob):
 
 def markdown(rows, meta):
     govs = governors(rows)
-    body = ["## Where haltpoll's plateau lies on this host", ""] + (
-        located_section(meta) or ["Not located by this bench (no run was written in a "
-                                  "located value)."]) + ["",
-            "## Periodic wake-ups across haltpoll's plateau", "",
-            "workload=periodic on vCPU 1 (cpus=0x2, hz=0), idle=haltpoll with "
-            "haltpoll.guest_halt_poll_ns=2ms and grow_start=100us, host polling off (MSR=0). "
-            "Host CPU per wake-up is vCPU 1's thread CPU over the window divided by its "
-            "wake-ups.", "", sweep_table(rows, govs), "",
-            "## Other workloads", "",
-            "Host CPU per wake-up as above, over the workload's vCPUs; host CPU % is their "
-            "threads' CPU over the window. The idle workload wakes nothing of its own (only "
-            "the tick wakes its vCPUs): it has no figure per wake-up, and is judged by its "
-            "host CPU %.", "", other_table(rows, govs), "",
-            "## Against the goals", ""] + located_verdict(meta) + verdict(rows) + [""]
+    located = located_section(meta) or ["Not located by this bench (no run was written in a "
+                                        "located value)."]
+    body = (["## Where haltpoll's plateau lies on this host", ""] + located + [
+        "", "## Periodic wake-ups across haltpoll's plateau", "",
+        "workload=periodic on vCPU 1 (cpus=0x2, hz=0), idle=haltpoll with "
+        "haltpoll.guest_halt_poll_ns=2ms and grow_start=100us, host polling off (MSR=0). "
+        "Host CPU per wake-up is vCPU 1's thread CPU over the window divided by its "
+        "wake-ups.", "", sweep_table(rows, govs), "",
+        "## Other workloads", "",
+        "Host CPU per wake-up as above, over the workload's vCPUs; host CPU % is their "
+        "threads' CPU over the window. The idle workload wakes nothing of its own (only "
+        "the tick wakes its vCPUs): it has no figure per wake-up, and is judged by its "
+        "host CPU %.", "", other_table(rows, govs), "",
+        "## Against the goals", ""] + located_verdict(meta) + verdict(rows)
+        + control_verdict(rows) + [""])
     return page(TITLE, meta, None, body, rows)
