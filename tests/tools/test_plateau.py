@@ -35,7 +35,7 @@ def test_fine_sweep_lies_between_the_last_hit_and_the_first_miss():
     assert plateau.fine_ns([(100, H), (200, X), (300, H), (400, P)])[0] > 300
     assert plateau.fine_ns([(100, H), (200, H)]) == []          # never left HITS
     assert plateau.fine_ns([(100, X), (200, X)]) == []          # never hit
-    assert plateau.fine_ns([(100, H), (200, None), (300, X)])[0] > 100
+    assert plateau.fine_ns([(100, H), (200, None), (300, X)]) == [133, 167, 200, 233, 267]
 
 
 def test_located_is_the_middle_plateau_point():
@@ -45,12 +45,24 @@ def test_located_is_the_middle_plateau_point():
 
 
 def test_no_plateau_stands_in_the_first_point_that_stopped_hitting():
-    got = plateau.locate([(100, H, 99.0), (200, H, 60.0), (250, X, None), (300, X, None)])
-    assert (got["found"], got["ns"], got["on"]) == (False, 250, [])
-    assert "stopped polling" in got["why"]
+    got = plateau.locate([(100_000, H, 99.0), (200_000, H, 60.0), (250_000, X, None),
+                          (300_000, X, None)])
+    assert (got["found"], got["ns"], got["on"]) == (False, 250_000, [])
+    assert "hit up to 200 µs and from 250 µs it stopped polling" in got["why"]
     never = plateau.locate([(100, H, 99.0), (200, H, 40.0)])
     assert never["ns"] == 200 and "at best 40.0 %" in never["why"]
     assert plateau.locate([(100, X, None)]) is None
+
+
+def test_a_point_that_missed_between_two_that_hit_is_not_the_collapse():
+    """Seen on the nested host: think 1900 µs halted by chance, 1950 µs hit again, the
+    collapse came at 2000 µs. The stand-in is the point after the last one that hit, the
+    bracket the fine sweep searched."""
+    got = plateau.locate([(1850_000, H, 70.5), (1900_000, X, 44.8), (1950_000, H, 90.9),
+                          (2000_000, X, 0.4), (2300_000, X, 0.6)])
+    assert got["ns"] == 2000_000 and "hit up to 1950 µs" in got["why"]
+    assert plateau.fine_ns([(1850_000, H), (1900_000, X), (1950_000, H), (2000_000, X)]) \
+        == [1958333, 1966667, 1975000, 1983333, 1991667]
 
 
 def test_coarse_sweep_is_placed_from_the_base_in_steps_of_the_window():
@@ -130,6 +142,10 @@ def test_a_located_value_in_a_knob_it_does_not_place_is_refused(tmp_path):
     with pytest.raises(matrix.MatrixError, match=r"governors.txt:1: .*'plateau' places "
                                                  r"workload=periodic's period= alone"):
         locator.check(bad)
+    # nor in a host window, which nothing locates
+    window = loaded(tmp_path, "p: workload=periodic duration=1s halt_poll_ns=plateau\n")
+    with pytest.raises(matrix.MatrixError, match=r"halt_poll_ns=plateau: 'plateau' places"):
+        locator.check(window)
     locator.check(loaded(tmp_path))
 
 
@@ -225,3 +241,35 @@ def test_the_located_section_of_a_found_plateau():
                                                                      {"plateau": e}}}))
     assert "Located at period=2100 µs" in text
     assert "| 2100 | fine | ok | 1.00 | 2.0 | plateau | 2400 |" in text
+
+
+def test_boots_that_all_failed_are_said_so(tmp_path, monkeypatch):
+    def execute(mid, run, rep, ctx):
+        return {"matrix": mid, "name": run.name, "repeat": 1, "repeats": 1,
+                "status": "failed", "reason": "QEMU exited 1", "serial": ""}
+    monkeypatch.setattr(onerun, "execute", execute)
+    got = loaded(tmp_path, MATRIX.splitlines()[0] + "\n" + MATRIX.splitlines()[1] + "\n")
+    with pytest.raises(records.CostTableError, match=r"10 of 10 locating boots did not run "
+                                                      r"to the end \(the first: failed, QEMU"):
+        locator.locate_all(None, got, dict(COSTS), str(tmp_path), Signals())
+
+
+def test_a_window_of_0_has_nothing_to_locate(tmp_path, monkeypatch):
+    seen = fake_boots(monkeypatch, lambda ns: (0, 0))
+    got = loaded(tmp_path, MATRIX.splitlines()[0] + "\n" + MATRIX.splitlines()[1].replace(
+        "guest_halt_poll_ns=2ms", "guest_halt_poll_ns=0") + "\n")
+    with pytest.raises(records.CostTableError, match="largest window .* is 0"):
+        locator.locate_all(None, got, dict(COSTS), str(tmp_path), Signals())
+    assert seen == []
+
+
+def test_a_missing_primitive_is_said_before_the_locating_boots(monkeypatch, tmp_path):
+    """A matrix placed by `plateau` and by `ipi_halt_rtt`, a table without the latter: the
+    bench stops at the table, before any locating boot."""
+    from idlelab.bench import invocation
+    got = loaded(tmp_path, MATRIX.splitlines()[0] + "\n" + MATRIX.splitlines()[1]
+                 + " guest.think=ipi_halt_rtt*2\n".replace("think", "warmup"))
+    monkeypatch.setattr(invocation.platform, "measure", lambda accel, timeout: dict(COSTS))
+    monkeypatch.setattr(invocation.insncount, "path_insns", lambda: {"error": "not counted"})
+    costs, _ = invocation.measure_costs("tcg", got, 10)
+    assert costs is None

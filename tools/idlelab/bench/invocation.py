@@ -175,16 +175,23 @@ def run_all(args, loaded, accel, signals=None):
         # with).
         if resumed:
             costs = resumed["meta"].get("cost_table") or {}
-            if "prims" in costs:
-                loaded = [(mid, path, [records.resolve_run(r, costs) for r in runs])
-                          for mid, path, runs in loaded]
+            try:
+                if "prims" in costs:
+                    loaded = [(mid, path, [records.resolve_run(r, costs) for r in runs])
+                              for mid, path, runs in loaded]
+            except records.CostTableError as e:   # stopped before its values were located
+                say(f"--resume: {e}: the folder was stopped before its runs were placed; "
+                    "start a new bench")
+                meta["error"] = f"resumed, but its runs cannot be placed: {e}"
+                costs = None
         elif args.no_cost_table:
             costs = {"error": "not measured (--no-cost-table)", "skipped": True}
         else:
             costs, loaded = measure_costs(accel, loaded, args.timeout)
         if costs is None:
-            meta.update(interrupted=True, error="the cost table could not be measured, and "
-                        "the matrices place their values by it", where=place.describe())
+            meta.setdefault("error", "the cost table could not be measured, and the "
+                            "matrices place their values by it")
+            meta.update(interrupted=True, where=place.describe())
             code = EXIT_RUN_FAILED
         else:
             meta["cost_table"] = costs
@@ -284,7 +291,17 @@ def measure_costs(accel, loaded, timeout):
                                          ", ".join(f"{p} {path[p]:.0f}"
                                                    for p, _, _ in insncount.PHASES)))
     if any(records.needs_located(runs) for _, _, runs in loaded):
-        return costs, loaded        # resolved once the located values are (locate())
+        # resolved once the located values are (locate()); a primitive the table lacks is
+        # said now, not after the locating boots
+        ahead = dict(costs, located=records.placeholder()["located"])
+        try:
+            for _, _, runs in loaded:
+                for r in runs:
+                    records.resolve_run(r, ahead)
+        except records.CostTableError as e:
+            say(f"error: {e}; the matrices place their sweeps by it, so nothing was run")
+            return None, loaded
+        return costs, loaded
     resolved = [(mid, path, [records.resolve_run(r, costs) for r in runs])
                 for mid, path, runs in loaded]
     return costs, resolved

@@ -110,6 +110,10 @@ def locate(name, loaded, costs, measure, timeline=None):
         if MAX_WINDOW_KNOB in run.guest else default_max_window_ns()
     out = {"knob": knob, "template": run.where, "max_window_ns": max_window,
            "base": LOCATED_BASE[name] or "0", "sweep": []}
+    if max_window <= 0:
+        out.update(found=False, error=f"haltpoll's largest window ({MAX_WINDOW_KNOB}) is 0 "
+                   f"in {run.where}: it never polls, so it has no plateau to locate")
+        return out
     for ns in plateau.coarse_ns(base_ns(name, costs), max_window):
         out["sweep"].append(dict(measure(name, probe_run(run, knob, ns)), **{"pass": "coarse"}))
     for ns in plateau.fine_ns([(p["ns"], p.get("state")) for p in out["sweep"]]):
@@ -117,8 +121,11 @@ def locate(name, loaded, costs, measure, timeline=None):
     found = plateau.locate([(p["ns"], p.get("state"), p.get("hit_pct"))
                             for p in out["sweep"]])
     if found is None:
-        out.update(found=False, error="haltpoll neither hit nor polled at any point of the "
-                   "sweep: nothing to place by")
+        failed = [p for p in out["sweep"] if p["status"] != "ok"]
+        out.update(found=False, error=(
+            f"{len(failed)} of {len(out['sweep'])} locating boots did not run to the end "
+            f"(the first: {failed[0]['status']}, {failed[0].get('reason')})" if failed else
+            "haltpoll's polls hit at no point of the sweep: nothing to place by"))
         return out
     out.update(found)
     if not found["found"] and timeline is not None:

@@ -64,24 +64,24 @@ def fine_ns(points):
 def locate(points):
     """Where the plateau lies, from every point of the sweeps, [(ns, state, hit %)]:
     {"found": True, "ns": the middle one of the points on it, "on": [ns...]} or, where no
-    point is on it, {"found": False, "ns": the nearest point: the one with the fewest hits
-    that still polled on every other wake-up, else the first that stopped hitting, "why":
-    one line}; None where no point hit nor polled at all (nothing to place by)."""
+    point is on it, {"found": False, "ns": the stand-in, "why": one line}: the first point
+    after the last one whose polls hit (the bracket fine_ns() sweeps, so that a point that
+    missed by chance between two that hit is not taken for the collapse), or where every
+    point hit, the one with the fewest hits. None where no point hit (nothing to place by)."""
     points = sorted(p for p in points if p[1] is not None)
     on = [ns for ns, st, _ in points if st == PLATEAU]
     if on:
         return {"found": True, "ns": on[(len(on) - 1) // 2], "on": on}
-    polled = [(pct, ns) for ns, st, pct in points if st == HITS]
-    after = [ns for i, (ns, st, _) in enumerate(points)
-             if st == HALTS and any(s == HITS for _, s, _ in points[:i])]
-    if not polled and not after:
+    hits = [i for i, (_, st, _) in enumerate(points) if st == HITS]
+    if not hits:
         return None
-    if after:
-        nearest = after[0]
-        why = (f"haltpoll's polls went on hitting up to the last point before "
-               f"{nearest / 1000:.0f} µs, where it stopped polling on most wake-ups")
+    if hits[-1] + 1 < len(points):
+        last, nearest = points[hits[-1]][0], points[hits[-1] + 1][0]
+        why = (f"haltpoll's polls hit up to {last / 1000:.0f} µs and from "
+               f"{nearest / 1000:.0f} µs it stopped polling on most wake-ups, with no "
+               "point between where it polled and missed")
     else:
-        pct, nearest = min(polled)
+        pct, nearest = min((pct, ns) for ns, st, pct in points if st == HITS)
         why = (f"haltpoll never stopped hitting: at best {pct:.1f} % of its polls hit (at "
                f"{nearest / 1000:.0f} µs)")
     return {"found": False, "ns": nearest, "on": [], "why": why}

@@ -329,13 +329,17 @@ def needs_table(runs):
 
 
 def misplaced_located(runs):
-    """(run, knob, value, name) of the first run that writes a located name in a knob or
-    workload it does not place (`plateau` places periodic's period alone), or None."""
+    """(run, key, value, name) of the first run that writes a located name in a knob or
+    workload it does not place (`plateau` places periodic's period alone; a host window
+    none), or None."""
     for run in runs:
-        for knob, value in run.guest.items():
+        host = dict(run.host_params)
+        if run.vm_halt_poll_ns is not None:
+            host["halt_poll_ns"] = run.vm_halt_poll_ns
+        for key, value in list(run.guest.items()) + list(host.items()):
             name = uses_located(value)
-            if name and (run.workload, knob) != LOCATED[name]:
-                return run, knob, value, name
+            if name and (key not in run.guest or (run.workload, key) != LOCATED[name]):
+                return run, key, value, name
     return None
 
 

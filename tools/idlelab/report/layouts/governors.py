@@ -252,7 +252,8 @@ def located_section(meta):
         head = [f"{e.get('knob', 'value')} µs", "pass", "status", "polls per wake-up",
                 "poll hits %", "state", "host CPU µs/wake-up"]
         lines = [[fmt(p["ns"] / 1000, 0), p.get("pass", ""), p.get("status", ""),
-                  fmt(p["polls"] / p["wakeups"] if p.get("wakeups") else None, 2),
+                  fmt(num(p.get("polls")) / p["wakeups"]
+                      if num(p.get("wakeups")) and num(p.get("polls")) is not None else None, 2),
                   fmt(p.get("hit_pct")), p.get("state") or EMPTY,
                   fmt(p.get("host_cpu_us_per_wakeup"), 0)]
                  for p in sorted(e.get("sweep", []), key=lambda p: p["ns"])]
