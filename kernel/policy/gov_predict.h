@@ -54,8 +54,8 @@
  * timed halt, one wake-up by the governor's timer and a poll of about a margin that ends
  * with the work: a poll hit, at a halt's cost plus a margin instead of W plus a halt.
  *
- * gov_predict.c holds the table of these functions, through which the idle loop calls them
- * (kernel/idle.c); they are inline here, beside haltpoll's, which they call, so that each
+ * gov_predict.c holds the table of these functions; the idle loop calls them directly, from
+ * an entry of predict's own (kernel/idle.c, GOV_PREDICT_TABLE). They are inline here, beside haltpoll's, which they call, so that each
  * compiles with haltpoll's part in it, and off the plateau adds little but the period's sum.
  */
 #ifndef IDLELAB_KERNEL_GOV_PREDICT_H
@@ -300,7 +300,24 @@ static inline void pr_aborted(struct gov_cpu *g)
 		hp_aborted(g); /* no time passed: the period is unchanged */
 }
 
+static inline void pr_enable(struct gov_cpu *g)
+{
+	hp_enable(g);
+	g->predict = (struct predict_cpu){0};
+	g->takeovers = 0;
+}
+
 /* predict's margin around the period it predicts (pr_margin, for the host tests). */
 uint64_t predict_margin(const struct predict_cpu *p, const struct gov_params *hp);
+
+/* The table's initializer: gov_predict (gov_predict.c), and the idle driver's constant copy
+ * through which predict's functions are called directly when it is the governor. */
+#define GOV_PREDICT_TABLE                                                                          \
+	{                                                                                          \
+		.name = "predict", .enable = pr_enable, .select = pr_select,                       \
+		.halt_limit = pr_halt_limit, .poll_begin = pr_poll_begin,                          \
+		.poll_limit = pr_poll_limit, .reflect = pr_reflect, .aborted = pr_aborted,         \
+		.window_ns = pr_window_ns,                                                         \
+	}
 
 #endif
