@@ -115,13 +115,15 @@ static const char *msr_record_value(void)
 	return names[msr_read_back[0] & 1];
 }
 
-/* How the idle loop reaches the governor: the default one directly, any other through its
- * table; none under idle=halt and idle=poll. */
+/* How the idle loop reaches the governor: haltpoll and predict directly (each has an entry
+ * with its functions compiled in, kernel/idle.c), any other through its table; none under
+ * idle=halt and idle=poll. */
 static const char *loop_record_value(void)
 {
 	if (idle_config.policy != IDLE_HALTPOLL)
 		return "none";
-	return idle_config.gov == &gov_haltpoll ? "direct" : "table";
+	return idle_config.gov == &gov_haltpoll || idle_config.gov == &gov_predict ? "direct"
+										   : "table";
 }
 
 void idle_print_record(void)

@@ -105,15 +105,15 @@ def test_counters_add_up_under_each_policy(accel, idle):
 @pytest.mark.parametrize("knobs, loop", [
     ("idle=haltpoll", "direct"),
     ("idle=haltpoll pollflag=0", "direct"),
-    ("idle=haltpoll cpuidle.governor=predict", "table"),
+    ("idle=haltpoll cpuidle.governor=predict", "direct"),
     ("idle=haltpoll haltpoll.steal_threshold=10", "direct"),
     ("idle=haltpoll cpuidle.latency_req_zero=1", "direct"),
     ("idle=poll", "none"),
     ("idle=halt", "none"),
 ])
 def test_the_idle_loop_reaches_the_governor_as_the_record_says(knobs, loop):
-    """One idle loop: the default governor's functions compiled in (direct), any other
-    through its table, none without a governor."""
+    """One idle loop: haltpoll's and predict's functions compiled in (direct; predict in an
+    entry of its own), any other through its table, none without a governor."""
     assert idle_record(boot("tcg", smp=2, cmdline=knobs))["loop"] == loop
 
 
