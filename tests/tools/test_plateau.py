@@ -89,12 +89,12 @@ def test_window_over_time_from_reflect_events():
            (610, "poll", 0), (810, "idle_end", 0), (811, "halt", 0),
            (900, "idle_end", R.END_HALT | R.END_WORK), (901, "reflect", 50_000)]
     tl = R.parse_text("\n".join(R.encode(_timeline(evs))))
-    parts = plateau.window_over_time(tl, 1, end_work=R.END_WORK, bins=2)
+    parts = plateau.window_over_time(tl, 1, R.END_WORK, R.END_HALT, bins=2)
     assert parts[0]["window_us"] == (100.0, 150.0, 200.0)
     assert (parts[0]["polls"], parts[0]["hits"], parts[0]["halts"]) == (2, 2, 0)
     assert parts[1]["window_us"] == (50.0, 50.0, 50.0)
     assert (parts[1]["polls"], parts[1]["hits"], parts[1]["halts"]) == (1, 0, 1)
-    assert plateau.window_over_time(tl, 0) == []
+    assert plateau.window_over_time(tl, 0, R.END_WORK, R.END_HALT) == []
 
 
 @pytest.mark.parametrize("value, resolved", [

@@ -380,6 +380,10 @@ def test_the_governors_matrix_simulated_with_hardware_costs_meets_the_goals():
     no spread, so any such row counts); every run of the matrix is there, plateau-ipi once
     per think= value."""
     rows, table = sim_governors.simulate("hardware")
+    # the simulator locates the plateau as the bench does: with hardware costs it forms
+    # (201-2001 µs) and its middle places the `plateau` rows
+    located = table["located"]["plateau"]
+    assert located["found"] and 1_000_000 <= located["ns"] <= 1_100_000, located
     runs = matrix.load(sim_governors.MATRIX, guest_knobs=matrix.guest_knob_names())
     assert len(rows) == len(runs) and all(r.accel == "simulated" for r in rows)
     pairs = governors_table.pairs(rows, "haltpoll", "predict")

@@ -143,7 +143,7 @@ def window(run, knob, ns, got):
     if tl is None:
         return {"ns": ns, "error": error}
     return {"ns": ns, "per_cpu": {str(c): plateau.window_over_time(
-        tl, c, end_work=tlrecords.END_WORK) for c in _workload_cpus(run) if c < len(tl.cpus)}}
+        tl, c, tlrecords.END_WORK, tlrecords.END_HALT) for c in _workload_cpus(run) if c < len(tl.cpus)}}
 
 
 class Boots:

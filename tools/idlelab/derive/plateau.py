@@ -87,12 +87,13 @@ def locate(points):
     return {"found": False, "ns": nearest, "on": [], "why": why}
 
 
-def window_over_time(tl, cpu, reflect="reflect", idle_end="idle_end", poll="poll",
-                     halt="halt", end_work=1, bins=WINDOW_BINS):
+def window_over_time(tl, cpu, end_work, end_halt, reflect="reflect", idle_end="idle_end",
+                     bins=WINDOW_BINS):
     """haltpoll's window on one CPU of a timeline, over the recorded stretch in `bins` equal
     parts: [{"from_us", "to_us", "window_us": (min, median, max) of the window each reflect
-    left, "polls", "hits" (polls that saw work), "halts"}]; [] without reflects. Names and
-    the work bit come from the timeline's own legend (timeline/records.py)."""
+    left, "polls", "hits" (polls that saw work), "halts"}]; [] without reflects. An idle
+    state's end says which it was by its bits (end_work, end_halt: timeline/records.py's
+    END_WORK and END_HALT, from kernel/timeline.h)."""
     events = tl.cpus[cpu].events
     refl = [e for e in events if e.kind == reflect]
     if not refl:
@@ -106,20 +107,14 @@ def window_over_time(tl, cpu, reflect="reflect", idle_end="idle_end", poll="poll
     def part(tsc):
         return out[min(bins - 1, max(0, int((tsc - t0) / width)))]
 
-    last = None
     for e in events:
         if e.kind == reflect:
             part(e.tsc)["windows"].append(e.arg / 1000)
-        elif e.kind in (poll, halt):
-            last = e.kind
-        elif e.kind == idle_end and last is not None:
-            p = part(e.tsc)
-            if last == poll:
-                p["polls"] += 1
-                p["hits"] += bool(e.arg & end_work)
-            else:
-                p["halts"] += 1
-            last = None
+        elif e.kind == idle_end and e.arg & end_halt:
+            part(e.tsc)["halts"] += 1
+        elif e.kind == idle_end:
+            part(e.tsc)["polls"] += 1
+            part(e.tsc)["hits"] += bool(e.arg & end_work)
     for p in out:
         w = p.pop("windows")
         p["window_us"] = (round(min(w), 1), round(statistics.median(w), 1),
