@@ -216,7 +216,8 @@ def boot(run, rec, ctx):
             probe.on_line(line)
 
         try:
-            res = qemu.run(cfg, timeout=ctx.timeout_s, on_line=line_seen, on_start=started)
+            res = qemu.run(cfg, timeout=ctx.timeout_s, on_line=line_seen, on_start=started,
+                           on_partial=probe.on_partial)
         finally:
             waits.stop()
         if trace is not None:
@@ -294,16 +295,31 @@ class WindowProbe:
         except Exception as e:  # recorded; the run is reported as failed
             self.errors.append(f"QMP at start: {e}")
 
+    def on_partial(self, text):
+        """The close marker at its first bytes: the sample is taken then. The guest snapshots
+        its counters before it prints the marker (every vCPU at its barrier with
+        window_sync=1), and each character after is a VM exit while every vCPU spins: on the
+        nested host ~1 ms each, the whole line ~170 ms (2026-12-02), which would have been
+        charged to the window as host CPU. After the open marker the next marker is the close
+        one, so its common prefix is enough."""
+        if MARKER in text and "open" in self.samples and "close" not in self.samples:
+            self.sample({"state": "close"}, None)
+
     def on_line(self, line):
-        """At a window marker: the host's sample, then (sync=1) the acknowledgement. The
-        acknowledgement is sent whatever happened to the sample, so the guest never waits
-        out its timeout for a host that has already failed."""
+        """At a window marker: the host's sample (unless on_partial took it), then (sync=1)
+        the acknowledgement. The acknowledgement is sent whatever happened to the sample, so
+        the guest never waits out its timeout for a host that has already failed."""
         if MARKER not in line:
             return
         _, fields = records.parse_line(line)
         synced = fields.get("sync") == "1"
+        early = self.samples.get(fields.get("state"))
         try:
-            self.sample(fields, synced)
+            if early is not None and early["synced"] is None:     # taken at its first bytes
+                early["synced"] = synced
+                early["late"] = not synced and early["done_ns"] - early["seen_ns"] > self.hold_ns
+            else:
+                self.sample(fields, synced)
         finally:
             if synced:
                 try:
@@ -334,12 +350,19 @@ class WindowProbe:
                 time.sleep(wait_ns / 1e9)
         read_at = time.monotonic_ns()
         try:
+            # the threads' CPU time as near the guest's window as the host can read it: at
+            # the close marker first, at the open one last before the acknowledgement lets
+            # the guest go (the vCPUs spin at the barrier until then)
             names = STATS if self.accel == "kvm" else None
-            snap = samplers.take_snapshot(self.session, self.pid, names, self.threads)
+            if state == "close":
+                snap = samplers.take_snapshot(self.session, self.pid, names, self.threads,
+                                              cpu_first=True)
             load = load_sample(self.pid)
             nread = self.neighbour.read() if self.neighbour is not None else None
             delay = {i: samplers.thread_run_delay_ns(self.pid, tid)
                      for i, tid in (self.threads or {}).items()}
+            if state == "open":
+                snap = samplers.take_snapshot(self.session, self.pid, names, self.threads)
         except Exception as e:
             self.errors.append(f"QMP at the {state} marker: {e}")
             return

@@ -282,9 +282,12 @@ def die_with_parent():
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
-def run(cfg, timeout=120, echo=False, on_line=None, on_start=None):
+def run(cfg, timeout=120, echo=False, on_line=None, on_start=None, on_partial=None):
     """Boots the guest and waits for it to exit. `echo` copies the serial console to stdout
-    as it arrives; on_line(line) sees every line; on_start(popen) runs once QEMU started."""
+    as it arrives; on_line(line) sees every line; on_partial(text) sees a line still arriving,
+    so far, after every read that leaves one incomplete (where every character is a VM exit,
+    a line takes long enough to act at its first bytes); on_start(popen) runs once QEMU
+    started."""
     argv, accel = build_command(cfg)
     missing = missing_boot_file(cfg)
     if missing:
@@ -318,6 +321,8 @@ def run(cfg, timeout=120, echo=False, on_line=None, on_start=None):
                     print(line, flush=True)
                 if on_line:
                     on_line(line)
+            if buf and on_partial:
+                on_partial(buf.decode("utf-8", "replace"))
         if buf:
             lines.append(buf.decode("utf-8", "replace").rstrip("\r"))
             if echo:

@@ -191,9 +191,15 @@ def vcpu_cpu_ns(pid, threads=None, proc_root="/proc"):
     return {cpu: thread_cpu_ns(pid, tid, proc_root) for cpu, tid in sorted(threads.items())}
 
 
-def take_snapshot(qmp, pid, names=None, threads=None):
+def take_snapshot(qmp, pid, names=None, threads=None, cpu_first=False):
     """A Snapshot of a running QEMU: KVM stats over QMP ({} under TCG) and thread CPU time.
-    The clock is read between the two so it sits inside the sampling window."""
+    The clock is read between the two so it sits inside the sampling window. cpu_first: the
+    threads' CPU time before the stats (a QMP round trip), where the CPU time the threads
+    use meanwhile belongs after the window, not in it."""
+    if cpu_first:
+        cpu = vcpu_cpu_ns(pid, threads)
+        now = time.monotonic_ns()
+        return Snapshot(now, qmp.query_stats_vcpus(names), cpu)
     stats = qmp.query_stats_vcpus(names)
     now = time.monotonic_ns()
     return Snapshot(now, stats, vcpu_cpu_ns(pid, threads))

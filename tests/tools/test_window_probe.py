@@ -1,0 +1,70 @@
+"""The bench's window probe (bench/onerun.py WindowProbe) against a stand-in QEMU: where in
+each marker it reads the vCPU threads' CPU time. The close marker is sampled at its first
+bytes, the markers' common prefix once the open one was seen (the line still arriving, each
+character of it a VM exit while every vCPU spins at the guest's barrier), the CPU time
+before the stats; at the open marker the CPU time is read last, just before the
+acknowledgement lets the guest go."""
+import pytest
+
+from idlelab.bench import onerun
+from idlelab.host import qemu, samplers
+
+
+class FakeQMP:
+    def __init__(self, calls):
+        self.calls = calls
+
+    def query_stats_vcpus(self, names):
+        self.calls.append("stats")
+        return {0: {"halt_exits": 1}}
+
+
+@pytest.fixture
+def probe(monkeypatch):
+    calls = []
+    monkeypatch.setattr(samplers, "vcpu_cpu_ns",
+                        lambda pid, threads: calls.append("cpu") or {0: len(calls)})
+    monkeypatch.setattr(onerun, "load_sample", lambda pid: calls.append("load") or {})
+    monkeypatch.setattr(samplers, "thread_run_delay_ns", lambda pid, tid: 0)
+    acks = []
+    monkeypatch.setattr(qemu, "acknowledge", lambda proc: acks.append(proc))
+    p = onerun.WindowProbe("/nowhere", "kvm", hold_ns=0)
+    p.session, p.pid, p.threads, p.proc = FakeQMP(calls), 1, {0: 1}, "qemu"
+    return p, calls, acks
+
+
+OPEN = "@idlelab window state=open what=idle t_ns=1000 sync=1"
+CLOSE = "@idlelab window state=close what=idle t_ns=301000 sync=1"
+
+
+def test_the_open_markers_cpu_time_is_read_last_before_the_acknowledgement(probe):
+    p, calls, acks = probe
+    p.on_partial(OPEN[:30])                   # the open marker arriving: sampled whole
+    assert calls == [] and p.samples == {}
+    p.on_line(OPEN)
+    assert calls == ["load", "stats", "cpu"] and acks == ["qemu"]
+    assert p.samples["open"]["synced"] is True
+
+
+def test_the_close_marker_is_sampled_at_its_first_bytes_cpu_first(probe):
+    p, calls, acks = probe
+    p.on_line(OPEN)
+    del calls[:]
+    p.on_partial(CLOSE[:12])                  # not yet a marker
+    assert calls == []
+    p.on_partial(CLOSE[:16])                  # "@idlelab window ": after the open one
+    assert calls == ["cpu", "stats", "load"] and acks == ["qemu"]
+    p.on_partial(CLOSE[:40])                  # more of it: sampled once
+    p.on_line(CLOSE)
+    assert calls == ["cpu", "stats", "load"] and acks == ["qemu", "qemu"]
+    assert p.samples["close"]["synced"] is True and not p.errors
+    assert p.has_window()
+
+
+def test_a_close_marker_seen_only_whole_is_sampled_then(probe):
+    p, calls, _ = probe
+    p.on_line(OPEN)
+    p.on_line(CLOSE.replace("sync=1", "sync=0"))
+    assert calls[-3:] == ["cpu", "stats", "load"] and p.samples["close"]["synced"] is False
+    p.on_line(CLOSE)
+    assert p.errors == ["a second 'close' window marker: only one window per run"]
