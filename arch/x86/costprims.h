@@ -30,6 +30,8 @@
 #define COST_LOAD_BATCH	      512
 #define COST_CALL_BATCH	      128
 #define COST_PUSHF_BATCH      128
+#define COST_EOI_BATCH	      64
+#define COST_DEADLINE_BATCH   64
 
 /*
  * The TSC, read after every earlier instruction has completed (LFENCE), so a batch is
@@ -137,6 +139,26 @@ static inline void cost_pollctl_write_batch(uint64_t v)
 	__asm__ volatile(
 	    ".rept " COST_STR(COST_WRMSR_BATCH) "\n\twrmsr\n\t.endr" ::"c"(MSR_KVM_POLL_CONTROL),
 	    "a"((uint32_t)v), "d"((uint32_t)(v >> 32))
+	    : "memory");
+}
+
+/* x2APIC EOI writes with nothing in service (interrupts off, so nothing can be), the write
+ * every interrupt handler ends with: an exit where the host does not virtualise EOI. */
+static inline void cost_eoi_batch(void)
+{
+	__asm__ volatile(
+	    ".rept " COST_STR(COST_EOI_BATCH) "\n\twrmsr\n\t.endr" ::"c"(MSR_X2APIC_EOI), "a"(0),
+	    "d"(0)
+	    : "memory");
+}
+
+/* TSC-deadline writes of one deadline, the arming every timer does: an exit on KVM, which
+ * re-arms its own timer for it each time. */
+static inline void cost_deadline_batch(uint64_t deadline)
+{
+	__asm__ volatile(
+	    ".rept " COST_STR(COST_DEADLINE_BATCH) "\n\twrmsr\n\t.endr" ::"c"(MSR_TSC_DEADLINE),
+	    "a"((uint32_t)deadline), "d"((uint32_t)(deadline >> 32))
 	    : "memory");
 }
 

@@ -10,6 +10,7 @@
 
 #define MSR_APIC_BASE	     0x1b
 #define MSR_TSC_DEADLINE     0x6e0
+#define MSR_X2APIC_EOI	     0x80b /* x2APIC register 0x0b0 */
 #define MSR_EFER	     0xc0000080
 #define MSR_FS_BASE	     0xc0000100
 #define MSR_GS_BASE	     0xc0000101

@@ -216,6 +216,18 @@ BATCH_SAMPLE(sample_wrmsr_pollctl, cost_pollctl_write_batch(pollctl_value))
 BATCH_SAMPLE(sample_load, cost_load_batch(&load_word))
 BATCH_SAMPLE(sample_call, cost_call_batch())
 BATCH_SAMPLE(sample_pushf, cost_pushf_batch())
+BATCH_SAMPLE(sample_eoi, cost_eoi_batch())
+
+/* The deadline written is a second away; the one the timer had is put back after. */
+static uint64_t sample_deadline(void)
+{
+	uint64_t was = rdmsr(MSR_TSC_DEADLINE), t0 = cost_tsc();
+
+	cost_deadline_batch(t0 + ns_to_tsc(1000000000));
+	t0 = cost_tsc() - t0;
+	wrmsr(MSR_TSC_DEADLINE, was);
+	return t0;
+}
 
 /* ICR write to the halted responder; its answer is awaited outside the timed part. */
 static uint64_t sample_ipi_send(void)
@@ -351,6 +363,16 @@ static const char *need_two_cpus(void)
 	return ncpus > RESPONDER_CPU ? 0 : "needs 2 CPUs: the responder runs on CPU 1";
 }
 
+static const char *need_x2apic(void)
+{
+	return apic_x2apic_mode ? 0 : "the APIC is not in x2APIC mode (EOI is MMIO)";
+}
+
+static const char *need_deadline(void)
+{
+	return apic_timer_deadline_mode ? 0 : "CPUID does not offer the TSC-deadline timer";
+}
+
 static void setup_pollctl(void)
 {
 	pollctl_value = cost_pollctl_read();
@@ -401,6 +423,9 @@ static const struct prim prims[] = {
     {"load", sample_load, COST_LOAD_BATCH, 0, setup_load, "chain=dependent", false},
     {"call", sample_call, COST_CALL_BATCH, 0, 0, "with=ret", false},
     {"pushf", sample_pushf, COST_PUSHF_BATCH, 0, 0, "with=pop", false},
+    {"eoi", sample_eoi, COST_EOI_BATCH, need_x2apic, 0, "msr=0x80b in_service=none", false},
+    {"tsc_deadline", sample_deadline, COST_DEADLINE_BATCH, need_deadline, 0, "ahead_ns=1000000000",
+     false},
     {"poll_wake_rtt", sample_poll_wake_rtt, 1, need_two_cpus, setup_poll,
      "target=polling answer=memory", false},
     {"ipi_send", sample_ipi_send, 1, need_two_cpus, setup_halt, "target=halted", true},

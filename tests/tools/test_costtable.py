@@ -71,3 +71,20 @@ def test_markdown_gives_the_kernels_wake_path_where_counted():
     lines = records.markdown(dict(table(), path_insns={"error": "no plugin"}))
     assert lines[-2] == "The kernel's wake path could not be counted: no plugin"
     assert not any("wake path" in ln for ln in records.markdown(table()))
+
+
+def test_markdown_says_how_the_vcpu_threads_halts_split_or_why_not():
+    t = dict(table(), threads={
+        "halts": 12, "lost": 3, "vcpus": 2,
+        "thread_halt": {"ns_p50": 30000.0, "ns_p90": 52000.0, "n": 12},
+        "thread_wake": {"ns_p50": 8000.0, "ns_p90": 9000.0, "n": 12},
+        "thread_entry": {"ns_p50": 61500.0, "ns_p90": 70000.0, "n": 12},
+        "rewakes": 2, "rewake_ppm": 1234.5})
+    line = next(ln for ln in records.markdown(t) if ln.startswith("Its vCPU threads"))
+    assert "12 that slept" in line and "thread_halt 30.0 us (p90 52.0)" in line
+    assert "thread_entry 61.5 us (p90 70.0)" in line and "3 trace events lost" in line
+    assert "2 woken and asleep again without entering, on a CPU 0.12 % of the time" in line
+    t["threads"] = {"why": "no KVM host to trace (TCG)"}
+    assert records.markdown(t)[-2] == ("Its vCPU threads' halts were not split by the host's "
+                                       "scheduler: no KVM host to trace (TCG)")
+    assert not any(ln.startswith("Its vCPU") for ln in records.markdown(table()))

@@ -176,6 +176,36 @@ def test_here_reads_the_notice_from_the_stamps(tmp_path):
     assert int(f["cost.wake_latency"]) == 189000
 
 
+def test_here_splits_a_halt_by_the_traced_threads(tmp_path):
+    """costs=here with the cost table boot's thread parts (cost_table.threads): the exit half
+    of wrmsr_pollctl's round trip plus thread_halt before KVM sleeps, the IPI at the kick
+    (the exit half and thread_kick), thread_wake the uncharged wait, thread_entry charged on
+    the way back (wake_entry), the entry half after;
+    a table without them keeps the round trip each way and no wake_entry."""
+    folder = wakepath_folder(tmp_path, [])
+    meta = json.loads((folder / "meta.json").read_text())
+    meta["cost_table"]["threads"] = {
+        "halts": 40, "lost": 0, "vcpus": 2,
+        "thread_halt": {"ns_p50": 30000.0, "ns_p90": 50000.0, "n": 40},
+        "thread_kick": {"ns_p50": 6000.0, "ns_p90": 13000.0, "n": 20},
+        "thread_wake": {"ns_p50": 8000.0, "ns_p90": 20000.0, "n": 20},
+        "thread_entry": {"ns_p50": 60000.0, "ns_p90": 61000.0, "n": 40}}
+    (folder / "meta.json").write_text(json.dumps(meta))
+    r = sim("workload=idle", "duration=10ms", "smp=1", f"costs=here:{folder}")
+    assert r.returncode == 0, r.stderr
+    f = next(f for k, f in records.parse_records(r.stdout) if k == "sim")
+    assert (int(f["cost.halt_exit"]), int(f["cost.vm_entry"])) == (30250, 250)
+    assert (int(f["cost.wake_latency"]), int(f["cost.wake_entry"])) == (8000, 60000)
+    assert (int(f["cost.ipi_latency"]), int(f["spread.ipi_latency"])) == (6250, 7000)
+    assert (int(f["spread.halt_exit"]), int(f["spread.wake_latency"]),
+            int(f["spread.wake_entry"])) == (20000, 12000, 1000)
+    plain = sim("workload=idle", "duration=10ms", "smp=1",
+                f"costs=here:{wakepath_folder(tmp_path / 'plain', [])}")
+    f = next(f for k, f in records.parse_records(plain.stdout) if k == "sim")
+    assert (int(f["cost.halt_exit"]), int(f["cost.vm_entry"]), int(f["cost.wake_entry"])) \
+        == (500, 500, 0)
+
+
 def test_here_without_the_poll_control_msr(tmp_path):
     """costs=here on a table without wrmsr_pollctl (a host that does not offer the MSR, or
     TCG): a VM exit is CPUID's, and ipi_running, the run round trip less a send that cost

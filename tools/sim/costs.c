@@ -36,6 +36,7 @@
  *   halt_exit       a HLT's VM exit, up to KVM's decision to poll or sleep
  *   vm_entry        from the vCPU thread running again to guest code running
  *   wake_latency    a sleeping vCPU thread's wake-up: event to thread on a host CPU (idle time)
+ *   wake_entry      a woken vCPU thread from running again to vm_entry (charged to it)
  *   timer_slack     a guest timer of a halted vCPU: deadline to KVM's hrtimer waking it
  *   timer_running   a guest timer of a vCPU in guest code: deadline to the interrupt
  *   host_poll_iter  one iteration of KVM's poll loop (how late it sees the event)
@@ -69,7 +70,7 @@
 const char *const sim_cost_names[COST__COUNT] = {SIM_COSTS(SIM__COST_NAME)};
 
 /* The primitives of tools/idlelab/derive/records.py's PRIMS that the tables use (named in its
- * order; load, call and pushf are not used), then the stamps. */
+ * order up to timer_halt; load, call and pushf are not used), then the stamps. */
 static const char *const prim_names[] = {
     "alu", "pause", "rdtsc", "locked_rmw", "cli_sti", "cpuid", "wrmsr_pollctl", "ipi_send",
     "ipi_halt_rtt", "poll_wake_rtt", "timer", "ipi_run_rtt", "timer_halt", "wakepath_run",
@@ -77,12 +78,23 @@ static const char *const prim_names[] = {
     /* the 90th percentiles of the first 15, in their order */
     "alu_p90", "pause_p90", "rdtsc_p90", "locked_rmw_p90", "cli_sti_p90", "cpuid_p90",
     "wrmsr_pollctl_p90", "ipi_send_p90", "ipi_halt_rtt_p90", "poll_wake_rtt_p90", "timer_p90",
-    "ipi_run_rtt_p90", "timer_halt_p90", "wakepath_run_p90", "wakepath_notice_p90"};
+    "ipi_run_rtt_p90", "timer_halt_p90", "wakepath_run_p90", "wakepath_notice_p90",
+    /* the cost table boot's vCPU threads' halts split by the host's scheduler
+     * (cost_table.threads, tools/idlelab/derive/threadtrace.py), then their p90s */
+    "thread_halt", "thread_kick", "thread_wake", "thread_entry", "thread_halt_p90",
+    "thread_kick_p90", "thread_wake_p90", "thread_entry_p90",
+    /* bench=exits' exits inside the guest's own paths (x2APIC EOI, TSC-deadline write), then
+     * their p90s */
+    "eoi", "tsc_deadline", "eoi_p90", "tsc_deadline_p90"};
 #define NPRIMS		     (sizeof(prim_names) / sizeof(prim_names[0]))
 #define PRIM_WAKEPATH_RUN    13
 #define PRIM_WAKEPATH_NOTICE 14
 #define PRIM_INSNS	     15 /* insns_<phase>: cost_table.path_insns.<phase> */
 #define PRIM_P90	     20 /* <prim>_p90: prim i's p90 is PRIM_P90 + i */
+#define PRIM_THREADS	     35 /* thread_<part>, then their p90s */
+#define NTHREAD_PARTS	     4
+#define PRIM_EXITS	     43 /* eoi, tsc_deadline, then their p90s */
+#define NEXIT_PRIMS	     2
 _Static_assert(NPRIMS == SIM_NPRIMS, "sim.h's SIM_NPRIMS counts prim_names");
 #define PPM_MAX 1000000.0
 
@@ -232,6 +244,36 @@ static void wakepath_medians(const char *folder, double *prims)
 		prims[stamp_fields[f].prim] = median(found[f], n[f]);
 }
 
+/* The object `"name": {...}` after `from`: its ns_p50 and ns_p90, each -1 where missing. */
+static void p50_p90(const char *from, const char *name, double *p50, double *p90)
+{
+	const char *q = NULL, *end = NULL, *v;
+	char key[64];
+
+	*p50 = *p90 = -1;
+	snprintf(key, sizeof(key), "\"%s\":", name);
+	if (from)
+		q = strstr(from, key);
+	q = q ? strchr(q, '{') : NULL;
+	end = q ? strchr(q, '}') : NULL;
+	v = q ? strstr(q, "\"ns_p50\":") : NULL;
+	if (v && v < end)
+		*p50 = strtod(v + 9, NULL);
+	v = q ? strstr(q, "\"ns_p90\":") : NULL;
+	if (v && v < end)
+		*p90 = strtod(v + 9, NULL);
+}
+
+/* cost_table.threads.thread_<part>; -1 where the boot was not traced. */
+static void thread_parts(const char *text, double *prims)
+{
+	const char *p = strstr(text, "\"threads\"");
+
+	for (size_t i = 0; i < NTHREAD_PARTS; i++)
+		p50_p90(p, prim_names[PRIM_THREADS + i], &prims[PRIM_THREADS + i],
+			&prims[PRIM_THREADS + NTHREAD_PARTS + i]);
+}
+
 /*
  * meta.json's cost_table.prims.NAME.ns_p50 for every primitive; -1 where the table has no
  * figure (skipped). A targeted scan, not a JSON parser: the file is the harness's own output.
@@ -266,23 +308,11 @@ static int read_prims(const char *path, double *prims, char *err, size_t errlen)
 		free(text);
 		return -1;
 	}
-	for (size_t i = 0; i < PRIM_WAKEPATH_RUN; i++) {
-		char key[64], *q, *end, *v;
-
-		prims[i] = prims[PRIM_P90 + i] = -1;
-		snprintf(key, sizeof(key), "\"%s\":", prim_names[i]);
-		q = strstr(p, key);
-		if (!q)
-			continue;
-		q = strchr(q, '{');
-		end = q ? strchr(q, '}') : NULL;
-		v = q ? strstr(q, "\"ns_p50\":") : NULL;
-		if (v && v < end)
-			prims[i] = strtod(v + 9, NULL);
-		v = q ? strstr(q, "\"ns_p90\":") : NULL;
-		if (v && v < end)
-			prims[PRIM_P90 + i] = strtod(v + 9, NULL);
-	}
+	for (size_t i = 0; i < PRIM_WAKEPATH_RUN; i++)
+		p50_p90(p, prim_names[i], &prims[i], &prims[PRIM_P90 + i]);
+	for (size_t i = 0; i < NEXIT_PRIMS; i++)
+		p50_p90(p, prim_names[PRIM_EXITS + i], &prims[PRIM_EXITS + i],
+			&prims[PRIM_EXITS + NEXIT_PRIMS + i]);
 	for (size_t i = PRIM_INSNS; i < PRIM_P90; i++)
 		prims[i] = -1;
 	p = strstr(text, "\"path_insns\"");
@@ -300,6 +330,7 @@ static int read_prims(const char *path, double *prims, char *err, size_t errlen)
 				prims[i] = strtod(v + strlen(key), NULL);
 		}
 	}
+	thread_parts(text, prims);
 	free(text);
 	wakepath_medians(folder, prims);
 	return 0;

@@ -441,8 +441,10 @@ static void host_halt_done(struct sim *s, struct vcpu *v, bool success)
 	};
 
 	hp_halt_end(&s->cfg->host, &v->host, &h);
+	/* a thread that slept runs its way back in first (charged, unlike wake_latency) */
 	set_state(s, v, V_ENTRY,
-		  sim_cost(s, COST_vm_entry) + (success ? 0 : cold_cost(s, h.wait_ns)));
+		  sim_cost(s, COST_vm_entry) +
+		      (success ? 0 : sim_cost(s, COST_wake_entry) + cold_cost(s, h.wait_ns)));
 }
 
 static void halt_exit_done(struct sim *s, struct vcpu *v)

@@ -31,6 +31,7 @@
 	X(halt_exit)                                                                               \
 	X(vm_entry)                                                                                \
 	X(wake_latency)                                                                            \
+	X(wake_entry)                                                                              \
 	X(timer_slack)                                                                             \
 	X(timer_running)                                                                           \
 	X(host_poll_iter)                                                                          \
@@ -97,8 +98,10 @@ int sim_parse_args(int argc, char **argv, struct sim_config *cfg, FILE *err);
 /* costs.c. `prims` (sim_costs_parse_text) holds SIM_NPRIMS figures, -1 where the results
  * folder has none: bench=exits's primitives and the wake-path stamps (medians, ns), then the
  * wake path's instructions per round trip by phase (user, wake, block, enter, run), then the
- * 90th percentiles of the first 15. */
-#define SIM_NPRIMS 35
+ * 90th percentiles of the first 15, then the cost table boot's vCPU threads' halts by part
+ * (thread_halt, thread_kick, thread_wake, thread_entry) and their p90s, then bench=exits' eoi
+ * and tsc_deadline and their p90s. */
+#define SIM_NPRIMS 47
 int sim_costs_load(const char *spec, struct sim_costs *c, char *err, size_t errlen);
 int sim_costs_parse_text(const char *text, const char *what, const double *prims,
 			 struct sim_costs *c, char *err, size_t errlen);

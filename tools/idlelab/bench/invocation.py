@@ -268,6 +268,19 @@ def planned_by_matrix(work):
     return out
 
 
+def measure_traced(accel, timeout):
+    """platform.measure(); on KVM with the boot traced on the host, its vCPU threads' halts
+    split by the host's scheduler in "threads" (host/costtrace.py: the parts or why not)."""
+    if qemu.resolve_accel(accel) != "kvm":
+        return platform.measure(accel, timeout=timeout)
+    from idlelab.host.costtrace import ThreadTrace    # KVM only: a TCG bench never loads it
+
+    with ThreadTrace("kvm") as trace:
+        costs = platform.measure(accel, timeout=timeout)
+        costs["threads"] = trace.part()
+    return costs
+
+
 def measure_costs(accel, loaded, timeout):
     """The platform's cost table, first (derive/records.py), and the matrices with their scaled
     values resolved from it. (None, loaded) when a matrix needs the table and it could not be
@@ -275,7 +288,7 @@ def measure_costs(accel, loaded, timeout):
     failure is kept in meta.json."""
     say(f"measuring the platform's cost table (bench=exits iters={records.ITERS}, {accel})")
     try:
-        costs = platform.measure(accel, timeout=timeout)
+        costs = measure_traced(accel, timeout)
     except records.CostTableError as e:
         if any(records.needs_table(runs) for _, _, runs in loaded):
             say(f"error: {e}; the matrices place their sweeps by it, so nothing was run")

@@ -42,6 +42,7 @@ class HostEvent:
     ts: float       # the trace clock's value (seconds with mono, TSC cycles with x86-tsc)
     event: str
     body: str
+    comm: str = ""      # the thread's name (QEMU names its vCPU threads `CPU n/KVM`)
 
 
 def parse_trace(text):
@@ -52,7 +53,8 @@ def parse_trace(text):
             continue
         m = _LINE.match(line)
         if m:
-            events.append(HostEvent(int(m["tid"]), float(m["ts"]), m["event"], m["body"]))
+            events.append(HostEvent(int(m["tid"]), float(m["ts"]), m["event"], m["body"],
+                                    m["comm"].strip()))
     lost = sum(int(w) - int(b) for b, w in _ENTRIES.findall(text))
     return events, lost
 

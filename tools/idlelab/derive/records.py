@@ -39,7 +39,6 @@ import dataclasses
 import re
 from dataclasses import dataclass, field
 
-
 PREFIX = "@idlelab "
 _FIELD = re.compile(r'\s*([A-Za-z_][\w.]*)=("(?:[^"\\]|\\.)*"|\S*)')
 
@@ -200,7 +199,7 @@ def check_invariants(run):
 
 PRIMS = ("alu", "pause", "rdtsc", "locked_rmw", "cli_sti", "cpuid", "wrmsr_pollctl",
          "ipi_send", "ipi_halt_rtt", "poll_wake_rtt", "timer", "ipi_run_rtt", "load", "call",
-         "pushf", "timer_halt")
+         "pushf", "timer_halt", "eoi", "tsc_deadline")
 ITERS = 500              # samples per primitive: a few seconds under this nested KVM
 SMP = 2                  # the round trips need a second CPU
 _UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
@@ -372,7 +371,29 @@ def markdown(table):
                                  "with"))
         lines.append(f"| {prim} | {e.get('ns_p50', 0):.1f} | {e.get('ns_p90', 0):.1f} | "
                      f"{e.get('n', 0)} | {how} |")
-    return lines + [""] + path_markdown(table.get("path_insns"))
+    return lines + [""] + path_markdown(table.get("path_insns")) + \
+        threads_markdown(table.get("threads"))
+
+
+def threads_markdown(threads):
+    """The cost table's boot's vCPU threads' halts as the host's scheduler saw them
+    (derive/threadtrace.py; its parts in its order), as one line; nothing for a folder
+    without them."""
+    if not threads:
+        return []
+    if "why" in threads and not threads.get("halts"):
+        return [f"Its vCPU threads' halts were not split by the host's scheduler: "
+                f"{threads['why']}", ""]
+    parts = [f"{p} {threads[p]['ns_p50'] / 1000:.1f} us (p90 {threads[p]['ns_p90'] / 1000:.1f})"
+             for p, v in threads.items() if isinstance(v, dict) and "ns_p50" in v]
+    return [f"Its vCPU threads' halts as the host's scheduler saw them ({threads['halts']} that "
+            f"slept without a host poll; thread_halt: the exit to asleep, on a CPU; thread_wake: "
+            f"woken to running, queued; thread_entry: running to the guest, on a CPU): "
+            + ", ".join(parts)
+            + (f"; {threads['rewakes']} woken and asleep again without entering, on a CPU "
+               f"{threads['rewake_ppm'] / 1e4:.2f} % of the time asleep"
+               if threads.get("rewakes") else "")
+            + (f"; {threads['lost']} trace events lost" if threads.get("lost") else "") + ".", ""]
 
 
 def path_markdown(path):

@@ -1,0 +1,112 @@
+"""A vCPU thread's halts split by the host's scheduler (derive/threadtrace.py): the part
+before it sleeps, the woken thread's wait for a CPU and its way back to the guest, from
+tracefs text; halts a poll, a preemption or a pending interrupt made different are left
+out, and so are threads that are not QEMU's vCPUs."""
+from idlelab.derive import threadtrace
+
+HEADER = "# tracer: nop\n#\n# entries-in-buffer/entries-written: 40/40   #P:2\n#\n"
+VCPU0, VCPU1 = "CPU 0/KVM", "CPU 1/KVM"
+
+
+def line(comm, tid, t_us, event, body):
+    return f"  {comm}-{tid}    [001] d..1.  {100 + t_us / 1e6:.6f}: {event}: {body}"
+
+
+def switch(t_us, prev, prev_pid, state, nxt, next_pid):
+    return line(prev, prev_pid, t_us, "sched_switch",
+                f"prev_comm={prev} prev_pid={prev_pid} prev_prio=120 prev_state={state} ==> "
+                f"next_comm={nxt} next_pid={next_pid} next_prio=120")
+
+
+def halt(t0, tid=11, comm=VCPU0, out=20, wake=500, into=540, entry=600, state="S", kick=None):
+    """One halt that slept: exit at t0, asleep at +out, woken at +wake (from the idle task),
+    running at +into, in the guest at +entry (us); `kick` (us): vCPU 1 (tid 12) sends it an IPI,
+    its exit 6 us before the kick."""
+    kicked = [] if kick is None else [
+        line(VCPU1, 12, t0 + kick - 6, "kvm_exit", "vcpu 1 reason msr rip 0x102104"),
+        line(VCPU1, 12, t0 + kick, "kvm_apic_ipi", "dst 0 vec 224 (Fixed|physical|assert|edge|dst)"),
+        line(VCPU1, 12, t0 + kick + 80, "kvm_entry", "vcpu 1, rip 0x102106")]
+    return [
+        line(comm, tid, t0, "kvm_exit", "vcpu 0 reason hlt rip 0x1000 info1 0x0 info2 0x0"),
+        switch(t0 + out, comm, tid, state, "swapper/1", 0),
+        *kicked,
+        line("<idle>", 0, t0 + wake, "sched_wakeup", f"comm={comm} pid={tid} prio=120 "
+             "target_cpu=001"),
+        switch(t0 + into, "swapper/1", 0, "R", comm, tid),
+        line(comm, tid, t0 + entry, "kvm_entry", "vcpu 0, rip 0x1001"),
+    ]
+
+
+def text(rows):
+    return HEADER + "\n".join(rows) + "\n"
+
+
+def parsed(rows):
+    return threadtrace.halts(threadtrace.kvmtrace.parse_trace(text(rows))[0])
+
+
+def test_a_halt_an_ipi_woke_splits_into_its_four_parts():
+    """Kicked at 300 us by vCPU 1 (its exit 6 us before), running at 540, in the guest at 600."""
+    assert parsed(halt(0, kick=300)) == [(0, 20_000, 6_000, 240_000, 60_000, 520_000, 0, 0)]
+
+
+def test_a_halt_no_ipi_woke_has_no_kick_and_no_wake_part():
+    """A timer's wake: the parts of the thread's own, not the waker's."""
+    assert parsed(halt(0)) == [(0, 20_000, None, None, 60_000, 520_000, 0, 0)]
+
+
+def test_the_summary_has_each_parts_median_and_p90():
+    rows = []
+    for i, out in enumerate((10, 20, 30, 40, 50, 60, 70, 80, 90, 100)):
+        rows += halt(i * 1000, out=out, kick=300 if i < 4 else None)
+    s = threadtrace.summary(text(rows))
+    assert s["halts"] == 10 and s["vcpus"] == 2 and s["lost"] == 0
+    assert s["thread_halt"] == {"ns_p50": 50_000.0, "ns_p90": 90_000.0, "n": 10}
+    assert s["thread_wake"] == {"ns_p50": 240_000.0, "ns_p90": 240_000.0, "n": 4}
+    assert s["thread_kick"]["n"] == 4 and s["thread_entry"]["ns_p50"] == 60_000.0
+
+
+def test_a_halt_with_a_host_window_is_left_out_until_the_window_is_0_again():
+    rows = halt(0)
+    rows.append(line(VCPU0, 11, 700, "kvm_halt_poll_ns", "vcpu 0: halt_poll_ns 10000 (grow 0)"))
+    rows += halt(1000)                      # polled 10 us first: its thread_halt has a poll
+    rows.append(line(VCPU0, 11, 1700, "kvm_halt_poll_ns", "vcpu 0: halt_poll_ns 0 (shrink 10000)"))
+    rows += halt(2000, out=30)
+    assert [h[1] for h in parsed(rows)] == [20_000, 30_000]
+
+
+def test_preempted_not_halted_and_pending_halts_are_left_out():
+    rows = halt(0, state="R+")              # preempted before it slept
+    rows += [line(VCPU0, 11, 1000, "kvm_exit", "vcpu 0 reason hlt rip 0x1000"),
+             line(VCPU0, 11, 1010, "kvm_entry", "vcpu 0, rip 0x1001")]    # an irq was pending
+    rows += [line(VCPU0, 11, 1100, "kvm_exit", "vcpu 0 reason msr rip 0x1000"),
+             switch(1120, VCPU0, 11, "S", "swapper/1", 0)]              # not a halt
+    rows += halt(2000, out=25)
+    assert [(h.vcpu, h.thread_halt, h.thread_entry) for h in parsed(rows)] == [(0, 25_000, 60_000)]
+
+
+def test_only_qemus_vcpu_threads_count_and_each_vcpu_is_named():
+    rows = halt(0, tid=12, comm=VCPU1) + halt(5000, tid=99, comm="qemu-system-x86")
+    assert [(h.vcpu, h.thread_halt) for h in parsed(rows)] == [(1, 20_000)]
+
+
+def test_vmx_spells_the_reason_in_capitals():
+    rows = [r.replace("reason hlt", "reason HLT") for r in halt(0)]
+    assert len(parsed(rows)) == 1
+
+
+def test_no_halt_gives_counts_and_no_parts():
+    s = threadtrace.summary(HEADER)
+    assert s == {"halts": 0, "lost": 0, "vcpus": 0, "rewakes": 0}
+
+
+def test_a_wake_that_sleeps_again_is_a_rewake_of_the_same_halt():
+    """Woken at 100 us, on a CPU 110-130 us and asleep again without entering: a rewake (20
+    us on a CPU while the guest halts); the wake that counts is the last one."""
+    rows = halt(0, kick=300)
+    rows[2:2] = [line("<idle>", 0, 100, "sched_wakeup", "comm=CPU 0/KVM pid=11 prio=120"),
+                 switch(110, "swapper/1", 0, "R", VCPU0, 11),
+                 switch(130, VCPU0, 11, "S", "swapper/1", 0)]
+    assert parsed(rows) == [(0, 20_000, 6_000, 240_000, 60_000, 520_000, 20_000, 1)]
+    s = threadtrace.summary(text(rows + halt(1000)))
+    assert s["rewakes"] == 1 and s["rewake_ppm"] == round(20_000 * 1e6 / 1_040_000, 1)

@@ -1,0 +1,157 @@
+"""A vCPU thread's halts as the host's scheduler saw them: which part of a halt-and-wake the
+thread spends on a host CPU (charged to it) and which part it waits off CPU, from one trace
+of the cost table's boot (host/costtrace.py). The simulator prices a halt by these parts
+(tools/sim/costs/here.txt: halt_exit, ipi_latency, wake_latency, wake_entry), and the host's
+CPU time follows only from the right split: a wake the thread spends running costs the host
+as much as polling would, one spent waiting costs nothing.
+
+A halt that slept, traced event by event; the waker's events are another vCPU thread's:
+
+    target: kvm_exit (hlt) -> out (asleep) . . . . . . sched_wakeup -> in -> kvm_entry
+    waker:                 kvm_exit (ICR) -> kvm_apic_ipi
+            |- thread_halt -|              |-kick-|------ thread_wake ------|-- entry --|
+
+thread_halt is KVM's halt handling up to the sleep (charged), thread_kick the waker's exit
+up to its kick of the halted vCPU (the waker's, part of its IPI send), thread_wake from the
+kick to the target running again (its wake-up crossing to its host CPU and its wait there:
+not charged), thread_entry from running again to the guest (charged). thread_kick and
+thread_wake are taken from halts an IPI woke (a kvm_apic_ipi to the vCPU's APIC ID, which is
+its index in idlelab and in Linux guests); the others (a timer) count for the rest. Only halts
+with no host poll count (the window in force was 0, from kvm_halt_poll_ns; a poll's time
+would land in thread_halt), and only halts whose thread went to sleep, not one preempted on
+the way (prev_state R). A wake that finds nothing for the guest and sleeps again (a rewake)
+is charged too, while the guest still halts: per ns asleep, rewake_ppm (the simulator's
+block_charge_ppm). The trace clock prints microseconds, so each part is known to 1 us.
+
+Pure: the text comes from tracefs.
+"""
+import math
+import re
+from typing import NamedTuple, Optional
+
+from idlelab.derive import kvmtrace
+
+EVENTS = ("kvm/kvm_exit", "kvm/kvm_entry", "kvm/kvm_halt_poll_ns", "kvm/kvm_apic_ipi",
+          "sched/sched_switch", "sched/sched_wakeup")
+PARTS = ("thread_halt", "thread_kick", "thread_wake", "thread_entry")
+VCPU_COMM = re.compile(r"^CPU (\d+)/KVM$")    # QEMU's vCPU threads with debug-threads=on
+_REASON = re.compile(r"\breason (\S+)")
+_SWITCH = re.compile(r"prev_comm=.*? prev_pid=(\d+) .*?prev_state=(\S+) ==> "
+                     r"next_comm=.*? next_pid=(\d+)")
+_WAKEUP = re.compile(r"\bpid=(\d+)\b")
+_IPI = re.compile(r"^dst ([0-9a-f]+) vec \d+ \(Fixed\|physical\|")
+
+
+def _vcpu_tids(events):
+    """{tid: vcpu} of the threads that took VM exits and carry QEMU's vCPU name."""
+    out = {}
+    for e in events:
+        if e.event == "kvm_exit":
+            m = VCPU_COMM.match(e.comm)
+            if m:
+                out[e.tid] = int(m.group(1))
+    return out
+
+
+class Halt(NamedTuple):
+    vcpu: int
+    thread_halt: int               # ns, kvm_exit to asleep
+    thread_kick: Optional[int]     # the waker's kvm_exit to its kick (None: no IPI woke it)
+    thread_wake: Optional[int]     # the kick to switched in (None: no IPI woke it)
+    thread_entry: int              # switched in to kvm_entry
+    asleep: int                    # asleep to the last switch in, rewakes included
+    rewake: int                    # ns on a CPU in rewakes
+    rewakes: int                   # wakes that went back to sleep without entering
+
+
+class _Open:
+    """One halt of one thread being followed."""
+
+    def __init__(self, t_exit):
+        self.phase, self.t_exit = "exited", t_exit
+        self.t_out = self.t_in = self.rewake = self.rewakes = 0
+        self.kick = None               # (t_kick, the waker's part) of the last kick asleep
+
+
+def halts(events):
+    """[Halt] of every halt that slept without a host poll, in trace order. A thread woken
+    that sleeps again without entering (KVM found nothing for it: a spurious wake-up) is
+    still in the same halt: its time on a CPU then is `rewake`, and the wake that counts is
+    the last one."""
+    vcpu_of = _vcpu_tids(events)
+    tid_of = {v: tid for tid, v in vcpu_of.items()}
+    window = {tid: 0 for tid in vcpu_of}
+    last_exit = {}
+    state = {}          # tid -> _Open
+    out = []
+    for e in events:
+        ts = round(e.ts * 1e9)
+        if e.event == "kvm_exit" and e.tid in vcpu_of:
+            last_exit[e.tid] = ts
+            m = _REASON.search(e.body)
+            if m and m.group(1).lower() == "hlt" and window[e.tid] == 0:
+                state[e.tid] = _Open(ts)
+            else:
+                state.pop(e.tid, None)
+        elif e.event == "kvm_halt_poll_ns" and e.tid in vcpu_of:
+            m = kvmtrace.POLL_NS.search(e.body)
+            if m:
+                window[e.tid] = int(m.group(2))      # the next halt's window
+        elif e.event == "kvm_apic_ipi" and e.tid in last_exit:
+            m = _IPI.match(e.body)
+            st = state.get(tid_of.get(int(m.group(1), 16))) if m else None
+            if st and st.phase == "asleep":
+                st.kick = (ts, ts - last_exit[e.tid])
+        elif e.event == "sched_switch":
+            m = _SWITCH.search(e.body)
+            if not m:
+                continue
+            prev, prev_state, nxt = int(m.group(1)), m.group(2), int(m.group(3))
+            st = state.get(prev)
+            if st and st.phase in ("exited", "in"):
+                if not prev_state.startswith(("S", "D")):
+                    del state[prev]        # preempted, not asleep: not a clean halt
+                elif st.phase == "exited":
+                    st.phase, st.t_out = "asleep", ts
+                else:                      # woken, but back to sleep without entering
+                    st.phase, st.kick = "asleep", None
+                    st.rewake, st.rewakes = st.rewake + ts - st.t_in, st.rewakes + 1
+            st = state.get(nxt)
+            if st and st.phase == "woken":
+                st.phase, st.t_in = "in", ts
+        elif e.event == "sched_wakeup":
+            m = _WAKEUP.search(e.body)
+            st = state.get(int(m.group(1))) if m else None
+            if st and st.phase == "asleep":
+                st.phase = "woken"
+        elif e.event == "kvm_entry" and e.tid in vcpu_of:
+            st = state.pop(e.tid, None)
+            if st and st.phase == "in":
+                kick = st.kick
+                out.append(Halt(vcpu_of[e.tid], st.t_out - st.t_exit,
+                                kick[1] if kick else None, st.t_in - kick[0] if kick else None,
+                                ts - st.t_in, st.t_in - st.t_out, st.rewake, st.rewakes))
+    return out
+
+
+def _pct(sorted_values, q):
+    return sorted_values[max(0, math.ceil(q * len(sorted_values)) - 1)]
+
+
+def summary(text):
+    """{"halts": n, "lost": events the buffer dropped, "vcpus": n, PART: {"ns_p50", "ns_p90",
+    "n"} for each of PARTS, "rewakes": n, "rewake_ppm": ns on a CPU in rewakes per ns
+    asleep x 1e6} from a trace's text; a part is missing where no halt counted."""
+    events, lost = kvmtrace.parse_trace(text)
+    found = halts(events)
+    out = {"halts": len(found), "lost": lost, "vcpus": len(_vcpu_tids(events))}
+    for part in PARTS:
+        values = sorted(v for v in (getattr(h, part) for h in found) if v is not None)
+        if values:
+            out[part] = {"ns_p50": float(_pct(values, 0.5)), "ns_p90": float(_pct(values, 0.9)),
+                         "n": len(values)}
+    asleep = sum(h.asleep for h in found)
+    out["rewakes"] = sum(h.rewakes for h in found)
+    if asleep:
+        out["rewake_ppm"] = round(sum(h.rewake for h in found) * 1e6 / asleep, 1)
+    return out

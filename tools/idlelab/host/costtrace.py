@@ -1,0 +1,58 @@
+"""The cost table's boot traced on the host: its vCPU threads' halts split into what the
+thread spends on a host CPU and what it waits (derive/threadtrace.py), so the simulator
+charges a halt-and-wake to the vCPU thread as KVM's own scheduler did, in the same boot as
+the primitives.
+
+A tracefs instance of our own (tracefs.Session: nothing global is touched, and it is removed
+on every way out). It traces the whole host, not a pid list: the vCPU threads are born after
+QEMU starts and their wake-ups are traced in their wakers' context; threadtrace keeps the
+threads named `CPU n/KVM` that took VM exits, and the cost table's boot is the only guest
+then.
+"""
+from idlelab.derive import threadtrace
+from idlelab.host import tracefs
+
+CLOCK = "mono"
+BUFFER_KB = 32768       # per host CPU: the boot's exits and the host's switches for ~30 s
+
+
+class ThreadTrace:
+    """with ThreadTrace(accel) as t: <boot>; part = t.part(). The part is threadtrace's
+    summary, or {"why": ...} where there is none (TCG, tracefs unavailable, a failed read)."""
+
+    def __init__(self, accel):
+        self.session, self.why = None, None
+        if accel != "kvm":
+            self.why = "no KVM host to trace (TCG)"
+
+    def __enter__(self):
+        if self.why is None:
+            try:
+                self.session = tracefs.Session(threadtrace.EVENTS, CLOCK, BUFFER_KB).__enter__()
+            except tracefs.Unavailable as e:
+                self.why = f"tracefs: {e}"
+        return self
+
+    def __exit__(self, *exc):
+        if self.session is not None:
+            self.session.__exit__(*exc)
+
+    def part(self):
+        """Call before leaving the with-block (it reads the instance)."""
+        if self.why is None and self.session.clock != CLOCK:
+            self.why = f"trace_clock {CLOCK} not offered"
+        if self.why is None:
+            try:
+                self.session.stop()
+                out = threadtrace.summary(self.session.read())
+            except OSError as e:
+                self.why = f"tracefs: reading the trace: {e.strerror or e}"
+        if self.why is not None:
+            return {"why": self.why}
+        if self.session.notes:
+            out["notes"] = list(self.session.notes)
+        if not out["vcpus"]:
+            out["why"] = "no VM exit of a vCPU thread was traced (this KVM has no kvm_exit event)"
+        elif not out["halts"]:
+            out["why"] = "no halt of a vCPU thread slept without a host poll"
+        return out
