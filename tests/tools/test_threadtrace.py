@@ -110,3 +110,32 @@ def test_a_wake_that_sleeps_again_is_a_rewake_of_the_same_halt():
     assert parsed(rows) == [(0, 20_000, 6_000, 240_000, 60_000, 520_000, 20_000, 1)]
     s = threadtrace.summary(text(rows + halt(1000)))
     assert s["rewakes"] == 1 and s["rewake_ppm"] == round(20_000 * 1e6 / 1_040_000, 1)
+
+
+def test_only_the_given_vms_threads_count():
+    """Another VM on the host names its vCPU threads alike: given one VM's tids, its halts
+    alone count."""
+    rows = halt(0) + halt(5000, tid=41)         # tid 41: another QEMU's `CPU 0/KVM`
+    events = threadtrace.kvmtrace.parse_trace(text(rows))[0]
+    assert len(threadtrace.halts(events)) == 2
+    assert [h.thread_halt for h in threadtrace.halts(events, {11, 12})] == [20_000]
+    assert threadtrace.summary(text(rows), {41})["halts"] == 1
+
+
+def test_the_boots_vcpu_threads_are_found_once_qemu_has_made_them(monkeypatch):
+    from idlelab.host import costtrace, samplers
+
+    seen = iter([{}, {0: 5}, {0: 5, 1: 6}])
+    monkeypatch.setattr(samplers, "find_vcpu_threads", lambda pid: next(seen))
+
+    class Proc:
+        pid = 1234
+
+        def poll(self):
+            return None
+
+    t = costtrace.ThreadTrace("kvm")
+    t.follow(Proc())
+    t._finder.join(timeout=5)
+    assert t.tids == {0: 5, 1: 6}
+    assert costtrace.ThreadTrace("tcg").part() == {"why": "no KVM host to trace (TCG)"}

@@ -42,11 +42,12 @@ _WAKEUP = re.compile(r"\bpid=(\d+)\b")
 _IPI = re.compile(r"^dst ([0-9a-f]+) vec \d+ \(Fixed\|physical\|")
 
 
-def _vcpu_tids(events):
-    """{tid: vcpu} of the threads that took VM exits and carry QEMU's vCPU name."""
+def _vcpu_tids(events, tids=None):
+    """{tid: vcpu} of the threads that took VM exits and carry QEMU's vCPU name (only those
+    of `tids` where given: one VM's)."""
     out = {}
     for e in events:
-        if e.event == "kvm_exit":
+        if e.event == "kvm_exit" and (tids is None or e.tid in tids):
             m = VCPU_COMM.match(e.comm)
             if m:
                 out[e.tid] = int(m.group(1))
@@ -73,12 +74,12 @@ class _Open:
         self.kick = None               # (t_kick, the waker's part) of the last kick asleep
 
 
-def halts(events):
+def halts(events, tids=None):
     """[Halt] of every halt that slept without a host poll, in trace order. A thread woken
     that sleeps again without entering (KVM found nothing for it: a spurious wake-up) is
     still in the same halt: its time on a CPU then is `rewake`, and the wake that counts is
-    the last one."""
-    vcpu_of = _vcpu_tids(events)
+    the last one. `tids`: the vCPU threads of one VM (None: every thread QEMU named)."""
+    vcpu_of = _vcpu_tids(events, tids)
     tid_of = {v: tid for tid, v in vcpu_of.items()}
     window = {tid: 0 for tid in vcpu_of}
     last_exit = {}
@@ -138,13 +139,13 @@ def _pct(sorted_values, q):
     return sorted_values[max(0, math.ceil(q * len(sorted_values)) - 1)]
 
 
-def summary(text):
+def summary(text, tids=None):
     """{"halts": n, "lost": events the buffer dropped, "vcpus": n, PART: {"ns_p50", "ns_p90",
     "n"} for each of PARTS, "rewakes": n, "rewake_ppm": ns on a CPU in rewakes per ns
     asleep x 1e6} from a trace's text; a part is missing where no halt counted."""
     events, lost = kvmtrace.parse_trace(text)
-    found = halts(events)
-    out = {"halts": len(found), "lost": lost, "vcpus": len(_vcpu_tids(events))}
+    found = halts(events, tids)
+    out = {"halts": len(found), "lost": lost, "vcpus": len(_vcpu_tids(events, tids))}
     for part in PARTS:
         values = sorted(v for v in (getattr(h, part) for h in found) if v is not None)
         if values:

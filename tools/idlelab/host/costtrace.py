@@ -5,25 +5,46 @@ the primitives.
 
 A tracefs instance of our own (tracefs.Session: nothing global is touched, and it is removed
 on every way out). It traces the whole host, not a pid list: the vCPU threads are born after
-QEMU starts and their wake-ups are traced in their wakers' context; threadtrace keeps the
-threads named `CPU n/KVM` that took VM exits, and the cost table's boot is the only guest
-then.
+QEMU starts and their wake-ups are traced in their wakers' context. The boot's own vCPU
+threads are looked up by name in its QEMU's /proc as soon as QEMU has made them (follow()),
+and threadtrace keeps only theirs: another VM on the host names its vCPU threads alike.
 """
+import threading
+import time
+
 from idlelab.derive import threadtrace
-from idlelab.host import tracefs
+from idlelab.derive.records import SMP
+from idlelab.host import samplers, tracefs
 
 CLOCK = "mono"
 BUFFER_KB = 32768       # per host CPU: the boot's exits and the host's switches for ~30 s
+FIND_S = 10             # QEMU makes its vCPU threads within this of its start
 
 
 class ThreadTrace:
-    """with ThreadTrace(accel) as t: <boot>; part = t.part(). The part is threadtrace's
-    summary, or {"why": ...} where there is none (TCG, tracefs unavailable, a failed read)."""
+    """with ThreadTrace(accel) as t: <boot, on_start=t.follow>; part = t.part(). The part is
+    threadtrace's summary, or {"why": ...} where there is none (TCG, tracefs unavailable, the
+    threads not found, a failed read)."""
 
     def __init__(self, accel):
-        self.session, self.why = None, None
+        self.session, self.why, self.tids, self._finder = None, None, {}, None
         if accel != "kvm":
             self.why = "no KVM host to trace (TCG)"
+
+    def follow(self, proc):
+        """on_start of the boot: its vCPU threads, found in the background."""
+        def find():
+            deadline = time.monotonic() + FIND_S
+            while proc.poll() is None and time.monotonic() < deadline:
+                try:
+                    self.tids = samplers.find_vcpu_threads(proc.pid)
+                except OSError:
+                    return
+                if len(self.tids) >= SMP:
+                    return
+                time.sleep(0.01)
+        self._finder = threading.Thread(target=find, name="costtrace-find", daemon=True)
+        self._finder.start()
 
     def __enter__(self):
         if self.why is None:
@@ -39,12 +60,16 @@ class ThreadTrace:
 
     def part(self):
         """Call before leaving the with-block (it reads the instance)."""
+        if self._finder is not None:
+            self._finder.join()
         if self.why is None and self.session.clock != CLOCK:
             self.why = f"trace_clock {CLOCK} not offered"
+        if self.why is None and not self.tids:
+            self.why = "the boot's vCPU threads were not found in its QEMU's /proc"
         if self.why is None:
             try:
                 self.session.stop()
-                out = threadtrace.summary(self.session.read())
+                out = threadtrace.summary(self.session.read(), set(self.tids.values()))
             except OSError as e:
                 self.why = f"tracefs: reading the trace: {e.strerror or e}"
         if self.why is not None:

@@ -421,12 +421,13 @@ def get_halt_poll_ns(ctl_path, timeout=5.0):
 
 # --- The cost table, measured -------------------------------------------------------------
 
-def measure(accel, iters=ITERS, timeout=120):
+def measure(accel, iters=ITERS, timeout=120, on_start=None):
     """Boots bench=exits once; returns {"accel", "iters", "seconds", "prims": parse()}.
-    Raises CostTableError if the guest did not finish or a primitive is missing."""
+    on_start(popen): qemu.run's. Raises CostTableError if the guest did not finish or a
+    primitive is missing."""
     cfg = qemu.Config(smp=SMP, accel=accel, cmdline=f"bench=exits iters={iters}",
                       name="idlelab-costs")
-    res = qemu.run(cfg, timeout=timeout)
+    res = qemu.run(cfg, timeout=timeout, on_start=on_start)
     if not res.outcome.ok:
         tail = " | ".join(res.output.strip().splitlines()[-2:])
         raise CostTableError(f"bench=exits ended {res.outcome.name}: {tail}")
