@@ -60,7 +60,7 @@ class ThreadTrace:
 
     def part(self):
         """Call before leaving the with-block (it reads the instance)."""
-        if self._finder is not None:
+        if self._finder is not None and self._finder.ident is not None:
             self._finder.join()
         if self.why is None and self.session.clock != CLOCK:
             self.why = f"trace_clock {CLOCK} not offered"

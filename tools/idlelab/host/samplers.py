@@ -230,7 +230,8 @@ class WaitSampler:
 
     def stop(self):
         self._stop.set()
-        if self._thread is not None:
+        # (a signal can cut start() short while the thread is being started: then it has not)
+        if self._thread is not None and self._thread.ident is not None:
             self._thread.join(5)
         self._sample()          # the last instant too
 
