@@ -176,8 +176,8 @@ def test_the_docstring_example_parses():
 
 def test_trace_key():
     runs = parse("defaults: workload=pingpong duration=1s\n"
-                 "a: trace=halt_poll_ns\nb: trace=none\nc:\n", "m.txt")
-    assert [r.trace for r in runs] == ["halt_poll_ns", None, None]
+                 "a: trace=halt_poll_ns\nb: trace=none\nc:\nd: trace=threads\n", "m.txt")
+    assert [r.trace for r in runs] == ["halt_poll_ns", None, None, "threads"]
     with pytest.raises(MatrixError, match=r"m.txt:1: trace=kvm_exit: expected one of none, "
                                           r"halt_poll_ns"):
         parse("a: workload=idle duration=1s trace=kvm_exit\n", "m.txt")

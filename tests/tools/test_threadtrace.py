@@ -139,3 +139,11 @@ def test_the_boots_vcpu_threads_are_found_once_qemu_has_made_them(monkeypatch):
     t._finder.join(timeout=5)
     assert t.tids == {0: 5, 1: 6}
     assert costtrace.ThreadTrace("tcg").part() == {"why": "no KVM host to trace (TCG)"}
+
+
+def test_a_window_keeps_the_halts_that_began_in_it():
+    """trace=threads cuts a run's trace to its window (mono ns): a halt counts where its
+    exit lies inside."""
+    rows = halt(0) + halt(1000, out=30) + halt(2000, out=40)
+    s = threadtrace.summary(text(rows), {11}, (100_000_500_000, 100_002_000_000))
+    assert s["halts"] == 2 and s["thread_halt"]["ns_p50"] == 30_000.0

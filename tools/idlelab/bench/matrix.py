@@ -53,9 +53,11 @@ neighbour           another task on the host while the run is measured (neighbou
                     its throughput is read over exactly the measured window.
 pin                 the measured guest's vCPU threads on host CPUs: `none` (default) or
                     `CPU+CPU+...`, one per vCPU (vCPU i on the i-th), e.g. `pin=0+1`.
-trace               KVM's own trace of the window (host/haltpolltrace.py): `none` (default)
-                    or `halt_poll_ns` (the kvm_halt_poll_ns grow/shrink events and every
-                    halt's kvm_vcpu_wakeup, from a tracefs instance; KVM hosts with tracefs).
+trace               KVM's own trace of the window (host/windowtrace.py): `none` (default),
+                    `halt_poll_ns` (the kvm_halt_poll_ns grow/shrink events and every
+                    halt's kvm_vcpu_wakeup, from a tracefs instance; KVM hosts with tracefs)
+                    or `threads` (the vCPU threads' halts split by the host's scheduler,
+                    derive/threadtrace.py, over the window; KVM hosts with kvm_exit).
 guest               which guest runs: `idlelab` (default, the project's kernel) or `linux`
                     (Debian's kernel with tools/linuxguest/'s program: the same workloads
                     and records, measured the same way; `make linux-guest` builds it).
@@ -90,7 +92,7 @@ from idlelab.derive import records
 
 KNOB_TABLE = os.path.join(TOP, "kernel", "knobs", "knob_table.h")
 MACHINES = ("microvm", "pc", "q35")
-TRACES = ("none", "halt_poll_ns")
+TRACES = ("none", "halt_poll_ns", "threads")
 ACCELS = ("kvm", "tcg")
 _UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 _KNOB = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")

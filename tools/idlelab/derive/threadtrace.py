@@ -74,11 +74,13 @@ class _Open:
         self.kick = None               # (t_kick, the waker's part) of the last kick asleep
 
 
-def halts(events, tids=None):
+def halts(events, tids=None, span=None):
     """[Halt] of every halt that slept without a host poll, in trace order. A thread woken
     that sleeps again without entering (KVM found nothing for it: a spurious wake-up) is
     still in the same halt: its time on a CPU then is `rewake`, and the wake that counts is
-    the last one. `tids`: the vCPU threads of one VM (None: every thread QEMU named)."""
+    the last one. `tids`: the vCPU threads of one VM (None: every thread QEMU named);
+    `span`: (from, to) in the trace clock's ns, the halts whose exit lies in it (a run's
+    window)."""
     vcpu_of = _vcpu_tids(events, tids)
     tid_of = {v: tid for tid, v in vcpu_of.items()}
     window = {tid: 0 for tid in vcpu_of}
@@ -127,7 +129,8 @@ def halts(events, tids=None):
                 st.phase = "woken"
         elif e.event == "kvm_entry" and e.tid in vcpu_of:
             st = state.pop(e.tid, None)
-            if st and st.phase == "in":
+            if st and st.phase == "in" and (span is None
+                                            or span[0] <= st.t_exit <= span[1]):
                 kick = st.kick
                 out.append(Halt(vcpu_of[e.tid], st.t_out - st.t_exit,
                                 kick[1] if kick else None, st.t_in - kick[0] if kick else None,
@@ -139,12 +142,13 @@ def _pct(sorted_values, q):
     return sorted_values[max(0, math.ceil(q * len(sorted_values)) - 1)]
 
 
-def summary(text, tids=None):
+def summary(text, tids=None, span=None):
     """{"halts": n, "lost": events the buffer dropped, "vcpus": n, PART: {"ns_p50", "ns_p90",
     "n"} for each of PARTS, "rewakes": n, "rewake_ppm": ns on a CPU in rewakes per ns
-    asleep x 1e6} from a trace's text; a part is missing where no halt counted."""
+    asleep x 1e6} from a trace's text (halts() says what `tids` and `span` keep); a part is
+    missing where no halt counted."""
     events, lost = kvmtrace.parse_trace(text)
-    found = halts(events, tids)
+    found = halts(events, tids, span)
     out = {"halts": len(found), "lost": lost, "vcpus": len(_vcpu_tids(events, tids))}
     for part in PARTS:
         values = sorted(v for v in (getattr(h, part) for h in found) if v is not None)

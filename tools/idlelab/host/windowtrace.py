@@ -1,5 +1,7 @@
 """trace=halt_poll_ns: KVM's own halt events over one bench boot's window, for the tables
 that explain a window setting by what KVM did halt by halt (seed 004's grow and shrink).
+trace=threads: the vCPU threads' halts over the window split by the host's scheduler
+(derive/threadtrace.py), as the cost table's boot is (host/costtrace.py), for one run.
 
 A tracefs instance of our own (tracefs.Session: nothing global is touched, and it is removed
 on every way out) is opened before QEMU starts, so every window change of the vCPUs is seen
@@ -7,12 +9,14 @@ from their first halt; it follows the guest's vCPU threads once QMP names them. 
 mono, CLOCK_MONOTONIC's base, so the probe's marker times (time.monotonic_ns) cut the window
 out of it. The parsing and the story are derive/kvmtrace.py's.
 """
-from idlelab.derive import kvmtrace
+from idlelab.derive import kvmtrace, threadtrace
 from idlelab.host import tracefs
 
-EVENTS = ("kvm/kvm_halt_poll_ns", "kvm/kvm_vcpu_wakeup")
+EVENTS = {"halt_poll_ns": ("kvm/kvm_halt_poll_ns", "kvm/kvm_vcpu_wakeup"),
+          "threads": threadtrace.EVENTS}
 CLOCK = "mono"
-BUFFER_KB = 16384        # per host CPU: a 1.5 s pingpong's halts with room to spare
+BUFFER_KB = {"halt_poll_ns": 16384,     # per host CPU: a 1.5 s pingpong's halts with room
+             "threads": 32768}          # every exit and switch of the vCPU threads
 
 
 class WindowTrace:
@@ -27,7 +31,8 @@ class WindowTrace:
     def __enter__(self):
         if self.why is None:
             try:
-                self.session = tracefs.Session(EVENTS, CLOCK, BUFFER_KB).__enter__()
+                self.session = tracefs.Session(EVENTS[self.what], CLOCK,
+                                               BUFFER_KB[self.what]).__enter__()
             except tracefs.Unavailable as e:
                 self.why = f"tracefs: {e}"
         return self
@@ -63,6 +68,10 @@ class WindowTrace:
                 self.why = f"tracefs: reading the trace: {e.strerror or e}"
         if self.why is not None:
             return dict(out, why=self.why)
-        out.update(kvmtrace.window_part(text, self.tids, t_open_ns, t_close_ns))
+        if self.what == "threads":
+            out.update(threadtrace.summary(text, set(self.tids.values()),
+                                           (t_open_ns, t_close_ns)))
+        else:
+            out.update(kvmtrace.window_part(text, self.tids, t_open_ns, t_close_ns))
         out["notes"] = list(self.session.notes)
         return out
