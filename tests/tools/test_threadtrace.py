@@ -147,3 +147,12 @@ def test_a_window_keeps_the_halts_that_began_in_it():
     rows = halt(0) + halt(1000, out=30) + halt(2000, out=40)
     s = threadtrace.summary(text(rows), {11}, (100_000_500_000, 100_002_000_000))
     assert s["halts"] == 2 and s["thread_halt"]["ns_p50"] == 30_000.0
+
+
+def test_a_kick_before_the_target_is_asleep_still_counts():
+    """KVM's kick can come after the target's last check but before its switch out: the wake
+    follows at once, and it is the IPI's, not a timer's."""
+    rows = halt(0, kick=10)
+    rows.insert(3, rows.pop(1))       # the switch out (asleep) after the kick
+    (h,) = parsed(rows)
+    assert (h.thread_kick, h.thread_wake) == (6_000, 530_000)

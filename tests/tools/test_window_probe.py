@@ -68,3 +68,20 @@ def test_a_close_marker_seen_only_whole_is_sampled_then(probe):
     assert calls[-3:] == ["cpu", "stats", "load"] and p.samples["close"]["synced"] is False
     p.on_line(CLOSE)
     assert p.errors == ["a second 'close' window marker: only one window per run"]
+
+
+def test_a_close_sample_that_failed_is_not_tried_again_at_every_byte(probe):
+    """A QMP read that fails at the close marker's first bytes is said once: not retried as
+    the line keeps arriving, nor at its end (a hung QMP would hold the reader each time)."""
+    p, calls, acks = probe
+    p.on_line(OPEN)
+
+    def broken(names):
+        calls.append("stats")
+        raise OSError("QMP gone")
+    p.session.query_stats_vcpus = broken
+    for n in range(16, len(CLOSE)):
+        p.on_partial(CLOSE[:n])
+    p.on_line(CLOSE)
+    assert p.errors == ["QMP at the close marker: QMP gone"]
+    assert acks == ["qemu", "qemu"] and "close" not in p.samples

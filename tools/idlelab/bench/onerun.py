@@ -279,6 +279,7 @@ class WindowProbe:
         self.session = self.pid = self.threads = self.proc = None
         self.schemas = {}
         self.samples = {}      # state -> {"snapshot": Snapshot, "load": {...}, "sample_ms"...}
+        self.close_early = False   # the close marker's sample was tried at its first bytes
         self.errors = []
 
     def on_start(self, proc):
@@ -302,7 +303,8 @@ class WindowProbe:
         nested host ~1 ms each, the whole line ~170 ms (2026-12-02), which would have been
         charged to the window as host CPU. After the open marker the next marker is the close
         one, so its common prefix is enough."""
-        if MARKER in text and "open" in self.samples and "close" not in self.samples:
+        if MARKER in text and "open" in self.samples and not self.close_early:
+            self.close_early = True     # once: a failed sample is not tried at every byte
             self.sample({"state": "close"}, None)
 
     def on_line(self, line):
@@ -318,8 +320,8 @@ class WindowProbe:
             if early is not None and early["synced"] is None:     # taken at its first bytes
                 early["synced"] = synced
                 early["late"] = not synced and early["done_ns"] - early["seen_ns"] > self.hold_ns
-            else:
-                self.sample(fields, synced)
+            elif not (fields.get("state") == "close" and self.close_early and early is None):
+                self.sample(fields, synced)      # (a failed early sample said why already)
         finally:
             if synced:
                 try:

@@ -387,8 +387,9 @@ def threads_markdown(threads):
     parts = [f"{p} {threads[p]['ns_p50'] / 1000:.1f} us (p90 {threads[p]['ns_p90'] / 1000:.1f})"
              for p, v in threads.items() if isinstance(v, dict) and "ns_p50" in v]
     return [f"Its vCPU threads' halts as the host's scheduler saw them ({threads['halts']} that "
-            f"slept without a host poll; thread_halt: the exit to asleep, on a CPU; thread_wake: "
-            f"woken to running, queued; thread_entry: running to the guest, on a CPU): "
+            f"slept without a host poll; thread_halt: the exit to asleep, on a CPU; thread_kick: "
+            f"the waker's exit to KVM's kick of it; thread_wake: the kick to running, off CPU; "
+            f"thread_entry: running to the guest, on a CPU): "
             + ", ".join(parts)
             + (f"; {threads['rewakes']} woken and asleep again without entering, on a CPU "
                f"{threads['rewake_ppm'] / 1e4:.2f} % of the time asleep"

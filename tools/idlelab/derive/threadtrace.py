@@ -71,7 +71,7 @@ class _Open:
     def __init__(self, t_exit):
         self.phase, self.t_exit = "exited", t_exit
         self.t_out = self.t_in = self.rewake = self.rewakes = 0
-        self.kick = None               # (t_kick, the waker's part) of the last kick asleep
+        self.kick = None               # (t_kick, the waker's part) of the last kick
 
 
 def halts(events, tids=None, span=None):
@@ -103,7 +103,9 @@ def halts(events, tids=None, span=None):
         elif e.event == "kvm_apic_ipi" and e.tid in last_exit:
             m = _IPI.match(e.body)
             st = state.get(tid_of.get(int(m.group(1), 16))) if m else None
-            if st and st.phase == "asleep":
+            # (a kick can come while the target is still on its way to sleep: KVM's last
+            # check passed, the switch not yet made; the wake then follows at once)
+            if st and st.phase in ("exited", "asleep"):
                 st.kick = (ts, ts - last_exit[e.tid])
         elif e.event == "sched_switch":
             m = _SWITCH.search(e.body)

@@ -4,10 +4,10 @@ charges a halt-and-wake to the vCPU thread as KVM's own scheduler did, in the sa
 the primitives.
 
 A tracefs instance of our own (tracefs.Session: nothing global is touched, and it is removed
-on every way out). It traces the whole host, not a pid list: the vCPU threads are born after
-QEMU starts and their wake-ups are traced in their wakers' context. The boot's own vCPU
-threads are looked up by name in its QEMU's /proc as soon as QEMU has made them (follow()),
-and threadtrace keeps only theirs: another VM on the host names its vCPU threads alike.
+on every way out). It traces the whole host rather than a pid list, which could only be set
+once the vCPU threads exist, after QEMU has started (the boot has no QMP to name them). The
+boot's own vCPU threads are looked up by name in its QEMU's /proc as soon as QEMU has made
+them (follow()), and threadtrace keeps only theirs: another VM names its vCPU threads alike.
 """
 import threading
 import time

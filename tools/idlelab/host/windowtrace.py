@@ -69,6 +69,8 @@ class WindowTrace:
         if self.why is not None:
             return dict(out, why=self.why)
         if self.what == "threads":
+            if not self.tids:
+                return dict(out, why="the vCPU threads were not named (QMP at start failed)")
             out.update(threadtrace.summary(text, set(self.tids.values()),
                                            (t_open_ns, t_close_ns)))
         else:
