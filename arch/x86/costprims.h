@@ -152,6 +152,17 @@ static inline void cost_eoi_batch(void)
 	    : "memory");
 }
 
+/* The deadline the timer has programmed (0: none), to be put back after the batch below. */
+static inline uint64_t cost_deadline_read(void)
+{
+	return rdmsr(MSR_TSC_DEADLINE);
+}
+
+static inline void cost_deadline_restore(uint64_t deadline)
+{
+	wrmsr(MSR_TSC_DEADLINE, deadline);
+}
+
 /* TSC-deadline writes of one deadline, the arming every timer does: an exit on KVM, which
  * re-arms its own timer for it each time. */
 static inline void cost_deadline_batch(uint64_t deadline)

@@ -221,11 +221,11 @@ BATCH_SAMPLE(sample_eoi, cost_eoi_batch())
 /* The deadline written is a second away; the one the timer had is put back after. */
 static uint64_t sample_deadline(void)
 {
-	uint64_t was = rdmsr(MSR_TSC_DEADLINE), t0 = cost_tsc();
+	uint64_t was = cost_deadline_read(), t0 = cost_tsc();
 
 	cost_deadline_batch(t0 + ns_to_tsc(1000000000));
 	t0 = cost_tsc() - t0;
-	wrmsr(MSR_TSC_DEADLINE, was);
+	cost_deadline_restore(was);
 	return t0;
 }
 
