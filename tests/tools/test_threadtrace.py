@@ -135,10 +135,11 @@ def test_the_boots_vcpu_threads_are_found_once_qemu_has_made_them(monkeypatch):
             return None
 
     t = costtrace.ThreadTrace("kvm")
-    t.follow(Proc())
+    t.find_threads(Proc())
     t._finder.join(timeout=5)
     assert t.tids == {0: 5, 1: 6}
-    assert costtrace.ThreadTrace("tcg").part() == {"why": "no KVM host to trace (TCG)"}
+    assert costtrace.ThreadTrace("tcg").part() == {"what": "threads",
+                                                   "why": "no KVM host to trace (TCG)"}
 
 
 def test_a_window_keeps_the_halts_that_began_in_it():

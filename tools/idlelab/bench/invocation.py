@@ -276,7 +276,7 @@ def measure_traced(accel, timeout):
     from idlelab.host.costtrace import ThreadTrace    # KVM only: a TCG bench never loads it
 
     with ThreadTrace("kvm") as trace:
-        costs = platform.measure(accel, timeout=timeout, on_start=trace.follow)
+        costs = platform.measure(accel, timeout=timeout, on_start=trace.find_threads)
         costs["threads"] = trace.part()
     return costs
 

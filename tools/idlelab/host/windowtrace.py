@@ -50,13 +50,14 @@ class WindowTrace:
             except OSError as e:
                 self.why = f"tracefs: following the vCPU threads: {e.strerror or e}"
 
-    def part(self, t_open_ns, t_close_ns):
+    def part(self, t_open_ns, t_close_ns, whole=False):
         """The record's `trace`: what was asked, and the window's lists or why there are
-        none. Call before leaving the with-block (it reads the instance)."""
+        none (`whole`: the whole trace, no window: the cost table's boot). Call before
+        leaving the with-block (it reads the instance)."""
         out = {"what": self.what}
         if self.why is None and self.session is None:
             self.why = "the trace was not started"
-        if self.why is None and (t_open_ns is None or t_close_ns is None):
+        if self.why is None and not whole and (t_open_ns is None or t_close_ns is None):
             self.why = "the run has no measured window to cut the trace to"
         if self.why is None and self.session.clock != CLOCK:
             self.why = f"trace_clock {CLOCK} not offered (the window cannot be cut out)"
@@ -68,12 +69,16 @@ class WindowTrace:
                 self.why = f"tracefs: reading the trace: {e.strerror or e}"
         if self.why is not None:
             return dict(out, why=self.why)
-        if self.what == "threads":
-            if not self.tids:
-                return dict(out, why="the vCPU threads were not named (QMP at start failed)")
-            out.update(threadtrace.summary(text, set(self.tids.values()),
-                                           (t_open_ns, t_close_ns)))
-        else:
-            out.update(kvmtrace.window_part(text, self.tids, t_open_ns, t_close_ns))
         out["notes"] = list(self.session.notes)
+        if self.what != "threads":
+            out.update(kvmtrace.window_part(text, self.tids, t_open_ns, t_close_ns))
+            return out
+        if not self.tids:
+            return dict(out, why="the vCPU threads were not named")
+        out.update(threadtrace.summary(text, set(self.tids.values()),
+                                       None if whole else (t_open_ns, t_close_ns)))
+        if not out["vcpus"]:
+            out["why"] = "no VM exit of a vCPU thread was traced (this KVM has no kvm_exit event)"
+        elif not out["halts"]:
+            out["why"] = "no halt of a vCPU thread slept without a host poll"
         return out
