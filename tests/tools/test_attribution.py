@@ -110,6 +110,17 @@ def test_the_sampled_wait_brackets_the_interval_and_adds_the_stalls():
     assert s.wait_ns(2, 0, 30) is None            # no such vCPU
 
 
+def test_the_sampler_stretches_its_period_to_keep_its_own_cpu_under_its_duty():
+    s = hostwait.WaitSampler(period_s=0.005, duty=0.01)
+    assert s.wait_s() == 0.005                    # nothing measured yet: the period
+    s.turns, s.cpu_ns = 10, 10 * 20_000           # 20 us a turn: 1 % at 2 ms, so 5 ms
+    assert s.wait_s() == 0.005
+    s.cpu_ns = 10 * 1_500_000                     # 1.5 ms a turn (the nested host)
+    assert s.wait_s() == 0.15
+    s.times = [0, 150 * MS, 300 * MS, 460 * MS]
+    assert s.footprint() == {"turns": 10, "cpu_ms": 15.0, "cpu_pct": 3.26, "period_ms": 150.0}
+
+
 def test_edges_past_the_sampled_span_are_read_from_the_nearest_sample_only_when_near():
     s = sampler([100, 200], [{0: 10}, {0: 30}])
     assert s.wait_ns(0, 100, 200 + hostwait.EDGE_NS) == 20

@@ -206,7 +206,7 @@ def boot(run, rec, ctx):
             else None
 
         def started(proc):
-            waits.start(proc.pid)
+            waits.start(proc.pid, expect=run.smp)
             probe.on_start(proc)
             if trace is not None:
                 trace.follow(probe.threads)
@@ -247,6 +247,7 @@ def boot(run, rec, ctx):
         if st is not None and "duration_ns" in st.actual:
             begin = st.t0 + st.actual["start_ns"]
             waits.add_stall(begin, begin + st.actual["duration_ns"], [run.stall.vcpu])
+    rec["load"]["wait_sampler"] = waits.footprint()
     late = records.attribute_output(lines, Waits(waits))
     if late:
         rec["late_wakeups"] = late

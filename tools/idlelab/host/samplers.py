@@ -137,6 +137,11 @@ class QuietWaiter:
 # --- QEMU's vCPU threads ------------------------------------------------------------------
 
 PERIOD_S = 0.005
+# The sampler's own CPU, as a share of one host CPU, that its period is stretched to keep
+# under. Its thread shares the host CPUs with the vCPU threads it watches: in the nested host
+# (2 CPUs, Python emulated) one turn took ~1.5 ms, so at PERIOD_S it ran ~20 % of a CPU, all
+# of it taken from the measured vCPUs inside their window (L1 trace, 2026-12-02).
+DUTY = 0.01
 RESCAN_EVERY = 20       # samples between two looks for vCPU threads that started since
 EDGE_NS = 50_000_000    # how far outside the sampled span an interval's edge may be read
 _VCPU_COMM = re.compile(r"CPU (\d+)/(KVM|TCG)")
@@ -211,19 +216,27 @@ class WaitSampler:
     Invariant: samples[k] holds (t_ns, {cpu: run delay}) with t_ns strictly increasing, and
     a thread's delay never decreases; wait_ns() brackets an interval by the last sample at
     or before its start and the first at or after its end, so it never under-counts, except
-    at the edges of the sampled span (EDGE_NS)."""
+    at the edges of the sampled span (EDGE_NS).
 
-    def __init__(self, period_s=PERIOD_S, proc_root="/proc"):
-        self.period_s, self.proc_root = period_s, proc_root
+    Its period is period_s, or longer where a turn costs more than `duty` of it: the mean CPU
+    time of its turns so far over `duty`, so that it takes at most that share of one host
+    CPU (footprint() says what it took and the period it kept: the verdicts' resolution)."""
+
+    def __init__(self, period_s=PERIOD_S, proc_root="/proc", duty=DUTY):
+        self.period_s, self.proc_root, self.duty = period_s, proc_root, duty
         self.pid, self.tids = None, {}
         self.times, self.delays = [], []
+        self.turns, self.cpu_ns = 0, 0
+        self.expect, self._fds = None, {}   # vCPUs QEMU will start; cpu -> schedstat fd
         self.stalls = []          # (start_ns, end_ns, cpus or None for every vCPU)
         self._stop = threading.Event()
         self._thread = None
         self.error = None
 
-    def start(self, pid):
-        self.pid = pid
+    def start(self, pid, expect=None):
+        """expect: how many vCPU threads QEMU starts (none: looked for every RESCAN_EVERY
+        turns until stop; else until that many are found)."""
+        self.pid, self.expect = pid, expect
         self._thread = threading.Thread(target=self._run, name="idlelab-vcpu-waits",
                                         daemon=True)
         self._thread.start()
@@ -234,6 +247,9 @@ class WaitSampler:
         if self._thread is not None and self._thread.ident is not None:
             self._thread.join(5)
         self._sample()          # the last instant too
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds = {}
 
     def add_stall(self, start_ns, end_ns, cpus=None):
         """The harness stopped these vCPUs (None: the whole VM) from start_ns to end_ns
@@ -242,22 +258,51 @@ class WaitSampler:
 
     def _run(self):
         try:
-            n = 0
             while not self._stop.is_set():
-                if not self.tids or n % RESCAN_EVERY == 0:   # QEMU starts them one by one
+                began = time.thread_time_ns()
+                if self._looking() and (not self.tids or self.turns % RESCAN_EVERY == 0):
                     self.tids = {**find_vcpu_threads(self.pid, self.proc_root), **self.tids}
-                n += 1
                 self._sample()
-                self._stop.wait(self.period_s)
+                self.turns += 1
+                self.cpu_ns += time.thread_time_ns() - began
+                self._stop.wait(self.wait_s())
         except OSError as e:      # QEMU gone: what was sampled stays
             self.error = f"{type(e).__name__}: {e}"
+
+    def wait_s(self):
+        """The pause after a turn: period_s, or the turns' mean CPU over `duty` if longer."""
+        mean_s = self.cpu_ns / self.turns / 1e9 if self.turns else 0.0
+        return max(self.period_s, mean_s / self.duty)
+
+    def footprint(self):
+        """What the sampler cost and the resolution it kept: {turns, cpu_ms, cpu_pct (of one
+        CPU over the sampled span), period_ms (median gap between samples)}."""
+        gaps = sorted(b - a for a, b in zip(self.times, self.times[1:]))
+        span = self.times[-1] - self.times[0] if len(self.times) > 1 else 0
+        return {"turns": self.turns, "cpu_ms": round(self.cpu_ns / 1e6, 1),
+                "cpu_pct": round(100 * self.cpu_ns / span, 2) if span else None,
+                "period_ms": round(gaps[len(gaps) // 2] / 1e6, 2) if gaps else None}
+
+    def _looking(self):
+        """QEMU starts its vCPU threads one by one: look again until all are found."""
+        return self.expect is None or len(self.tids) < self.expect
+
+    def _delay_ns(self, cpu, tid):
+        """thread_run_delay_ns through a file kept open (a turn is a pread per vCPU)."""
+        try:
+            fd = self._fds.get(cpu)
+            if fd is None:
+                fd = self._fds[cpu] = os.open(os.path.join(
+                    self.proc_root, str(self.pid), "task", str(tid), "schedstat"), os.O_RDONLY)
+            return int(os.pread(fd, 128, 0).split()[1])
+        except (OSError, IndexError, ValueError):
+            return None
 
     def _sample(self):
         if not self.tids:
             return
         now = time.monotonic_ns()
-        row = {cpu: thread_run_delay_ns(self.pid, tid, self.proc_root)
-               for cpu, tid in self.tids.items()}
+        row = {cpu: self._delay_ns(cpu, tid) for cpu, tid in self.tids.items()}
         row = {cpu: d for cpu, d in row.items() if d is not None}
         if row and (not self.times or now > self.times[-1]):
             self.times.append(now)
