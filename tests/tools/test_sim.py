@@ -178,9 +178,10 @@ def test_here_reads_the_notice_from_the_stamps(tmp_path):
 
 def test_here_splits_a_halt_by_the_traced_threads(tmp_path):
     """costs=here with the cost table boot's thread parts (cost_table.threads): the exit half
-    of wrmsr_pollctl's round trip plus thread_halt before KVM sleeps, the IPI at the kick
-    (the exit half and thread_kick), thread_wake the uncharged wait, thread_entry charged on
-    the way back (wake_entry), the entry half after;
+    of wrmsr_pollctl's round trip before KVM polls, thread_halt after it before KVM sleeps
+    (halt_sleep), the IPI at the kick (the exit half and thread_kick), thread_wake the
+    uncharged wait, thread_entry charged on the way back (wake_entry), the entry half after;
+    a halt a timer woke by its own parts where the trace has them, else as an IPI's;
     a table without them keeps the round trip each way and no wake_entry."""
     folder = wakepath_folder(tmp_path, [])
     meta = json.loads((folder / "meta.json").read_text())
@@ -194,16 +195,29 @@ def test_here_splits_a_halt_by_the_traced_threads(tmp_path):
     r = sim("workload=idle", "duration=10ms", "smp=1", f"costs=here:{folder}")
     assert r.returncode == 0, r.stderr
     f = next(f for k, f in records.parse_records(r.stdout) if k == "sim")
-    assert (int(f["cost.halt_exit"]), int(f["cost.vm_entry"])) == (30250, 250)
+    assert (int(f["cost.halt_exit"]), int(f["cost.halt_sleep"]), int(f["cost.vm_entry"])) \
+        == (250, 30000, 250)
     assert (int(f["cost.wake_latency"]), int(f["cost.wake_entry"])) == (8000, 60000)
     assert (int(f["cost.ipi_latency"]), int(f["spread.ipi_latency"])) == (6250, 7000)
-    assert (int(f["spread.halt_exit"]), int(f["spread.wake_latency"]),
+    assert (int(f["spread.halt_sleep"]), int(f["spread.wake_latency"]),
             int(f["spread.wake_entry"])) == (20000, 12000, 1000)
+    timer = ("halt_sleep_timer", "timer_wake", "timer_entry")
+    assert [(int(f[f"cost.{c}"]), int(f[f"spread.{c}"])) for c in timer] \
+        == [(30000, 20000), (8000, 12000), (60000, 1000)]    # no timer parts: an IPI's
+    meta["cost_table"]["threads"].update({
+        "thread_halt_timer": {"ns_p50": 40000.0, "ns_p90": 45000.0, "n": 20},
+        "thread_wake_timer": {"ns_p50": 3000.0, "ns_p90": 4000.0, "n": 20},
+        "thread_entry_timer": {"ns_p50": 90000.0, "ns_p90": 99000.0, "n": 20}})
+    (folder / "meta.json").write_text(json.dumps(meta))
+    r = sim("workload=idle", "duration=10ms", "smp=1", f"costs=here:{folder}")
+    f = next(f for k, f in records.parse_records(r.stdout) if k == "sim")
+    assert [(int(f[f"cost.{c}"]), int(f[f"spread.{c}"])) for c in timer] \
+        == [(40000, 5000), (3000, 1000), (90000, 9000)]
     plain = sim("workload=idle", "duration=10ms", "smp=1",
                 f"costs=here:{wakepath_folder(tmp_path / 'plain', [])}")
     f = next(f for k, f in records.parse_records(plain.stdout) if k == "sim")
-    assert (int(f["cost.halt_exit"]), int(f["cost.vm_entry"]), int(f["cost.wake_entry"])) \
-        == (500, 500, 0)
+    assert (int(f["cost.halt_exit"]), int(f["cost.vm_entry"]), int(f["cost.wake_entry"]),
+            int(f["cost.halt_sleep"])) == (500, 500, 0, 0)
 
 
 def test_here_without_the_poll_control_msr(tmp_path):

@@ -34,9 +34,15 @@
  *   ipi_latency     from the send to the target's LAPIC (KVM sees the target runnable)
  *   ipi_running     a reschedule IPI reaching a vCPU in guest code: arrival to its handler
  *   halt_exit       a HLT's VM exit, up to KVM's decision to poll or sleep
+ *   halt_sleep      after a poll that caught nothing (or none), KVM's way to the thread
+ *                   asleep (kvm_vcpu_block up to schedule(); charged): a wake meanwhile is
+ *                   seen before it sleeps, as the poll's (KVM: not `waited`)
+ *   halt_sleep_timer the same with a guest timer armed (KVM's halt path then differs)
  *   vm_entry        from the vCPU thread running again to guest code running
  *   wake_latency    a sleeping vCPU thread's wake-up: event to thread on a host CPU (idle time)
  *   wake_entry      a woken vCPU thread from running again to vm_entry (charged to it)
+ *   timer_wake      wake_latency for a thread its guest's timer woke (KVM's hrtimer to running)
+ *   timer_entry     wake_entry after a timer's wake (KVM handles the expiry on the way in)
  *   timer_slack     a guest timer of a halted vCPU: deadline to KVM's hrtimer waking it
  *   timer_running   a guest timer of a vCPU in guest code: deadline to the interrupt
  *   host_poll_iter  one iteration of KVM's poll loop (how late it sees the event)
@@ -80,9 +86,12 @@ static const char *const prim_names[] = {
     "wrmsr_pollctl_p90", "ipi_send_p90", "ipi_halt_rtt_p90", "poll_wake_rtt_p90", "timer_p90",
     "ipi_run_rtt_p90", "timer_halt_p90", "wakepath_run_p90", "wakepath_notice_p90",
     /* the cost table boot's vCPU threads' halts split by the host's scheduler
-     * (cost_table.threads, tools/idlelab/derive/threadtrace.py), then their p90s */
-    "thread_halt", "thread_kick", "thread_wake", "thread_entry", "thread_halt_p90",
-    "thread_kick_p90", "thread_wake_p90", "thread_entry_p90",
+     * (cost_table.threads, tools/idlelab/derive/threadtrace.py): those an IPI woke, those a
+     * timer woke, then their p90s */
+    "thread_halt", "thread_kick", "thread_wake", "thread_entry", "thread_halt_timer",
+    "thread_wake_timer", "thread_entry_timer", "thread_halt_p90", "thread_kick_p90",
+    "thread_wake_p90", "thread_entry_p90", "thread_halt_timer_p90", "thread_wake_timer_p90",
+    "thread_entry_timer_p90",
     /* bench=exits' exits inside the guest's own paths (x2APIC EOI, TSC-deadline write), then
      * their p90s */
     "eoi", "tsc_deadline", "eoi_p90", "tsc_deadline_p90"};
@@ -92,8 +101,8 @@ static const char *const prim_names[] = {
 #define PRIM_INSNS	     15 /* insns_<phase>: cost_table.path_insns.<phase> */
 #define PRIM_P90	     20 /* <prim>_p90: prim i's p90 is PRIM_P90 + i */
 #define PRIM_THREADS	     35 /* thread_<part>, then their p90s */
-#define NTHREAD_PARTS	     4
-#define PRIM_EXITS	     43 /* eoi, tsc_deadline, then their p90s */
+#define NTHREAD_PARTS	     7
+#define PRIM_EXITS	     49 /* eoi, tsc_deadline, then their p90s */
 #define NEXIT_PRIMS	     2
 _Static_assert(NPRIMS == SIM_NPRIMS, "sim.h's SIM_NPRIMS counts prim_names");
 #define PPM_MAX 1000000.0
@@ -400,8 +409,36 @@ static const char *max_of(const char *p, const double *prims, double *out, const
 }
 
 /*
- * One factor: a time with an optional unit, a primitive, or max(A, B). Returns the end, NULL
- * on error; *missing is set when the error is only a primitive the folder has no figure for.
+ * Where a name in an expression is looked up (values[] in sim_costs_parse_text): the
+ * primitives, then the costs given on the lines above (a cost's median by its name, its
+ * spread as spread.NAME: a cost may say "as that one where the folder lacks mine"), -1 where
+ * the folder has no figure or the line has not come yet.
+ */
+#define VAL_COSTS   NPRIMS
+#define VAL_SPREADS (NPRIMS + COST__COUNT)
+#define NVALUES	    (NPRIMS + 2 * COST__COUNT)
+
+static size_t value_index(const char *p, size_t n)
+{
+	for (size_t i = 0; i < NPRIMS; i++)
+		if (strlen(prim_names[i]) == n && !strncmp(p, prim_names[i], n))
+			return i;
+	for (size_t i = 0; i < COST__COUNT; i++) {
+		size_t len = strlen(sim_cost_names[i]);
+
+		if (len == n && !strncmp(p, sim_cost_names[i], n))
+			return VAL_COSTS + i;
+		if (n == len + 7 && !strncmp(p, "spread.", 7) &&
+		    !strncmp(p + 7, sim_cost_names[i], len))
+			return VAL_SPREADS + i;
+	}
+	return NVALUES;
+}
+
+/*
+ * One factor: a time with an optional unit, a primitive, a cost given above, or max(A, B).
+ * Returns the end, NULL on error; *missing is set when the error is only a primitive the
+ * folder has no figure for.
  */
 static const char *factor(const char *p, const double *prims, double *out, const char *field,
 			  bool *missing, char *err, size_t errlen)
@@ -413,17 +450,20 @@ static const char *factor(const char *p, const double *prims, double *out, const
 	if (isalpha((unsigned char)*p)) {
 		size_t n = 0, i;
 
-		while (isalnum((unsigned char)p[n]) || p[n] == '_')
+		while (isalnum((unsigned char)p[n]) || p[n] == '_' || p[n] == '.')
 			n++;
-		for (i = 0; i < NPRIMS; i++)
-			if (strlen(prim_names[i]) == n && !strncmp(p, prim_names[i], n))
-				break;
-		if (i == NPRIMS) {
+		i = value_index(p, n);
+		if (i == NVALUES) {
 			snprintf(err, errlen, "costs: %s: unknown primitive '%.*s'", field, (int)n,
 				 p);
 			return NULL;
 		}
-		if (!prims || prims[i] < 0) {
+		if (i >= VAL_COSTS && prims[i] < 0) {
+			snprintf(err, errlen, "costs: %s: uses cost '%.*s' before its own line",
+				 field, (int)n, p);
+			return NULL;
+		}
+		if (prims[i] < 0) {
 			/* parsing goes on, so that a later error in the same alternative is
 			 * still an error, not a reason to fall back to the next one */
 			if (!*missing)
@@ -560,9 +600,12 @@ int sim_costs_parse_text(const char *text, const char *what, const double *prims
 			 struct sim_costs *c, char *err, size_t errlen)
 {
 	bool given[COST__COUNT] = {0};
-	double own[NPRIMS];
+	double own[NPRIMS], values[NVALUES];
 	char line[1024];
 	unsigned lineno = 0;
+
+	for (size_t i = 0; i < NVALUES; i++)
+		values[i] = i < NPRIMS && prims ? prims[i] : -1;
 
 	while (*text) {
 		size_t n = strcspn(text, "\n");
@@ -595,7 +638,7 @@ int sim_costs_parse_text(const char *text, const char *what, const double *prims
 		if (!strcmp(name, "results")) {
 			if (read_prims(skip_space(val), own, err, errlen))
 				return -1;
-			prims = own;
+			memcpy(values, own, sizeof(own));
 			continue;
 		}
 		for (i = 0; i < COST__COUNT; i++)
@@ -632,14 +675,16 @@ int sim_costs_parse_text(const char *text, const char *what, const double *prims
 				return -1;
 			}
 			snprintf(field, sizeof(field), "%s spread", name);
-			if (expression(tilde + 1, prims, field, &d, err, errlen))
+			if (expression(tilde + 1, values, field, &d, err, errlen))
 				return -1;
 			c->spread[i] = (uint64_t)(d + 0.5);
 		}
-		if (expression(val, prims, name, &v, err, errlen))
+		if (expression(val, values, name, &v, err, errlen))
 			return -1;
 		c->v[i] = (uint64_t)(v + 0.5);
 		given[i] = true;
+		values[VAL_COSTS + i] = (double)c->v[i];
+		values[VAL_SPREADS + i] = (double)c->spread[i];
 	}
 	for (unsigned i = 0; i < COST__COUNT; i++) {
 		if (!given[i]) {

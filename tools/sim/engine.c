@@ -430,6 +430,14 @@ static uint64_t cold_cost(const struct sim *s, uint64_t slept)
 	return (slept * s->c[COST_wake_cold_ppm] + 500000) / 1000000;
 }
 
+/* KVM's way to sleep after the poll: dearer with a guest timer armed (cost table trace). */
+static uint64_t halt_sleep(struct sim *s, const struct vcpu *v)
+{
+	bool timer = (v->sleep_deadline || v->tick_deadline || v->idle_deadline) && !v->timer_fired;
+
+	return sim_cost(s, timer ? COST_halt_sleep_timer : COST_halt_sleep);
+}
+
 static void host_halt_done(struct sim *s, struct vcpu *v, bool success)
 {
 	struct hp_halt h = {
@@ -444,7 +452,9 @@ static void host_halt_done(struct sim *s, struct vcpu *v, bool success)
 	/* a thread that slept runs its way back in first (charged, unlike wake_latency) */
 	set_state(s, v, V_ENTRY,
 		  sim_cost(s, COST_vm_entry) +
-		      (success ? 0 : sim_cost(s, COST_wake_entry) + cold_cost(s, h.wait_ns)));
+		      (success ? 0
+			       : sim_cost(s, v->timer_woken ? COST_timer_entry : COST_wake_entry) +
+				     cold_cost(s, h.wait_ns)));
 }
 
 static void halt_exit_done(struct sim *s, struct vcpu *v)
@@ -459,7 +469,7 @@ static void halt_exit_done(struct sim *s, struct vcpu *v)
 	if (v->hp_window)
 		set_state(s, v, V_HPOLL, v->hp_window);
 	else
-		set_state(s, v, V_BLOCKED, NEVER);
+		set_state(s, v, V_HSLEEP, halt_sleep(s, v));
 }
 
 /* The vCPU became runnable in KVM's eyes (an interrupt is pending for it). */
@@ -474,8 +484,11 @@ static void host_wake(struct sim *s, struct vcpu *v)
 			move_end(s, v, end);
 		return;
 	}
-	if (v->state == V_BLOCKED)
-		set_state(s, v, V_WAKING, sim_cost(s, COST_wake_latency));
+	if (v->state == V_BLOCKED) { /* by its own timer alone: KVM's hrtimer on its CPU */
+		v->timer_woken = v->irq_pending == IRQ_TIMER;
+		set_state(s, v, V_WAKING,
+			  sim_cost(s, v->timer_woken ? COST_timer_wake : COST_wake_latency));
+	}
 }
 
 /* guest_delay: the interrupt's way to a vCPU in guest code; host_delay: to KVM for a halted
@@ -594,6 +607,12 @@ static void on_state_end(struct sim *s, struct vcpu *v)
 		break;
 	case V_HPOLL: /* runnable: a successful poll; else the window ran out: sleep */
 		v->t_poll_end = s->now;
+		if (v->irq_pending)
+			host_halt_done(s, v, true);
+		else
+			set_state(s, v, V_HSLEEP, halt_sleep(s, v));
+		break;
+	case V_HSLEEP: /* kvm_vcpu_block checks once more before schedule(): not `waited` */
 		if (v->irq_pending)
 			host_halt_done(s, v, true);
 		else

@@ -22,6 +22,7 @@ enum vstate {
 	V_GPOLL,      /* the guest's poll state */
 	V_HEXIT,      /* the HLT exit, before KVM decides (halt_exit) */
 	V_HPOLL,      /* KVM polls for the vCPU */
+	V_HSLEEP,     /* nothing caught: KVM's way to the thread asleep (halt_sleep) */
 	V_BLOCKED,    /* the vCPU thread sleeps in KVM */
 	V_WAKING,     /* woken, waiting for the host to run it (wake_latency) */
 	V_ENTRY,      /* VM entry after the halt (vm_entry) */
@@ -101,6 +102,7 @@ struct vcpu {
 	/* KVM's view of the halt in progress */
 	uint64_t t_halt_start, hp_window, t_poll_end;
 	bool hp_success;
+	bool timer_woken;   /* the sleep in progress was ended by the guest's timer alone */
 	struct gov_cpu gov; /* the guest governor's own per-CPU state (kernel/policy) */
 	struct hp_vcpu host;
 	struct sim_gstats g;

@@ -29,9 +29,13 @@
 	X(ipi_latency)                                                                             \
 	X(ipi_running)                                                                             \
 	X(halt_exit)                                                                               \
+	X(halt_sleep)                                                                              \
+	X(halt_sleep_timer)                                                                        \
 	X(vm_entry)                                                                                \
 	X(wake_latency)                                                                            \
 	X(wake_entry)                                                                              \
+	X(timer_wake)                                                                              \
+	X(timer_entry)                                                                             \
 	X(timer_slack)                                                                             \
 	X(timer_running)                                                                           \
 	X(host_poll_iter)                                                                          \
@@ -101,7 +105,7 @@ int sim_parse_args(int argc, char **argv, struct sim_config *cfg, FILE *err);
  * 90th percentiles of the first 15, then the cost table boot's vCPU threads' halts by part
  * (thread_halt, thread_kick, thread_wake, thread_entry) and their p90s, then bench=exits' eoi
  * and tsc_deadline and their p90s. */
-#define SIM_NPRIMS 47
+#define SIM_NPRIMS 53
 int sim_costs_load(const char *spec, struct sim_costs *c, char *err, size_t errlen);
 int sim_costs_parse_text(const char *text, const char *what, const double *prims,
 			 struct sim_costs *c, char *err, size_t errlen);

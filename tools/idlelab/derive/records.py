@@ -389,7 +389,8 @@ def threads_markdown(threads):
     return [f"Its vCPU threads' halts as the host's scheduler saw them ({threads['halts']} that "
             f"slept without a host poll; thread_halt: the exit to asleep, on a CPU; thread_kick: "
             f"the waker's exit to KVM's kick of it; thread_wake: the kick to running, off CPU; "
-            f"thread_entry: running to the guest, on a CPU): "
+            f"thread_entry: running to the guest, on a CPU; these after an IPI's wake, "
+            f"*_timer after a timer's, thread_wake_timer from sched_wakeup): "
             + ", ".join(parts)
             + (f"; {threads['rewakes']} woken and asleep again without entering, on a CPU "
                f"{threads['rewake_ppm'] / 1e4:.2f} % of the time asleep"

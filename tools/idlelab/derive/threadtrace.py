@@ -14,9 +14,13 @@ A halt that slept, traced event by event; the waker's events are another vCPU th
 thread_halt is KVM's halt handling up to the sleep (charged), thread_kick the waker's exit
 up to its kick of the halted vCPU (the waker's, part of its IPI send), thread_wake from the
 kick to the target running again (its wake-up crossing to its host CPU and its wait there:
-not charged), thread_entry from running again to the guest (charged). thread_kick and
-thread_wake are taken from halts an IPI woke (a kvm_apic_ipi to the vCPU's APIC ID, which is
-its index in idlelab and in Linux guests); the others (a timer) count for the rest. Only halts
+not charged), thread_entry from running again to the guest (charged). These four are taken
+from halts an IPI woke (a kvm_apic_ipi to the vCPU's APIC ID, which is its index in idlelab
+and in Linux guests); the others, which a timer woke (KVM's hrtimer on the thread's own
+CPU), have TIMER_PARTS: thread_halt_timer, thread_wake_timer (from sched_wakeup: no kick) and
+thread_entry_timer. The two kinds differ (a cost table boot on the nested host, 2026-12-02:
+the way back to the guest 35 us after an IPI, 71 after a timer, whose expiry KVM handles on
+the way in), and the simulator charges a halt by its wake's kind. Only halts
 with no host poll count (the window in force was 0, from kvm_halt_poll_ns; a poll's time
 would land in thread_halt), and only halts whose thread went to sleep, not one preempted on
 the way (prev_state R). A wake that finds nothing for the guest and sleeps again (a rewake)
@@ -33,7 +37,8 @@ from idlelab.derive import kvmtrace
 
 EVENTS = ("kvm/kvm_exit", "kvm/kvm_entry", "kvm/kvm_halt_poll_ns", "kvm/kvm_apic_ipi",
           "sched/sched_switch", "sched/sched_wakeup")
-PARTS = ("thread_halt", "thread_kick", "thread_wake", "thread_entry")
+PARTS = ("thread_halt", "thread_kick", "thread_wake", "thread_entry")      # halts an IPI woke
+TIMER_PARTS = ("thread_halt_timer", "thread_wake_timer", "thread_entry_timer")   # the others
 VCPU_COMM = re.compile(r"^CPU (\d+)/KVM$")    # QEMU's vCPU threads with debug-threads=on
 _REASON = re.compile(r"\breason (\S+)")
 _SWITCH = re.compile(r"prev_comm=.*? prev_pid=(\d+) .*?prev_state=(\S+) ==> "
@@ -60,6 +65,7 @@ class Halt(NamedTuple):
     thread_kick: Optional[int]     # the waker's kvm_exit to its kick (None: no IPI woke it)
     thread_wake: Optional[int]     # the kick to switched in (None: no IPI woke it)
     thread_entry: int              # switched in to kvm_entry
+    woken: int                     # the (last) sched_wakeup to switched in
     asleep: int                    # asleep to the last switch in, rewakes included
     rewake: int                    # ns on a CPU in rewakes
     rewakes: int                   # wakes that went back to sleep without entering
@@ -70,7 +76,7 @@ class _Open:
 
     def __init__(self, t_exit):
         self.phase, self.t_exit = "exited", t_exit
-        self.t_out = self.t_in = self.rewake = self.rewakes = 0
+        self.t_out = self.t_in = self.t_woken = self.rewake = self.rewakes = 0
         self.kick = None               # (t_kick, the waker's part) of the last kick
 
 
@@ -128,7 +134,7 @@ def halts(events, tids=None, span=None):
             m = _WAKEUP.search(e.body)
             st = state.get(int(m.group(1))) if m else None
             if st and st.phase == "asleep":
-                st.phase = "woken"
+                st.phase, st.t_woken = "woken", ts
         elif e.event == "kvm_entry" and e.tid in vcpu_of:
             st = state.pop(e.tid, None)
             if st and st.phase == "in" and (span is None
@@ -136,7 +142,8 @@ def halts(events, tids=None, span=None):
                 kick = st.kick
                 out.append(Halt(vcpu_of[e.tid], st.t_out - st.t_exit,
                                 kick[1] if kick else None, st.t_in - kick[0] if kick else None,
-                                ts - st.t_in, st.t_in - st.t_out, st.rewake, st.rewakes))
+                                ts - st.t_in, st.t_in - st.t_woken, st.t_in - st.t_out,
+                                st.rewake, st.rewakes))
     return out
 
 
@@ -146,14 +153,19 @@ def _pct(sorted_values, q):
 
 def summary(text, tids=None, span=None):
     """{"halts": n, "lost": events the buffer dropped, "vcpus": n, PART: {"ns_p50", "ns_p90",
-    "n"} for each of PARTS, "rewakes": n, "rewake_ppm": ns on a CPU in rewakes per ns
+    "n"} for each of PARTS (halts an IPI woke) and TIMER_PARTS (the others), "rewakes": n, "rewake_ppm": ns on a CPU in rewakes per ns
     asleep x 1e6} from a trace's text (halts() says what `tids` and `span` keep); a part is
     missing where no halt counted."""
     events, lost = kvmtrace.parse_trace(text)
     found = halts(events, tids, span)
     out = {"halts": len(found), "lost": lost, "vcpus": len(_vcpu_tids(events, tids))}
-    for part in PARTS:
-        values = sorted(v for v in (getattr(h, part) for h in found) if v is not None)
+    kicked = [h for h in found if h.thread_kick is not None]
+    timed = [h for h in found if h.thread_kick is None]
+    columns = [(p, p, kicked) for p in PARTS] + [
+        ("thread_halt_timer", "thread_halt", timed), ("thread_wake_timer", "woken", timed),
+        ("thread_entry_timer", "thread_entry", timed)]
+    for part, field, among in columns:
+        values = sorted(getattr(h, field) for h in among)
         if values:
             out[part] = {"ns_p50": float(_pct(values, 0.5)), "ns_p90": float(_pct(values, 0.9)),
                          "n": len(values)}
