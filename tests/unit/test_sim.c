@@ -99,7 +99,7 @@ static void test_costs_missing_field(void **state)
 	(void)state;
 	assert_int_equal(sim_costs_parse_text("ipi_send = 1us\n", "t", NULL, &c, err, sizeof(err)),
 			 -1);
-	assert_non_null(strstr(err, "missing field 'ipi_latency'"));
+	assert_non_null(strstr(err, "missing field 'ipi_send_awake'"));
 }
 
 static void test_costs_unknown_and_bad_fields(void **state)
@@ -208,18 +208,19 @@ static void test_costs_expressions(void **state)
 		       "uses primitive 'insns_user'");
 	expect_refused(prims, "ipi_send = max(wakepath_notice, insns_user)\n",
 		       "uses primitive 'wakepath_notice'");
-	/* a cost given on a line above, by name (its median) or as spread.NAME; one below is
+	/* a cost given on a line above, as cost.NAME (its median) or spread.NAME; one below is
 	 * an error, not a fallback (cost_text() puts ipi_send's line last) */
-	expect_ipi_send(prims, "ipi_send = vm_entry*1000 + spread.vm_entry + 1us\n", 2000);
-	expect_ipi_send(prims, "ipi_send = wakepath_notice | vm_entry*3\n", 3);
+	expect_ipi_send(prims, "ipi_send = cost.vm_entry*1000 + spread.vm_entry + 1us\n", 2000);
+	expect_ipi_send(prims, "ipi_send = wakepath_notice | cost.vm_entry*3\n", 3);
 	{
 		char text[1024], err[512];
 		struct sim_costs c;
-		size_t n = (size_t)snprintf(text, sizeof(text), "ipi_send = timer_wake | 1us\n");
+		size_t n =
+		    (size_t)snprintf(text, sizeof(text), "ipi_send = cost.timer_wake | 1us\n");
 
 		cost_text(text + n, sizeof(text) - n, "ipi_send", "");
 		assert_int_equal(sim_costs_parse_text(text, "t", prims, &c, err, sizeof(err)), -1);
-		assert_non_null(strstr(err, "uses cost 'timer_wake' before its own line"));
+		assert_non_null(strstr(err, "uses cost 'cost.timer_wake' before its own line"));
 	}
 }
 

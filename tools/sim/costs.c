@@ -30,7 +30,9 @@
  * poll loops' steps, wake_cold_max and the *_ppm costs are read as constants: no spread.
  *
  * What each cost is (all ns but the last):
- *   ipi_send        the sender's time for one reschedule IPI (the ICR write and its exit)
+ *   ipi_send        the sender's time for one reschedule IPI (the ICR write and its exit) to a
+ *                   vCPU asleep in KVM, whose wake-up the sender's exit does (try_to_wake_up)
+ *   ipi_send_awake  the same to a vCPU not asleep (running, polling, on its way): a kick
  *   ipi_latency     from the send to the target's LAPIC (KVM sees the target runnable)
  *   ipi_running     a reschedule IPI reaching a vCPU in guest code: arrival to its handler
  *   halt_exit       a HLT's VM exit, up to KVM's decision to poll or sleep
@@ -410,9 +412,10 @@ static const char *max_of(const char *p, const double *prims, double *out, const
 
 /*
  * Where a name in an expression is looked up (values[] in sim_costs_parse_text): the
- * primitives, then the costs given on the lines above (a cost's median by its name, its
- * spread as spread.NAME: a cost may say "as that one where the folder lacks mine"), -1 where
- * the folder has no figure or the line has not come yet.
+ * primitives by their names, then the costs given on the lines above as the simulator's
+ * record names them (cost.NAME its median, spread.NAME its spread: a cost may say "as that
+ * one where the folder lacks mine"; ipi_send is both a primitive and a cost), -1 where the
+ * folder has no figure or the line has not come yet.
  */
 #define VAL_COSTS   NPRIMS
 #define VAL_SPREADS (NPRIMS + COST__COUNT)
@@ -426,7 +429,8 @@ static size_t value_index(const char *p, size_t n)
 	for (size_t i = 0; i < COST__COUNT; i++) {
 		size_t len = strlen(sim_cost_names[i]);
 
-		if (len == n && !strncmp(p, sim_cost_names[i], n))
+		if (n == len + 5 && !strncmp(p, "cost.", 5) &&
+		    !strncmp(p + 5, sim_cost_names[i], len))
 			return VAL_COSTS + i;
 		if (n == len + 7 && !strncmp(p, "spread.", 7) &&
 		    !strncmp(p + 7, sim_cost_names[i], len))

@@ -26,6 +26,7 @@
  */
 #define SIM_COSTS(X)                                                                               \
 	X(ipi_send)                                                                                \
+	X(ipi_send_awake)                                                                          \
 	X(ipi_latency)                                                                             \
 	X(ipi_running)                                                                             \
 	X(halt_exit)                                                                               \
