@@ -92,3 +92,26 @@ def test_without_kvm_it_says_not_run(monkeypatch, capsys):
     monkeypatch.setattr(w.qemu, "kvm_usable", lambda: False)
     assert w.main(["--accel", "kvm"]) == EXIT_NO_KVM
     assert "not run" in capsys.readouterr().err
+
+
+def test_a_failed_boot_keeps_its_console_and_what_was_measured(tmp_path):
+    """The sitting stops at a failed boot: its console is kept (the error says where, with
+    the guest's own error record), and the repeats before it are handed back."""
+    boots = []
+
+    def run(cfg, timeout):
+        boots.append(cfg.cmdline)
+        if len(boots) == 4:
+            out = "@idlelab error what=watchdog msg=\"stuck\"\nlast words\n"
+            return SimpleNamespace(outcome=SimpleNamespace(ok=False, name="WATCHDOG"), output=out)
+        out = "@idlelab result workload=pingpong ok=1 rtt_p50_ns=1000\n"
+        return SimpleNamespace(outcome=SimpleNamespace(ok=True, name="SUCCESS"), output=out)
+
+    with pytest.raises(w.RunFailed) as e:
+        w.measure("tcg", 2, "10ms", run=run, failed_dir=str(tmp_path),
+                  cost=lambda accel: {"prims": {"ipi_halt_rtt": {"ns_p50": 5.0}}})
+    assert "idle=halt, repeat 1: guest exit WATCHDOG: stuck" in str(e.value)
+    kept = list(tmp_path.iterdir())
+    assert len(kept) == 1 and kept[0].read_text().endswith("last words\n")
+    assert str(kept[0].name) in str(e.value)
+    assert sum(len(v) for v in e.value.samples[""].values()) == 3

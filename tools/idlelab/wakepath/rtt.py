@@ -16,12 +16,14 @@ Exit status: 0 measured (whether or not the goals are met: the table says), 1 a 
 2 bad arguments, 3 KVM asked for and not usable.
 """
 import argparse
+import os
 import re
 import statistics
 import sys
 
 from idlelab.derive import records
 from idlelab.host import hosts, platform, qemu
+from idlelab.wakepath import insncount
 from idlelab.usage import EXIT_NO_KVM, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 
 # (name, guest knobs). haltpoll's window is scaled to this kind of machine (docs/wakepath.md: with the
@@ -37,6 +39,9 @@ GOALS = (  # (what, numerator, denominator, at most)
     ("idle=haltpoll / idle=poll", "idle=haltpoll", "idle=poll", 1.1),
     ("poll-hit RT / ipi_halt_rtt", "idle=haltpoll", "ipi_halt_rtt", 0.5),
 )
+
+
+FAILED_DIR = os.path.join(os.path.dirname(qemu.KERNEL32), "wakepath-rtt")
 
 
 def rtt_p50_ns(output):
@@ -81,12 +86,32 @@ def table(med, repeats, accel, duration="1s"):
     return lines
 
 
+class RunFailed(RuntimeError):
+    """A boot of the sitting failed: the message names it and where its console is kept;
+    `samples` holds what the repeats before it measured."""
+
+    def __init__(self, message, samples):
+        super().__init__(message)
+        self.samples = samples
+
+
+def keep_console(res, name, label, repeat, folder):
+    """Writes a failed boot's console to `folder` and returns the file's path."""
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, f"wakepath-rtt-failed-{re.sub(r'[^A-Za-z0-9]+', '_', name)}"
+                                f"{'-' + label if label else ''}-{repeat}.txt")
+    with open(path, "w") as f:
+        f.write(res.output)
+    return path
+
+
 def measure(accel, repeats, duration, timeout=120, run=qemu.run, cost=platform.measure,
-            kernels=None):
+            kernels=None, failed_dir=FAILED_DIR):
     """{kernel label: {name: [rtt p50 ns per repeat]} plus "ipi_halt_rtt"} for `kernels`
     ({label: 32-bit boot image}, this tree's alone by default, labelled ""), each
-    configuration's kernels run back to back; raises RuntimeError naming the run that
-    failed. ipi_halt_rtt is the platform's (this tree's bench=exits), the same for all."""
+    configuration's kernels run back to back; raises RunFailed naming the run that failed,
+    its console kept in `failed_dir`. ipi_halt_rtt is the platform's (this tree's
+    bench=exits), the same for all."""
     kernels = kernels or {"": qemu.KERNEL32}
     samples = {label: {name: [] for name, _ in CONFIGS + (("ipi_halt_rtt", ""),)}
                for label in kernels}
@@ -97,8 +122,10 @@ def measure(accel, repeats, duration, timeout=120, run=qemu.run, cost=platform.m
                                       cmdline=f"workload=pingpong duration={duration} "
                                               f"warmup=100ms hz=0 {knobs}"), timeout=timeout)
                 if not res.outcome.ok:
-                    raise RuntimeError(f"{name}{' ' + label if label else ''}, repeat {r + 1}: "
-                                       f"guest exit {res.outcome.name}")
+                    path = keep_console(res, name, label, r + 1, failed_dir)
+                    raise RunFailed(f"{name}{' ' + label if label else ''}, repeat {r + 1}: "
+                                    f"{insncount.guest_failure(res)} (its console: "
+                                    f"{os.path.relpath(path)})", samples)
                 samples[label][name].append(rtt_p50_ns(res.output))
         prim = cost(accel)["prims"].get("ipi_halt_rtt", {})
         if "ns_p50" in prim:
@@ -192,8 +219,12 @@ def main(argv=None):
             print(f"wakepath-rtt: --before: {why}", file=sys.stderr)
             return EXIT_USAGE
         kernels = {"before": qemu.build_files(args.before)[1], "after": qemu.KERNEL32}
+    failed = None
     try:
         samples = measure(args.accel, args.repeats, args.duration, kernels=kernels)
+    except RunFailed as e:
+        failed, samples = e, e.samples
+        print(f"wakepath-rtt: {e}; what the sitting measured before it:", file=sys.stderr)
     except (RuntimeError, ValueError, platform.CostTableError) as e:
         print(f"wakepath-rtt: {e}", file=sys.stderr)
         return EXIT_RUN_FAILED
@@ -205,4 +236,4 @@ def main(argv=None):
         lines = table(medians(samples[""]), args.repeats, args.accel, args.duration)
     for line in lines:
         print(line)
-    return EXIT_OK
+    return EXIT_RUN_FAILED if failed else EXIT_OK
