@@ -204,15 +204,18 @@ def test_here_splits_a_halt_by_the_traced_threads(tmp_path):
     timer = ("halt_sleep_timer", "timer_wake", "timer_entry")
     assert [(int(f[f"cost.{c}"]), int(f[f"spread.{c}"])) for c in timer] \
         == [(30000, 20000), (8000, 12000), (60000, 1000)]    # no timer parts: an IPI's
+    assert (int(f["cost.timer_slack"]), "spread.timer_slack" in f) == (150000, False)  # fitted
     meta["cost_table"]["threads"].update({
         "thread_halt_timer": {"ns_p50": 40000.0, "ns_p90": 45000.0, "n": 20},
         "thread_wake_timer": {"ns_p50": 3000.0, "ns_p90": 4000.0, "n": 20},
-        "thread_entry_timer": {"ns_p50": 90000.0, "ns_p90": 99000.0, "n": 20}})
+        "thread_entry_timer": {"ns_p50": 90000.0, "ns_p90": 99000.0, "n": 20},
+        "thread_timer_late": {"ns_p50": 12000.0, "ns_p90": 30000.0, "n": 20}})
     (folder / "meta.json").write_text(json.dumps(meta))
     r = sim("workload=idle", "duration=10ms", "smp=1", f"costs=here:{folder}")
     f = next(f for k, f in records.parse_records(r.stdout) if k == "sim")
     assert [(int(f[f"cost.{c}"]), int(f[f"spread.{c}"])) for c in timer] \
         == [(40000, 5000), (3000, 1000), (90000, 9000)]
+    assert (int(f["cost.timer_slack"]), int(f["spread.timer_slack"])) == (12000, 18000)
     plain = sim("workload=idle", "duration=10ms", "smp=1",
                 f"costs=here:{wakepath_folder(tmp_path / 'plain', [])}")
     f = next(f for k, f in records.parse_records(plain.stdout) if k == "sim")

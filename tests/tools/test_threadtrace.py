@@ -47,13 +47,29 @@ def parsed(rows):
 
 def test_a_halt_an_ipi_woke_splits_into_its_four_parts():
     """Kicked at 300 us by vCPU 1 (its exit 6 us before), running at 540, in the guest at 600."""
-    assert parsed(halt(0, kick=300)) == [(0, 20_000, 6_000, 240_000, 60_000, 40_000, 520_000,
-                                          0, 0)]
+    assert parsed(halt(0, kick=300)) == [(0, 20_000, 6_000, 240_000, 60_000, 40_000, None,
+                                          520_000, 0, 0)]
 
 
 def test_a_halt_no_ipi_woke_has_no_kick_and_no_wake_part():
     """A timer's wake: the parts of the thread's own, not the waker's."""
-    assert parsed(halt(0)) == [(0, 20_000, None, None, 60_000, 40_000, 520_000, 0, 0)]
+    assert parsed(halt(0)) == [(0, 20_000, None, None, 60_000, 40_000, None, 520_000, 0, 0)]
+
+
+def test_a_timer_wake_is_late_by_the_lapic_timers_expiry_to_the_wake():
+    """The vCPU armed KVM's LAPIC timer (hrtimer_start of apic_timer_fn) to expire 450 us
+    after its HLT exit; woken at 500: 50 us late. Another hrtimer of the thread's, or an
+    expiry outside the halt, says nothing."""
+    arm = line(VCPU0, 11, -5, "hrtimer_start", "hrtimer=0000000012345678 function=apic_timer_fn "
+               f"[kvm] expires={100_000_450_000} softexpires={100_000_450_000} "
+               "mode=ABS|HARD was_armed=0")
+    other = line(VCPU0, 11, -3, "hrtimer_start", "hrtimer=00000000abcdef00 function="
+                 f"hrtimer_wakeup expires={100_000_480_000} softexpires=0 mode=ABS was_armed=0")
+    assert [h.timer_late for h in parsed([arm, other] + halt(0))] == [50_000]
+    stale = arm.replace("100000450000", "99999000000")
+    assert [h.timer_late for h in parsed([stale] + halt(0))] == [None]
+    s = threadtrace.summary(text([arm] + halt(0)))
+    assert s["thread_timer_late"] == {"ns_p50": 50_000.0, "ns_p90": 50_000.0, "n": 1}
 
 
 def test_the_summary_has_each_parts_median_and_p90_apart_for_ipi_and_timer_wakes():
@@ -114,7 +130,8 @@ def test_a_wake_that_sleeps_again_is_a_rewake_of_the_same_halt():
     rows[2:2] = [line("<idle>", 0, 100, "sched_wakeup", "comm=CPU 0/KVM pid=11 prio=120"),
                  switch(110, "swapper/1", 0, "R", VCPU0, 11),
                  switch(130, VCPU0, 11, "S", "swapper/1", 0)]
-    assert parsed(rows) == [(0, 20_000, 6_000, 240_000, 60_000, 40_000, 520_000, 20_000, 1)]
+    assert parsed(rows) == [(0, 20_000, 6_000, 240_000, 60_000, 40_000, None, 520_000, 20_000,
+                             1)]
     s = threadtrace.summary(text(rows + halt(1000)))
     assert s["rewakes"] == 1 and s["rewake_ppm"] == round(20_000 * 1e6 / 1_040_000, 1)
 

@@ -91,9 +91,9 @@ static const char *const prim_names[] = {
      * (cost_table.threads, tools/idlelab/derive/threadtrace.py): those an IPI woke, those a
      * timer woke, then their p90s */
     "thread_halt", "thread_kick", "thread_wake", "thread_entry", "thread_halt_timer",
-    "thread_wake_timer", "thread_entry_timer", "thread_halt_p90", "thread_kick_p90",
-    "thread_wake_p90", "thread_entry_p90", "thread_halt_timer_p90", "thread_wake_timer_p90",
-    "thread_entry_timer_p90",
+    "thread_wake_timer", "thread_entry_timer", "thread_timer_late", "thread_halt_p90",
+    "thread_kick_p90", "thread_wake_p90", "thread_entry_p90", "thread_halt_timer_p90",
+    "thread_wake_timer_p90", "thread_entry_timer_p90", "thread_timer_late_p90",
     /* bench=exits' exits inside the guest's own paths (x2APIC EOI, TSC-deadline write), then
      * their p90s */
     "eoi", "tsc_deadline", "eoi_p90", "tsc_deadline_p90"};
@@ -103,8 +103,8 @@ static const char *const prim_names[] = {
 #define PRIM_INSNS	     15 /* insns_<phase>: cost_table.path_insns.<phase> */
 #define PRIM_P90	     20 /* <prim>_p90: prim i's p90 is PRIM_P90 + i */
 #define PRIM_THREADS	     35 /* thread_<part>, then their p90s */
-#define NTHREAD_PARTS	     7
-#define PRIM_EXITS	     49 /* eoi, tsc_deadline, then their p90s */
+#define NTHREAD_PARTS	     8
+#define PRIM_EXITS	     51 /* eoi, tsc_deadline, then their p90s */
 #define NEXIT_PRIMS	     2
 _Static_assert(NPRIMS == SIM_NPRIMS, "sim.h's SIM_NPRIMS counts prim_names");
 #define PPM_MAX 1000000.0

@@ -106,7 +106,7 @@ int sim_parse_args(int argc, char **argv, struct sim_config *cfg, FILE *err);
  * 90th percentiles of the first 15, then the cost table boot's vCPU threads' halts by part
  * (thread_halt, thread_kick, thread_wake, thread_entry) and their p90s, then bench=exits' eoi
  * and tsc_deadline and their p90s. */
-#define SIM_NPRIMS 53
+#define SIM_NPRIMS 55
 int sim_costs_load(const char *spec, struct sim_costs *c, char *err, size_t errlen);
 int sim_costs_parse_text(const char *text, const char *what, const double *prims,
 			 struct sim_costs *c, char *err, size_t errlen);

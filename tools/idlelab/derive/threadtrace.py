@@ -17,8 +17,10 @@ kick to the target running again (its wake-up crossing to its host CPU and its w
 not charged), thread_entry from running again to the guest (charged). These four are taken
 from halts an IPI woke (a kvm_apic_ipi to the vCPU's APIC ID, which is its index in idlelab
 and in Linux guests); the others, which a timer woke (KVM's hrtimer on the thread's own
-CPU), have TIMER_PARTS: thread_halt_timer, thread_wake_timer (from sched_wakeup: no kick) and
-thread_entry_timer. The two kinds differ (a cost table boot on the nested host, 2026-12-02:
+CPU), have TIMER_PARTS: thread_halt_timer, thread_wake_timer (from sched_wakeup: no kick),
+thread_entry_timer, and thread_timer_late, from the expiry of the LAPIC timer the thread
+armed (hrtimer_start of apic_timer_fn, on the trace's clock) to its wake, where it expired
+inside the halt: how late KVM's software timer wakes a halted vCPU. The two kinds differ (a cost table boot on the nested host, 2026-12-02:
 the way back to the guest 35 us after an IPI, 71 after a timer, whose expiry KVM handles on
 the way in), and the simulator charges a halt by its wake's kind. Only halts
 with no host poll count (the window in force was 0, from kvm_halt_poll_ns; a poll's time
@@ -36,15 +38,19 @@ from typing import NamedTuple, Optional
 from idlelab.derive import kvmtrace
 
 EVENTS = ("kvm/kvm_exit", "kvm/kvm_entry", "kvm/kvm_halt_poll_ns", "kvm/kvm_apic_ipi",
-          "sched/sched_switch", "sched/sched_wakeup")
+          "sched/sched_switch", "sched/sched_wakeup", "timer/hrtimer_start")
 PARTS = ("thread_halt", "thread_kick", "thread_wake", "thread_entry")      # halts an IPI woke
-TIMER_PARTS = ("thread_halt_timer", "thread_wake_timer", "thread_entry_timer")   # the others
+TIMER_PARTS = ("thread_halt_timer", "thread_wake_timer", "thread_entry_timer",   # the others
+               "thread_timer_late")
 VCPU_COMM = re.compile(r"^CPU (\d+)/KVM$")    # QEMU's vCPU threads with debug-threads=on
 _REASON = re.compile(r"\breason (\S+)")
 _SWITCH = re.compile(r"prev_comm=.*? prev_pid=(\d+) .*?prev_state=(\S+) ==> "
                      r"next_comm=.*? next_pid=(\d+)")
 _WAKEUP = re.compile(r"\bpid=(\d+)\b")
 _IPI = re.compile(r"^dst ([0-9a-f]+) vec \d+ \(Fixed\|physical\|")
+# KVM's software LAPIC timer (no VMX preemption timer: SVM, or nested), armed by the vCPU
+# thread when the guest writes its deadline; `expires` is on CLOCK_MONOTONIC, the trace's clock
+_APIC_TIMER = re.compile(r"\bfunction=apic_timer_fn\b.*?\bexpires=(\d+)")
 
 
 def _vcpu_tids(events, tids=None):
@@ -66,6 +72,7 @@ class Halt(NamedTuple):
     thread_wake: Optional[int]     # the kick to switched in (None: no IPI woke it)
     thread_entry: int              # switched in to kvm_entry
     woken: int                     # the (last) sched_wakeup to switched in
+    timer_late: Optional[int]      # KVM's LAPIC timer: its expiry to the wake (None: unknown)
     asleep: int                    # asleep to the last switch in, rewakes included
     rewake: int                    # ns on a CPU in rewakes
     rewakes: int                   # wakes that went back to sleep without entering
@@ -78,6 +85,7 @@ class _Open:
         self.phase, self.t_exit = "exited", t_exit
         self.t_out = self.t_in = self.t_woken = self.rewake = self.rewakes = 0
         self.kick = None               # (t_kick, the waker's part) of the last kick
+        self.timer_late = None
 
 
 def halts(events, tids=None, span=None):
@@ -91,6 +99,7 @@ def halts(events, tids=None, span=None):
     tid_of = {v: tid for tid, v in vcpu_of.items()}
     window = {tid: 0 for tid in vcpu_of}
     last_exit = {}
+    expires = {}        # tid -> the expiry of the LAPIC timer it armed last (ns)
     state = {}          # tid -> _Open
     out = []
     for e in events:
@@ -102,6 +111,10 @@ def halts(events, tids=None, span=None):
                 state[e.tid] = _Open(ts)
             else:
                 state.pop(e.tid, None)
+        elif e.event == "hrtimer_start" and e.tid in vcpu_of:
+            m = _APIC_TIMER.search(e.body)
+            if m:
+                expires[e.tid] = int(m.group(1))
         elif e.event == "kvm_halt_poll_ns" and e.tid in vcpu_of:
             m = kvmtrace.POLL_NS.search(e.body)
             if m:
@@ -132,9 +145,12 @@ def halts(events, tids=None, span=None):
                 st.phase, st.t_in = "in", ts
         elif e.event == "sched_wakeup":
             m = _WAKEUP.search(e.body)
-            st = state.get(int(m.group(1))) if m else None
+            tid = int(m.group(1)) if m else None
+            st = state.get(tid)
             if st and st.phase == "asleep":
                 st.phase, st.t_woken = "woken", ts
+                st.timer_late = ts - expires[tid] if st.t_exit <= expires.get(tid, -1) <= ts \
+                    else None
         elif e.event == "kvm_entry" and e.tid in vcpu_of:
             st = state.pop(e.tid, None)
             if st and st.phase == "in" and (span is None
@@ -142,7 +158,8 @@ def halts(events, tids=None, span=None):
                 kick = st.kick
                 out.append(Halt(vcpu_of[e.tid], st.t_out - st.t_exit,
                                 kick[1] if kick else None, st.t_in - kick[0] if kick else None,
-                                ts - st.t_in, st.t_in - st.t_woken, st.t_in - st.t_out,
+                                ts - st.t_in, st.t_in - st.t_woken,
+                                st.timer_late if kick is None else None, st.t_in - st.t_out,
                                 st.rewake, st.rewakes))
     return out
 
@@ -163,9 +180,9 @@ def summary(text, tids=None, span=None):
     timed = [h for h in found if h.thread_kick is None]
     columns = [(p, p, kicked) for p in PARTS] + [
         ("thread_halt_timer", "thread_halt", timed), ("thread_wake_timer", "woken", timed),
-        ("thread_entry_timer", "thread_entry", timed)]
+        ("thread_entry_timer", "thread_entry", timed), ("thread_timer_late", "timer_late", timed)]
     for part, field, among in columns:
-        values = sorted(getattr(h, field) for h in among)
+        values = sorted(v for v in (getattr(h, field) for h in among) if v is not None)
         if values:
             out[part] = {"ns_p50": float(_pct(values, 0.5)), "ns_p90": float(_pct(values, 0.9)),
                          "n": len(values)}
