@@ -113,12 +113,32 @@ def test_the_sampled_wait_brackets_the_interval_and_adds_the_stalls():
 def test_the_sampler_stretches_its_period_to_keep_its_own_cpu_under_its_duty():
     s = hostwait.WaitSampler(period_s=0.005, duty=0.01)
     assert s.wait_s() == 0.005                    # nothing measured yet: the period
-    s.turns, s.cpu_ns = 10, 10 * 20_000           # 20 us a turn: 1 % at 2 ms, so 5 ms
+    s.turn_ns = 20_000                            # 20 us a turn: 1 % at 2 ms, so 5 ms
     assert s.wait_s() == 0.005
-    s.cpu_ns = 10 * 1_500_000                     # 1.5 ms a turn (the nested host)
+    s.turn_ns = 1_500_000                         # 1.5 ms a turn (the nested host)
     assert s.wait_s() == 0.15
-    s.times = [0, 150 * MS, 300 * MS, 460 * MS]
-    assert s.footprint() == {"turns": 10, "cpu_ms": 15.0, "cpu_pct": 3.26, "period_ms": 150.0}
+    assert hostwait.WaitSampler(period_s=0.005, duty=None).wait_s() == 0.005
+    s.turns, s.cpu_ns = 10, 15 * MS
+    s.t_start, s.t_stop = 1_000 * MS, 1_500 * MS  # its CPU over its whole life
+    s.times = [1_010 * MS, 1_160 * MS, 1_310 * MS, 1_470 * MS]
+    assert s.footprint() == {"turns": 10, "cpu_ms": 15.0, "cpu_pct": 3.0, "period_ms": 150.0}
+
+
+def test_the_sampler_closes_its_files_and_keeps_its_last_instant(tmp_path):
+    """A live sampler over a fake /proc: it finds the vCPU threads, reads through files it
+    keeps open, samples once more at stop and closes them."""
+    task = tmp_path / "42" / "task"
+    for tid, cpu in ((100, 0), (101, 1)):
+        (task / str(tid)).mkdir(parents=True)
+        (task / str(tid) / "comm").write_text(f"CPU {cpu}/KVM\n")
+        (task / str(tid) / "schedstat").write_text(f"5 {cpu * 1000 + 7} 3\n")
+    s = hostwait.WaitSampler(period_s=0.001, proc_root=str(tmp_path))
+    s.start(42, expect=2)
+    while len(s.times) < 3:
+        time.sleep(0.001)
+    s.stop()
+    assert s.tids == {0: 100, 1: 101} and s.delays[-1] == {0: 7, 1: 1007}
+    assert s._fds == {} and s.footprint()["turns"] >= 3
 
 
 def test_edges_past_the_sampled_span_are_read_from_the_nearest_sample_only_when_near():

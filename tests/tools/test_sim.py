@@ -9,7 +9,7 @@ import types
 import pytest
 
 from idlelab.bench import matrix
-from idlelab.derive import records
+from idlelab.derive import records, threadtrace
 from idlelab.report.layouts import governors as governors_table
 from idlelab.sim import governors as sim_governors, predict, simrun
 
@@ -201,9 +201,9 @@ def test_here_splits_a_halt_by_the_traced_threads(tmp_path):
     assert (int(f["cost.ipi_latency"]), int(f["spread.ipi_latency"])) == (6250, 7000)
     assert (int(f["spread.halt_sleep"]), int(f["spread.wake_latency"]),
             int(f["spread.wake_entry"])) == (20000, 12000, 1000)
-    timer = ("halt_sleep_timer", "timer_wake", "timer_entry")
+    timer = ("timer_wake", "timer_entry")
     assert [(int(f[f"cost.{c}"]), int(f[f"spread.{c}"])) for c in timer] \
-        == [(30000, 20000), (8000, 12000), (60000, 1000)]    # no timer parts: an IPI's
+        == [(8000, 12000), (60000, 1000)]    # no timer parts: an IPI's
     assert (int(f["cost.timer_slack"]), "spread.timer_slack" in f) == (150000, False)  # fitted
     meta["cost_table"]["threads"].update({
         "thread_halt_timer": {"ns_p50": 40000.0, "ns_p90": 45000.0, "n": 20},
@@ -214,8 +214,16 @@ def test_here_splits_a_halt_by_the_traced_threads(tmp_path):
     r = sim("workload=idle", "duration=10ms", "smp=1", f"costs=here:{folder}")
     f = next(f for k, f in records.parse_records(r.stdout) if k == "sim")
     assert [(int(f[f"cost.{c}"]), int(f[f"spread.{c}"])) for c in timer] \
-        == [(40000, 5000), (3000, 1000), (90000, 9000)]
+        == [(3000, 1000), (90000, 9000)]
     assert (int(f["cost.timer_slack"]), int(f["spread.timer_slack"])) == (12000, 18000)
+    # the timer's parts alone (no halt an IPI woke): priced as an IPI's, both fallen back
+    for part in threadtrace.PARTS:
+        del meta["cost_table"]["threads"][part]
+    (folder / "meta.json").write_text(json.dumps(meta))
+    r = sim("workload=idle", "duration=10ms", "smp=1", f"costs=here:{folder}")
+    f = next(f for k, f in records.parse_records(r.stdout) if k == "sim")
+    assert (int(f["cost.timer_entry"]), int(f["cost.wake_entry"]), int(f["cost.halt_sleep"])) \
+        == (0, 0, 0)
     plain = sim("workload=idle", "duration=10ms", "smp=1",
                 f"costs=here:{wakepath_folder(tmp_path / 'plain', [])}")
     f = next(f for k, f in records.parse_records(plain.stdout) if k == "sim")

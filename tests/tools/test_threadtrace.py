@@ -37,6 +37,14 @@ def halt(t0, tid=11, comm=VCPU0, out=20, wake=500, into=540, entry=600, state="S
     ]
 
 
+def arm(t_us, expires_us, tid=11, comm=VCPU0):
+    """The vCPU thread arms KVM's LAPIC timer at t_us to expire at expires_us."""
+    at = 100_000_000_000 + expires_us * 1000
+    return line(comm, tid, t_us, "hrtimer_start", f"hrtimer=0000000012345678 "
+                f"function=apic_timer_fn [kvm] expires={at} softexpires={at} "
+                "mode=ABS|HARD was_armed=0")
+
+
 def text(rows):
     return HEADER + "\n".join(rows) + "\n"
 
@@ -77,8 +85,8 @@ def test_the_summary_has_each_parts_median_and_p90_apart_for_ipi_and_timer_wakes
     rows = []
     for i, out in enumerate((10, 20, 30, 40, 50, 60, 70, 80, 90, 100)):
         kicked = i < 4
-        rows += halt(i * 1000, out=out, kick=300 if kicked else None,
-                     entry=600 if kicked else 640)
+        rows += ([] if kicked else [arm(i * 1000 - 5, i * 1000 + 480)]) + \
+            halt(i * 1000, out=out, kick=300 if kicked else None, entry=600 if kicked else 640)
     s = threadtrace.summary(text(rows))
     assert s["halts"] == 10 and s["vcpus"] == 2 and s["lost"] == 0
     assert s["thread_halt"] == {"ns_p50": 20_000.0, "ns_p90": 40_000.0, "n": 4}
@@ -87,6 +95,10 @@ def test_the_summary_has_each_parts_median_and_p90_apart_for_ipi_and_timer_wakes
     assert s["thread_halt_timer"] == {"ns_p50": 70_000.0, "ns_p90": 100_000.0, "n": 6}
     assert s["thread_wake_timer"] == {"ns_p50": 40_000.0, "ns_p90": 40_000.0, "n": 6}
     assert s["thread_entry_timer"]["ns_p50"] == 100_000.0
+    assert s["thread_timer_late"] == {"ns_p50": 20_000.0, "ns_p90": 20_000.0, "n": 6}
+    # a halt neither kicked nor its timer's (an IPI the trace did not pair): in neither kind
+    s = threadtrace.summary(text(halt(0)))
+    assert s["halts"] == 1 and not any(p in s for p in threadtrace.TIMER_PARTS)
 
 
 def test_a_halt_with_a_host_window_is_left_out_until_the_window_is_0_again():
@@ -169,7 +181,8 @@ def test_the_boots_vcpu_threads_are_found_once_qemu_has_made_them(monkeypatch):
 def test_a_window_keeps_the_halts_that_began_in_it():
     """trace=threads cuts a run's trace to its window (mono ns): a halt counts where its
     exit lies inside."""
-    rows = halt(0) + halt(1000, out=30) + halt(2000, out=40)
+    rows = halt(0) + [arm(995, 1480)] + halt(1000, out=30) + [arm(1995, 2480)] + \
+        halt(2000, out=40)
     s = threadtrace.summary(text(rows), {11}, (100_000_500_000, 100_002_000_000))
     assert s["halts"] == 2 and s["thread_halt_timer"]["ns_p50"] == 30_000.0
 

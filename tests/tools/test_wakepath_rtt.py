@@ -115,3 +115,19 @@ def test_a_failed_boot_keeps_its_console_and_what_was_measured(tmp_path):
     assert len(kept) == 1 and kept[0].read_text().endswith("last words\n")
     assert str(kept[0].name) in str(e.value)
     assert sum(len(v) for v in e.value.samples[""].values()) == 3
+
+
+def test_a_failed_sitting_prints_what_it_measured_marked_partial(monkeypatch, capsys):
+    """main(): the error on stderr, then the table of the runs made, marked partial, exit 1."""
+    samples = {"": {"floor": [1000.0], "idle=poll": [2000.0], "idle=haltpoll": [],
+                    "idle=halt": [], "ipi_halt_rtt": []}}
+
+    def failing(*a, **k):
+        raise w.RunFailed("idle=haltpoll, repeat 1: guest exit TIMEOUT (its console: x)", samples)
+
+    monkeypatch.setattr(w, "measure", failing)
+    monkeypatch.setattr(w.hosts, "place", lambda *a: ("tcg", None))
+    assert w.main(["--accel", "tcg", "--repeats", "3"]) == w.EXIT_RUN_FAILED
+    out, err = capsys.readouterr()
+    assert "guest exit TIMEOUT" in err and "(partial: the runs made before the failure, at " \
+        "most 1 of 3 repeats a configuration)" in out and "floor" in out

@@ -39,7 +39,6 @@
  *   halt_sleep      after a poll that caught nothing (or none), KVM's way to the thread
  *                   asleep (kvm_vcpu_block up to schedule(); charged): a wake meanwhile is
  *                   seen before it sleeps, as the poll's (KVM: not `waited`)
- *   halt_sleep_timer the same with a guest timer armed (KVM's halt path then differs)
  *   vm_entry        from the vCPU thread running again to guest code running
  *   wake_latency    a sleeping vCPU thread's wake-up: event to thread on a host CPU (idle time)
  *   wake_entry      a woken vCPU thread from running again to vm_entry (charged to it)
@@ -458,8 +457,8 @@ static const char *factor(const char *p, const double *prims, double *out, const
 			n++;
 		i = value_index(p, n);
 		if (i == NVALUES) {
-			snprintf(err, errlen, "costs: %s: unknown primitive '%.*s'", field, (int)n,
-				 p);
+			snprintf(err, errlen, "costs: %s: unknown primitive or cost '%.*s'", field,
+				 (int)n, p);
 			return NULL;
 		}
 		if (i >= VAL_COSTS && prims[i] < 0) {

@@ -434,12 +434,16 @@ static uint64_t cold_cost(const struct sim *s, uint64_t slept)
 	return (slept * s->c[COST_wake_cold_ppm] + 500000) / 1000000;
 }
 
-/* KVM's way to sleep after the poll: dearer with a guest timer armed (cost table trace). */
-static uint64_t halt_sleep(struct sim *s, const struct vcpu *v)
+/* Nothing caught: KVM's way to the thread asleep; straight asleep where that costs nothing (the
+ * hardware table), so that no zero-length state reorders the events due at the same time. */
+static void go_sleep(struct sim *s, struct vcpu *v)
 {
-	bool timer = (v->sleep_deadline || v->tick_deadline || v->idle_deadline) && !v->timer_fired;
+	uint64_t d = sim_cost(s, COST_halt_sleep);
 
-	return sim_cost(s, timer ? COST_halt_sleep_timer : COST_halt_sleep);
+	if (d)
+		set_state(s, v, V_HSLEEP, d);
+	else
+		set_state(s, v, V_BLOCKED, NEVER);
 }
 
 static void host_halt_done(struct sim *s, struct vcpu *v, bool success)
@@ -473,7 +477,7 @@ static void halt_exit_done(struct sim *s, struct vcpu *v)
 	if (v->hp_window)
 		set_state(s, v, V_HPOLL, v->hp_window);
 	else
-		set_state(s, v, V_HSLEEP, halt_sleep(s, v));
+		go_sleep(s, v);
 }
 
 /* The vCPU became runnable in KVM's eyes (an interrupt is pending for it). */
@@ -614,7 +618,7 @@ static void on_state_end(struct sim *s, struct vcpu *v)
 		if (v->irq_pending)
 			host_halt_done(s, v, true);
 		else
-			set_state(s, v, V_HSLEEP, halt_sleep(s, v));
+			go_sleep(s, v);
 		break;
 	case V_HSLEEP: /* kvm_vcpu_block checks once more before schedule(): not `waited` */
 		if (v->irq_pending)

@@ -11,7 +11,7 @@
 #include "tools/sim/sim.h"
 
 /*
- * Where a vCPU is. Guest states run guest code; the five host states are one HLT from the
+ * Where a vCPU is. Guest states run guest code; the six host states are one HLT from the
  * exit to the guest's return. Host CPU time is charged in every state but BLOCKED (charged
  * block_charge_ppm) and WAKING (the host scheduler's latency before the thread runs).
  */
@@ -24,7 +24,7 @@ enum vstate {
 	V_HPOLL,      /* KVM polls for the vCPU */
 	V_HSLEEP,     /* nothing caught: KVM's way to the thread asleep (halt_sleep) */
 	V_BLOCKED,    /* the vCPU thread sleeps in KVM */
-	V_WAKING,     /* woken, waiting for the host to run it (wake_latency) */
+	V_WAKING,     /* woken, waiting for the host to run it (wake_latency, timer_wake) */
 	V_ENTRY,      /* VM entry after the halt (vm_entry) */
 	V_HANDLER,    /* the guest's interrupt handlers after the HLT (irq_entry, timer_irq) */
 };

@@ -31,7 +31,6 @@
 	X(ipi_running)                                                                             \
 	X(halt_exit)                                                                               \
 	X(halt_sleep)                                                                              \
-	X(halt_sleep_timer)                                                                        \
 	X(vm_entry)                                                                                \
 	X(wake_latency)                                                                            \
 	X(wake_entry)                                                                              \
@@ -104,7 +103,9 @@ int sim_parse_args(int argc, char **argv, struct sim_config *cfg, FILE *err);
  * folder has none: bench=exits's primitives and the wake-path stamps (medians, ns), then the
  * wake path's instructions per round trip by phase (user, wake, block, enter, run), then the
  * 90th percentiles of the first 15, then the cost table boot's vCPU threads' halts by part
- * (thread_halt, thread_kick, thread_wake, thread_entry) and their p90s, then bench=exits' eoi
+ * (thread_halt, thread_kick, thread_wake, thread_entry after an IPI's wake; thread_halt_timer,
+ * thread_wake_timer, thread_entry_timer, thread_timer_late after a timer's) and their p90s,
+ * then bench=exits' eoi
  * and tsc_deadline and their p90s. */
 #define SIM_NPRIMS 55
 int sim_costs_load(const char *spec, struct sim_costs *c, char *err, size_t errlen);

@@ -390,7 +390,8 @@ def threads_markdown(threads):
             f"slept without a host poll; thread_halt: the exit to asleep, on a CPU; thread_kick: "
             f"the waker's exit to KVM's kick of it; thread_wake: the kick to running, off CPU; "
             f"thread_entry: running to the guest, on a CPU; these after an IPI's wake, "
-            f"*_timer after a timer's, thread_wake_timer from sched_wakeup): "
+            f"*_timer after a timer's, thread_wake_timer from sched_wakeup, thread_timer_late "
+            f"the LAPIC timer's expiry to the wake): "
             + ", ".join(parts)
             + (f"; {threads['rewakes']} woken and asleep again without entering, on a CPU "
                f"{threads['rewake_ppm'] / 1e4:.2f} % of the time asleep"
@@ -469,6 +470,15 @@ def attribute(records, arrivals, waits):
                     "after_ns": after, "bound_ns": bound, "late_ns": late,
                     "host_wait_ns": wait, "measured": measured is not None})
     return out
+
+
+def guest_failure(outcome, output):
+    """One line: why a guest that exited `outcome` (its exit code's name) did not succeed,
+    with its first error record's message where it printed one."""
+    for kind, fields in parse_records(output):
+        if kind == "error":
+            return f"guest exit {outcome}: {fields.get('msg', fields.get('what', ''))}"
+    return f"guest exit {outcome}"
 
 
 def attribute_output(lines_with_times, waits):

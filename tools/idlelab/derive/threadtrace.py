@@ -16,8 +16,8 @@ up to its kick of the halted vCPU (the waker's, part of its IPI send), thread_wa
 kick to the target running again (its wake-up crossing to its host CPU and its wait there:
 not charged), thread_entry from running again to the guest (charged). These four are taken
 from halts an IPI woke (a kvm_apic_ipi to the vCPU's APIC ID, which is its index in idlelab
-and in Linux guests); the others, which a timer woke (KVM's hrtimer on the thread's own
-CPU), have TIMER_PARTS: thread_halt_timer, thread_wake_timer (from sched_wakeup: no kick),
+and in Linux guests); those a timer woke (no kick, and the LAPIC hrtimer the thread armed
+expired inside the halt; KVM's timer on the thread's own CPU) have TIMER_PARTS: thread_halt_timer, thread_wake_timer (from sched_wakeup: no kick),
 thread_entry_timer, and thread_timer_late, from the expiry of the LAPIC timer the thread
 armed (hrtimer_start of apic_timer_fn, on the trace's clock) to its wake, where it expired
 inside the halt: how late KVM's software timer wakes a halted vCPU. The two kinds differ (a cost table boot on the nested host, 2026-12-02:
@@ -177,7 +177,8 @@ def summary(text, tids=None, span=None):
     found = halts(events, tids, span)
     out = {"halts": len(found), "lost": lost, "vcpus": len(_vcpu_tids(events, tids))}
     kicked = [h for h in found if h.thread_kick is not None]
-    timed = [h for h in found if h.thread_kick is None]
+    # a timer's: its LAPIC timer expired inside the halt (an IPI the trace did not pair is not)
+    timed = [h for h in found if h.thread_kick is None and h.timer_late is not None]
     columns = [(p, p, kicked) for p in PARTS] + [
         ("thread_halt_timer", "thread_halt", timed), ("thread_wake_timer", "woken", timed),
         ("thread_entry_timer", "thread_entry", timed), ("thread_timer_late", "timer_late", timed)]

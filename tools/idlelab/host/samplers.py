@@ -10,7 +10,7 @@ them `CPU n/KVM` (`CPU n/TCG` under multi-threaded TCG). Their CPU time comes fr
 
 WaitSampler follows the run delay the kernel's schedstat accounts
 (/proc/PID/task/TID/schedstat, second field: ns spent runnable on a run queue, not running),
-sampled by a thread every PERIOD_S, plus the intervals in which the harness itself stopped a
+sampled by a thread every PERIOD_S (or more seldom, to keep its own CPU under DUTY), plus the intervals in which the harness itself stopped a
 thread or the whole VM (a stall: stopped threads are not runnable, so schedstat does not
 count them). The late-wake-up attribution (derive/records.py) asks it what a vCPU waited
 between two instants."""
@@ -218,15 +218,20 @@ class WaitSampler:
     or before its start and the first at or after its end, so it never under-counts, except
     at the edges of the sampled span (EDGE_NS).
 
-    Its period is period_s, or longer where a turn costs more than `duty` of it: the mean CPU
-    time of its turns so far over `duty`, so that it takes at most that share of one host
-    CPU (footprint() says what it took and the period it kept: the verdicts' resolution)."""
+    Its period is period_s, or longer where a turn costs more than `duty` of it: the recent
+    CPU time of a turn over `duty`, so that it takes at most that share of one host CPU
+    (footprint() says what it took and the period it kept: the verdicts' resolution, for
+    wait_ns() brackets an interval by samples up to a period away on each side). duty=None:
+    period_s whatever a turn costs (the wake-up verdicts' runs, whose resolution matters
+    more than the CPU their sampler takes)."""
 
     def __init__(self, period_s=PERIOD_S, proc_root="/proc", duty=DUTY):
         self.period_s, self.proc_root, self.duty = period_s, proc_root, duty
         self.pid, self.tids = None, {}
         self.times, self.delays = [], []
-        self.turns, self.cpu_ns = 0, 0
+        self.turns, self.cpu_ns, self.turn_ns = 0, 0, 0.0   # turn_ns: recent, smoothed
+        self.t_start = self.t_stop = None
+        self._abandoned = False
         self.expect, self._fds = None, {}   # vCPUs QEMU will start; cpu -> schedstat fd
         self.stalls = []          # (start_ns, end_ns, cpus or None for every vCPU)
         self._stop = threading.Event()
@@ -237,16 +242,24 @@ class WaitSampler:
         """expect: how many vCPU threads QEMU starts (none: looked for every RESCAN_EVERY
         turns until stop; else until that many are found)."""
         self.pid, self.expect = pid, expect
+        self.t_start = time.monotonic_ns()
         self._thread = threading.Thread(target=self._run, name="idlelab-vcpu-waits",
                                         daemon=True)
         self._thread.start()
 
     def stop(self):
         self._stop.set()
+        self.t_stop = time.monotonic_ns()
         # (a signal can cut start() short while the thread is being started: then it has not)
         if self._thread is not None and self._thread.ident is not None:
             self._thread.join(5)
+            if self._thread.is_alive():     # stuck in a read: it closes its files when done
+                self._abandoned = True
+                return
         self._sample()          # the last instant too
+        self._close()
+
+    def _close(self):
         for fd in self._fds.values():
             os.close(fd)
         self._fds = {}
@@ -263,22 +276,29 @@ class WaitSampler:
                 if self._looking() and (not self.tids or self.turns % RESCAN_EVERY == 0):
                     self.tids = {**find_vcpu_threads(self.pid, self.proc_root), **self.tids}
                 self._sample()
+                turn = time.thread_time_ns() - began
                 self.turns += 1
-                self.cpu_ns += time.thread_time_ns() - began
+                self.cpu_ns += turn
+                # recent turns weigh most: the first ones' rescans do not set the period
+                self.turn_ns = turn if self.turns == 1 else 0.75 * self.turn_ns + 0.25 * turn
                 self._stop.wait(self.wait_s())
         except OSError as e:      # QEMU gone: what was sampled stays
             self.error = f"{type(e).__name__}: {e}"
+        finally:
+            if self._abandoned:
+                self._close()
 
     def wait_s(self):
-        """The pause after a turn: period_s, or the turns' mean CPU over `duty` if longer."""
-        mean_s = self.cpu_ns / self.turns / 1e9 if self.turns else 0.0
-        return max(self.period_s, mean_s / self.duty)
+        """The pause after a turn: period_s, or a recent turn's CPU over `duty` if longer."""
+        if self.duty is None:
+            return self.period_s
+        return max(self.period_s, self.turn_ns / 1e9 / self.duty)
 
     def footprint(self):
         """What the sampler cost and the resolution it kept: {turns, cpu_ms, cpu_pct (of one
-        CPU over the sampled span), period_ms (median gap between samples)}."""
+        CPU from start to stop), period_ms (median gap between samples)}."""
         gaps = sorted(b - a for a, b in zip(self.times, self.times[1:]))
-        span = self.times[-1] - self.times[0] if len(self.times) > 1 else 0
+        span = self.t_stop - self.t_start if self.t_start and self.t_stop else 0
         return {"turns": self.turns, "cpu_ms": round(self.cpu_ns / 1e6, 1),
                 "cpu_pct": round(100 * self.cpu_ns / span, 2) if span else None,
                 "period_ms": round(gaps[len(gaps) // 2] / 1e6, 2) if gaps else None}

@@ -37,7 +37,7 @@ class Attempt:
 
 def run(cfg, timeout=120, on_line=None, on_start=None, sampler=None):
     """qemu.run with the vCPU threads' waits sampled and every line's arrival time kept."""
-    sampler = sampler or WaitSampler()
+    sampler = sampler or WaitSampler(duty=None)   # its verdicts want the 5 ms resolution
     lines = []
 
     def started(proc):

@@ -110,14 +110,6 @@ def analyse(marks, ids, round_trips, spin):
     return Count(round_trips=round_trips, path=path, waiting=waiting, phases=phases)
 
 
-def guest_failure(res):
-    """One line: why the guest did not succeed (its first error record's message)."""
-    for kind, fields in records.parse_records(res.output):
-        if kind == "error":
-            return f"guest exit {res.outcome.name}: {fields.get('msg', fields.get('what', ''))}"
-    return f"guest exit {res.outcome.name}"
-
-
 def boot_counted(knobs, iters, plugin_args, smp=2, timeout=300, kernel=qemu.KERNEL32):
     """Boots pingpong under TCG with the plugin (`plugin_args`: what follows its path) and
     returns the round trips its result record counts; RuntimeError (one line) otherwise.
@@ -130,7 +122,7 @@ def boot_counted(knobs, iters, plugin_args, smp=2, timeout=300, kernel=qemu.KERN
                       cmdline=f"workload=pingpong iters={iters} warmup=10ms hz=0 {knobs}")
     res = qemu.run(cfg, timeout=timeout)
     if not res.outcome.ok:
-        raise RuntimeError(guest_failure(res))
+        raise RuntimeError(records.guest_failure(res.outcome.name, res.output))
     result = [f for kind, f in records.parse_records(res.output) if kind == "result"]
     if not result:
         raise RuntimeError("the guest printed no result record")

@@ -23,7 +23,6 @@ import sys
 
 from idlelab.derive import records
 from idlelab.host import hosts, platform, qemu
-from idlelab.wakepath import insncount
 from idlelab.usage import EXIT_NO_KVM, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 
 # (name, guest knobs). haltpoll's window is scaled to this kind of machine (docs/wakepath.md: with the
@@ -124,7 +123,8 @@ def measure(accel, repeats, duration, timeout=120, run=qemu.run, cost=platform.m
                 if not res.outcome.ok:
                     path = keep_console(res, name, label, r + 1, failed_dir)
                     raise RunFailed(f"{name}{' ' + label if label else ''}, repeat {r + 1}: "
-                                    f"{insncount.guest_failure(res)} (its console: "
+                                    f"{records.guest_failure(res.outcome.name, res.output)} "
+                                    f"(its console: "
                                     f"{os.path.relpath(path)})", samples)
                 samples[label][name].append(rtt_p50_ns(res.output))
         prim = cost(accel)["prims"].get("ipi_halt_rtt", {})
@@ -228,12 +228,17 @@ def main(argv=None):
     except (RuntimeError, ValueError, platform.CostTableError) as e:
         print(f"wakepath-rtt: {e}", file=sys.stderr)
         return EXIT_RUN_FAILED
+    repeats = args.repeats
+    if failed:      # the medians are of the runs made (the failed repeat's earlier ones too)
+        repeats = max(len(v) for k in samples for v in samples[k].values())
+        print(f"(partial: the runs made before the failure, at most {repeats} of "
+              f"{args.repeats} repeats a configuration)")
     if args.before is not None:
         lines = side_by_side(medians(samples["before"]), medians(samples["after"]),
-                             args.repeats, args.accel, args.before, args.duration,
+                             repeats, args.accel, args.before, args.duration,
                              spread={k: spreads(samples[k]) for k in ("before", "after")})
     else:
-        lines = table(medians(samples[""]), args.repeats, args.accel, args.duration)
+        lines = table(medians(samples[""]), repeats, args.accel, args.duration)
     for line in lines:
         print(line)
     return EXIT_RUN_FAILED if failed else EXIT_OK
