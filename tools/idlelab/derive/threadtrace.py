@@ -17,12 +17,13 @@ kick to the target running again (its wake-up crossing to its host CPU and its w
 not charged), thread_entry from running again to the guest (charged). These four are taken
 from halts an IPI woke (a kvm_apic_ipi to the vCPU's APIC ID, which is its index in idlelab
 and in Linux guests); those a timer woke (no kick, and the LAPIC hrtimer the thread armed
-expired inside the halt; KVM's timer on the thread's own CPU) have TIMER_PARTS: thread_halt_timer, thread_wake_timer (from sched_wakeup: no kick),
-thread_entry_timer, and thread_timer_late, from the expiry of the LAPIC timer the thread
-armed (hrtimer_start of apic_timer_fn, on the trace's clock) to its wake, where it expired
-inside the halt: how late KVM's software timer wakes a halted vCPU. The two kinds differ (a cost table boot on the nested host, 2026-12-02:
-the way back to the guest 35 us after an IPI, 71 after a timer, whose expiry KVM handles on
-the way in), and the simulator charges a halt by its wake's kind. Only halts
+expired inside the halt; KVM's timer on the thread's own CPU) have TIMER_PARTS:
+thread_halt_timer, thread_wake_timer (from sched_wakeup: no kick), thread_entry_timer, and
+thread_timer_late, from the expiry of the LAPIC timer the thread armed (hrtimer_start of
+apic_timer_fn, on the trace's clock) to its wake, where it expired inside the halt: how late
+KVM's software timer wakes a halted vCPU. The two kinds differ (a cost table boot on the nested
+host, 2026-12-02: the way back to the guest 35 us after an IPI, 71 after a timer, whose expiry
+KVM handles on the way in), and the simulator charges a halt by its wake's kind. Only halts
 with no host poll count (the window in force was 0, from kvm_halt_poll_ns; a poll's time
 would land in thread_halt), and only halts whose thread went to sleep, not one preempted on
 the way (prev_state R). A wake that finds nothing for the guest and sleeps again (a rewake)
@@ -170,8 +171,9 @@ def _pct(sorted_values, q):
 
 def summary(text, tids=None, span=None):
     """{"halts": n, "lost": events the buffer dropped, "vcpus": n, PART: {"ns_p50", "ns_p90",
-    "n"} for each of PARTS (halts an IPI woke) and TIMER_PARTS (the others), "rewakes": n, "rewake_ppm": ns on a CPU in rewakes per ns
-    asleep x 1e6} from a trace's text (halts() says what `tids` and `span` keep); a part is
+    "n"} for each of PARTS (halts an IPI woke) and TIMER_PARTS (the others), "rewakes": n,
+    "rewake_ppm": ns on a CPU in rewakes per ns asleep x 1e6} from a trace's text (halts()
+    says what `tids` and `span` keep); a part is
     missing where no halt counted."""
     events, lost = kvmtrace.parse_trace(text)
     found = halts(events, tids, span)

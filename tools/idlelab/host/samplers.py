@@ -10,10 +10,10 @@ them `CPU n/KVM` (`CPU n/TCG` under multi-threaded TCG). Their CPU time comes fr
 
 WaitSampler follows the run delay the kernel's schedstat accounts
 (/proc/PID/task/TID/schedstat, second field: ns spent runnable on a run queue, not running),
-sampled by a thread every PERIOD_S (or more seldom, to keep its own CPU under DUTY), plus the intervals in which the harness itself stopped a
-thread or the whole VM (a stall: stopped threads are not runnable, so schedstat does not
-count them). The late-wake-up attribution (derive/records.py) asks it what a vCPU waited
-between two instants."""
+sampled by a thread every PERIOD_S (or more seldom, to keep its own CPU under DUTY), plus the
+intervals in which the harness itself stopped a thread or the whole VM (a stall: stopped threads
+are not runnable, so schedstat does not count them). The late-wake-up attribution
+(derive/records.py) asks it what a vCPU waited between two instants."""
 import bisect
 import json
 import os
