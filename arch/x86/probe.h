@@ -12,7 +12,7 @@
 
 #define PROBE_LIST(X)                                                                              \
 	X(WINDOW_OPEN, 1)  /* a measurement window opened (after the host's acknowledgement) */    \
-	X(WINDOW_CLOSE, 2) /* it closed (before the edge's barrier) */                             \
+	X(WINDOW_CLOSE, 2) /* it closed, or a workload's threads are told to stop (the first) */   \
 	X(WAKE_BEGIN, 3)   /* a workload thread is about to wake its partner */                    \
 	X(WAKE_END, 4)	   /* thread_wake() returned to it */                                      \
 	X(IDLE_ENTER, 5)   /* the idle loop found nothing to run and enters a state */             \

@@ -77,6 +77,39 @@ def test_a_spin_the_window_close_preempts_is_waiting():
     assert c.path == 10 + 40 + 5 and c.waiting == 9_000_000
 
 
+def test_a_spin_the_window_open_preempts_is_waiting_and_a_late_start_is_named():
+    """A slow first boot under TCG, as logged: ping handed over and spun before the window;
+    the controller opened the window on its vCPU mid-spin, and pong's vCPU, idle until then,
+    ran its thread for the first time inside the window. The spin after the open is waiting
+    (it was counted as 2.6 M instructions of path per round trip), and the late start is
+    named so that count() boots again with a longer warmup."""
+    ids = insncount.probe_ids()
+    m = [(1, ids["IDLE_ENTER"], 229854), (1, ids["IDLE_WAIT"], 229878),
+         (0, ids["WAKE_BEGIN"], 8826172), (0, ids["WAKE_END"], 8826175),
+         (0, ids["WINDOW_OPEN"], 13943269), (1, ids["NOTICE"], 229957),
+         (1, ids["RUNNING"], 230066), (1, ids["WAKE_BEGIN"], 230164),
+         (1, ids["WAKE_END"], 230166), (0, ids["RUNNING"], 66819695),
+         (0, ids["WAKE_BEGIN"], 66819857), (0, ids["WAKE_END"], 66819860),
+         (0, ids["WINDOW_CLOSE"], 66820000)]
+    c = insncount.analyse(m, ids, round_trips=1, spin=True)
+    assert c.waiting == 66819695 - 13943269 + 66820000 - 66819860
+    assert c.path == 109 + 98 + 2 + 162 + 3 and c.started_inside == [1]
+    assert insncount.analyse(m[4:], ids, round_trips=1, spin=True).started_inside == []
+
+
+def test_teardown_after_the_stop_is_not_path():
+    """The workload marks the close before it tells its threads to stop; a thread that sees
+    the stop and goes idle before the window's edge marks the close again is teardown (a
+    spin floor once counted it: block 109)."""
+    ids = insncount.probe_ids()
+    m = [(0, ids["WINDOW_OPEN"], 100), (1, ids["RUNNING"], 5),
+         (1, ids["WAKE_BEGIN"], 10), (1, ids["WAKE_END"], 15),
+         (0, ids["WINDOW_CLOSE"], 300), (1, ids["IDLE_ENTER"], 124),
+         (0, ids["WINDOW_CLOSE"], 400)]
+    c = insncount.analyse(m, ids, round_trips=1, spin=True)
+    assert c.phases["block"] == 0 and c.path == 200 + 5 + 5
+
+
 @pytest.mark.parametrize("accel", ["kvm", "tcg"])
 @pytest.mark.parametrize("knobs", ["pingpong.mode=spin", "idle=poll", "idle=haltpoll",
                                    "idle=halt"])

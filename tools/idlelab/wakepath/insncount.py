@@ -39,6 +39,12 @@ ITERS = 200
 # The configuration whose phases price the simulator's guest paths (tools/sim/costs/here.txt:
 # its fit was made on idle=halt pingpong, seed 000's no-poll).
 PATH_KNOBS = "idle=halt"
+# Marks only a workload thread makes: a vCPU's first one is its thread's first run.
+WORKLOAD_MARKS = ("RUNNING", "WAKE_BEGIN", "WAKE_END")
+# The warmup a count boots with, and how many boots it makes (each with ten times the last
+# one's warmup) before it gives up on a window that opens before every thread has run.
+WARMUP_MS = 10
+COUNT_BOOTS = 3
 
 
 def probe_ids(path=PROBE_HEADER):
@@ -58,6 +64,9 @@ class Count:
     path: int                       # path instructions in the window, all vCPUs
     waiting: int                    # left out: spinning or halted
     phases: dict = field(default_factory=dict)    # phase -> instructions in the window
+    # vCPUs that ran before the window opened but whose workload thread first ran inside it:
+    # the warmup was too short there and the window holds the thread's start
+    started_inside: list = field(default_factory=list)
 
     def per_rt(self, n=None):
         return (self.path if n is None else self.phases.get(n, 0)) / max(self.round_trips, 1)
@@ -78,39 +87,59 @@ def parse_log(text, ids):
 
 
 def analyse(marks, ids, round_trips, spin):
-    """The Count of one run's marks: the window is from WINDOW_OPEN to WINDOW_CLOSE on the
-    vCPU that runs the window (its counts bound the other vCPUs' by log order)."""
+    """The Count of one run's marks: the window is from WINDOW_OPEN to the first WINDOW_CLOSE
+    after it on the vCPU that runs the window (its counts bound the other vCPUs' by log
+    order). A workload marks the close before it tells its threads to stop, and the window's
+    edge marks it again: what lies between is teardown, not path."""
     name = {v: k for k, v in ids.items()}
     opened = [i for i, m in enumerate(marks) if m[1] == ids["WINDOW_OPEN"]]
-    closed = [i for i, m in enumerate(marks) if m[1] == ids["WINDOW_CLOSE"]]
+    closed = [i for i, m in enumerate(marks)
+              if m[1] == ids["WINDOW_CLOSE"] and opened and i > opened[0]]
     if not opened or not closed:
         raise ValueError("no window marks in the log: was the workload run?")
-    window = marks[opened[0]:closed[-1] + 1]
+    # What each vCPU was doing when the window opened: its last mark before it.
+    before, worked = {}, set()
+    for vcpu, mid, _ in marks[:opened[0]]:
+        before[vcpu] = name.get(mid)
+        if name.get(mid) in WORKLOAD_MARKS:
+            worked.add(vcpu)
+    spinning = {v for v, m in before.items() if spin and m == "WAKE_END"}
+    started_inside = set()
     last, path, waiting = {}, 0, 0
     phases = {p: 0 for p, _, _ in PHASES}
     ends = {(a, b): p for p, a, b in PHASES}
-    for vcpu, mid, count in window:
+    for vcpu, mid, count in marks[opened[0]:closed[0] + 1]:
+        mark = name.get(mid)
+        if mark in WORKLOAD_MARKS and vcpu in before and vcpu not in worked:
+            started_inside.add(vcpu)
         prev = last.get(vcpu)
-        last[vcpu] = (name.get(mid), count)
+        last[vcpu] = (mark, count)
+        was_spinning = vcpu in spinning
+        if spin and mark == "WAKE_END":
+            spinning.add(vcpu)
+        elif mark != "WINDOW_OPEN":
+            spinning.discard(vcpu)
         if prev is None:
             continue
         step = count - prev[1]
         # In spin mode a thread spins from its hand-over to its next turn; the window's
-        # controller, woken on the same vCPU, may preempt that spin and close the window
-        # before the turn comes: that spin is waiting too (under TCG's round-robin it can
-        # last a whole time slice, millions of instructions).
-        if (prev[0], name.get(mid)) == ("IDLE_WAIT", "NOTICE") or \
-                (spin and prev[0] == "WAKE_END" and name.get(mid) in ("RUNNING", "WINDOW_CLOSE")):
+        # controller, woken on the same vCPU, may preempt that spin to open or close the
+        # window: the spin either side of its edge is waiting too (under TCG's round-robin
+        # it can last a whole time slice, millions of instructions).
+        if (prev[0], mark) == ("IDLE_WAIT", "NOTICE") or \
+                (was_spinning and mark in ("RUNNING", "WINDOW_CLOSE")):
             waiting += step
             continue
         path += step
-        phase = ends.get((prev[0], name.get(mid)))
+        phase = ends.get((prev[0], mark))
         if phase:
             phases[phase] += step
-    return Count(round_trips=round_trips, path=path, waiting=waiting, phases=phases)
+    return Count(round_trips=round_trips, path=path, waiting=waiting, phases=phases,
+                 started_inside=sorted(started_inside))
 
 
-def boot_counted(knobs, iters, plugin_args, smp=2, timeout=300, kernel=qemu.KERNEL32):
+def boot_counted(knobs, iters, plugin_args, smp=2, timeout=300, kernel=qemu.KERNEL32,
+                 warmup_ms=WARMUP_MS):
     """Boots pingpong under TCG with the plugin (`plugin_args`: what follows its path) and
     returns the round trips its result record counts; RuntimeError (one line) otherwise.
     `kernel`: the 32-bit boot copy to run (another build's, to count another commit)."""
@@ -119,7 +148,7 @@ def boot_counted(knobs, iters, plugin_args, smp=2, timeout=300, kernel=qemu.KERN
     if not os.path.exists(kernel):
         raise RuntimeError(f"{kernel} does not exist: build that kernel first")
     cfg = qemu.Config(smp=smp, accel="tcg", plugin=f"{PLUGIN},{plugin_args}", kernel=kernel,
-                      cmdline=f"workload=pingpong iters={iters} warmup=10ms hz=0 {knobs}")
+                      cmdline=f"workload=pingpong iters={iters} warmup={warmup_ms}ms hz=0 {knobs}")
     res = qemu.run(cfg, timeout=timeout)
     if not res.outcome.ok:
         raise RuntimeError(records.guest_failure(res.outcome.name, res.output))
@@ -130,14 +159,25 @@ def boot_counted(knobs, iters, plugin_args, smp=2, timeout=300, kernel=qemu.KERN
 
 
 def count(knobs, iters=ITERS, smp=2, timeout=300):
-    """Boots pingpong under TCG with the plugin and returns its Count."""
+    """Boots pingpong under TCG with the plugin and returns its Count. A window that opened
+    before a thread first ran (a slow first boot: a vCPU thread that had not yet run its
+    guest after the warmup) holds that thread's start: the boot is made again with a
+    longer warmup; RuntimeError if it never is long enough."""
     ids = probe_ids()
-    with tempfile.TemporaryDirectory(prefix="idlelab-insncount-") as tmp:
-        out = os.path.join(tmp, "marks.txt")
-        round_trips = boot_counted(knobs, iters, f"out={out}", smp, timeout)
-        with open(out, encoding="utf-8") as f:
-            marks, _ = parse_log(f.read(), ids)
-    return analyse(marks, ids, round_trips, "pingpong.mode=spin" in knobs)
+    warmup_ms = WARMUP_MS
+    for _ in range(COUNT_BOOTS):
+        with tempfile.TemporaryDirectory(prefix="idlelab-insncount-") as tmp:
+            out = os.path.join(tmp, "marks.txt")
+            round_trips = boot_counted(knobs, iters, f"out={out}", smp, timeout,
+                                       warmup_ms=warmup_ms)
+            with open(out, encoding="utf-8") as f:
+                marks, _ = parse_log(f.read(), ids)
+        c = analyse(marks, ids, round_trips, "pingpong.mode=spin" in knobs)
+        if not c.started_inside:
+            return c
+        warmup_ms *= 10
+    raise RuntimeError(f"{knobs}: vCPUs {c.started_inside} first ran their thread inside the "
+                       f"window in {COUNT_BOOTS} boots (last warmup {warmup_ms // 10} ms)")
 
 
 def path_insns(knobs=PATH_KNOBS, iters=ITERS):
