@@ -329,6 +329,7 @@ static void start_halt(struct sim *s, struct vcpu *v, uint64_t limit_ns)
 		arm_timer(s, v);
 	}
 	hp_halt_exit(&v->host);
+	v->halt_gen++;
 	exit_cost = sim_cost(s, COST_halt_exit); /* two draws, in this order */
 	if (limit_ns)
 		exit_cost += sim_cost(s, COST_timer_arm);
@@ -509,7 +510,7 @@ static void raise_irq(struct sim *s, struct vcpu *v, unsigned irq, enum sim_cost
 		uint64_t d = host_delay == COST__COUNT ? 0 : sim_cost(s, host_delay);
 
 		if (d)
-			events_push(&s->ev, s->now + d, v->id, EV_HOST_WAKE, 0);
+			events_push(&s->ev, s->now + d, v->id, EV_HOST_WAKE, v->halt_gen);
 		else
 			host_wake(s, v);
 	} else {
@@ -698,7 +699,10 @@ static void on_event(struct sim *s, const struct sim_event *e)
 		raise_irq(s, v, IRQ_RESCHED, COST_ipi_running, COST__COUNT);
 		break;
 	case EV_HOST_WAKE:
-		host_wake(s, v);
+		/* A timer's slack that outlived its halt (an IPI woke the vCPU first) must not
+		 * cut short the next halt, whose own timer has its own slack. */
+		if (e->gen == v->halt_gen)
+			host_wake(s, v);
 		break;
 	case EV_WINDOW:
 		on_window(s);

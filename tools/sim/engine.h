@@ -85,6 +85,7 @@ struct vcpu {
 	enum vstate state;
 	uint64_t state_end;
 	uint32_t state_gen, timer_gen, irq_gen;
+	uint32_t halt_gen; /* HLT exits so far: a host wake raised in an earlier halt is stale */
 	uint64_t t_acct; /* accounted up to here */
 	uint32_t flags;
 	unsigned irq_pending;
