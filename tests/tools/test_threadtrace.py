@@ -194,3 +194,38 @@ def test_a_kick_before_the_target_is_asleep_still_counts():
     rows.insert(3, rows.pop(1))       # the switch out (asleep) after the kick
     (h,) = parsed(rows)
     assert (h.thread_kick, h.thread_wake) == (6_000, 530_000)
+
+
+def wakeup(t_us, pid, comm="python3", cpu=1):
+    return line("<idle>", 0, t_us, "sched_wakeup", f"comm={comm} pid={pid} prio=120 "
+                f"target_cpu={cpu:03d}")
+
+
+def test_a_vcpu_thread_switched_out_runnable_is_preempted_for_as_long_as_it_waits():
+    """vCPU 0 runs on CPU 1 from 0 to 1000 us; python3, woken onto that CPU at 390, takes it
+    at 400 for 300 us; it sleeps (S) at 1000: one preemption of 300 us over 700 us on a CPU,
+    and one task woken beside it (not python3's wake while python3 ran, nor one onto CPU 0,
+    nor the vCPU thread's own). A sleep is no preemption, nor is another VM's thread's; the
+    span keeps the preemptions that began in it and the time on a CPU inside it."""
+    rows = [switch(0, "swapper/1", 0, "R", VCPU0, 11),
+            line(VCPU0, 11, 10, "kvm_exit", "vcpu 0 reason msr rip 0x1000"),
+            wakeup(390, 77), wakeup(395, 78, cpu=0),
+            switch(400, VCPU0, 11, "R+", "python3", 77),
+            wakeup(500, 79, "sleep"),
+            switch(700, "python3", 77, "S", VCPU0, 11),
+            switch(1000, VCPU0, 11, "S", "swapper/1", 0),
+            wakeup(1050, 11, VCPU0),
+            switch(1100, "swapper/1", 0, "R", VCPU0, 11),
+            switch(1200, VCPU0, 11, "S", "swapper/1", 0)]
+    events = threadtrace.kvmtrace.parse_trace(text(rows))[0]
+    c = threadtrace.contention(events)
+    assert c.preempted == [(0, 100_000_400_000, 300_000, "python3")]
+    assert (c.on_cpu, c.woken_beside) == ({0: 800_000}, {0: 1})
+    s = threadtrace.summary(text(rows))
+    assert s["thread_preempt"] == {"ns_p50": 300_000.0, "ns_p90": 300_000.0, "n": 1}
+    assert (s["preempt_per_s"], s["preempted_ms"], s["on_cpu_ms"]) == (1250.0, 0.3, 0.8)
+    assert (s["preempted_by"], s["woken_beside_per_s"]) == ({"python3": 0.3}, 1250.0)
+    assert threadtrace.contention(events, {12}).preempted == []
+    late = threadtrace.contention(events, span=(100_000_500_000, 100_001_150_000))
+    assert (late.preempted, late.on_cpu, late.woken_beside) == ([], {0: 300_000 + 50_000},
+                                                                {0: 0})

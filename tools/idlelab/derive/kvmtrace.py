@@ -43,6 +43,7 @@ class HostEvent:
     event: str
     body: str
     comm: str = ""      # the thread's name (QEMU names its vCPU threads `CPU n/KVM`)
+    cpu: int = -1       # the host CPU the event was recorded on
 
 
 def parse_trace(text):
@@ -54,7 +55,7 @@ def parse_trace(text):
         m = _LINE.match(line)
         if m:
             events.append(HostEvent(int(m["tid"]), float(m["ts"]), m["event"], m["body"],
-                                    m["comm"].strip()))
+                                    m["comm"].strip(), int(m["hcpu"])))
     lost = sum(int(w) - int(b) for b, w in _ENTRIES.findall(text))
     return events, lost
 

@@ -391,11 +391,21 @@ def threads_markdown(threads):
             f"the waker's exit to KVM's kick of it; thread_wake: the kick to running, off CPU; "
             f"thread_entry: running to the guest, on a CPU; these after an IPI's wake, "
             f"*_timer after a timer's, thread_wake_timer from sched_wakeup, thread_timer_late "
-            f"the LAPIC timer's expiry to the wake): "
+            f"the LAPIC timer's expiry to the wake; thread_preempt: switched out runnable to "
+            f"running again): "
             + ", ".join(parts)
             + (f"; {threads['rewakes']} woken and asleep again without entering, on a CPU "
                f"{threads['rewake_ppm'] / 1e4:.2f} % of the time asleep"
                if threads.get("rewakes") else "")
+            + (f"; preempted {threads['preempt_per_s']:g} times a second on a CPU "
+               f"({threads.get('preempted_ms', 0):g} ms over {threads['on_cpu_ms']:g} ms on one"
+               + (", most by " + ", ".join(f"{c} {ms:g} ms" for c, ms in
+                                          threads["preempted_by"].items())
+                  if threads.get("preempted_by") else "") + ")"
+               if "preempt_per_s" in threads else "")
+            + (f"; {threads['vcpu_wakes']} kicked awake by another vCPU, "
+               f"{threads['vcpu_wake_beside_ppm'] / 1e4:.1f} % of them onto the waker's CPU"
+               if threads.get("vcpu_wakes") else "")
             + (f"; {threads['lost']} trace events lost" if threads.get("lost") else "") + ".", ""]
 
 

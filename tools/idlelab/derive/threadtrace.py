@@ -47,7 +47,9 @@ VCPU_COMM = re.compile(r"^CPU (\d+)/KVM$")    # QEMU's vCPU threads with debug-t
 _REASON = re.compile(r"\breason (\S+)")
 _SWITCH = re.compile(r"prev_comm=.*? prev_pid=(\d+) .*?prev_state=(\S+) ==> "
                      r"next_comm=.*? next_pid=(\d+)")
+_NEXT_COMM = re.compile(r"next_comm=(.*?) next_pid=")
 _WAKEUP = re.compile(r"\bpid=(\d+)\b")
+_TARGET_CPU = re.compile(r"\btarget_cpu=(\d+)")
 _IPI = re.compile(r"^dst ([0-9a-f]+) vec \d+ \(Fixed\|physical\|")
 # KVM's software LAPIC timer (no VMX preemption timer: SVM, or nested), armed by the vCPU
 # thread when the guest writes its deadline; `expires` is on CLOCK_MONOTONIC, the trace's clock
@@ -165,6 +167,80 @@ def halts(events, tids=None, span=None):
     return out
 
 
+class Preemption(NamedTuple):
+    vcpu: int
+    t_out: int                     # ns: switched out runnable (prev_state R)
+    off: int                       # ns until it ran again
+    by: str                        # the task switched in in its place
+
+
+class Contention(NamedTuple):
+    preempted: list                # [Preemption]
+    woken_beside: dict             # {vcpu: tasks woken onto its CPU while it ran there}
+    on_cpu: dict                   # {vcpu: ns on a CPU}
+    vcpu_wakes: int                # vCPU threads woken after another one's IPI kicked them
+    vcpu_wakes_beside: int         # ... onto the CPU that waker ran on (behind it)
+
+
+def contention(events, tids=None, span=None):
+    """The host's other tasks against the vCPU threads, inside `span` (the whole trace where
+    None): each switch-out of a thread still runnable (another task took its CPU: a
+    preemption, not a sleep) with the time until it ran again; the tasks woken onto a CPU
+    while a vCPU thread ran there (sched_wakeup's target_cpu: what ends a KVM poll, whose
+    loop stops once single_task_running() fails, and what may preempt it); each thread's
+    time on a CPU."""
+    vcpu_of = _vcpu_tids(events, tids)
+    tid_of = {v: tid for tid, v in vcpu_of.items()}
+    lo, hi = span if span else (-math.inf, math.inf)
+    t_in, out_at, current, kick_cpu = {}, {}, {}, {}
+    on_cpu = {v: 0 for v in vcpu_of.values()}
+    beside = {v: 0 for v in vcpu_of.values()}
+    found, kicked, kicked_beside = [], 0, 0
+    for e in events:
+        ts = round(e.ts * 1e9)
+        if e.event == "sched_wakeup":
+            m, t = _WAKEUP.search(e.body), _TARGET_CPU.search(e.body)
+            if not (m and t and lo <= ts <= hi):
+                continue
+            woken, target = int(m.group(1)), int(t.group(1))
+            running = current.get(target)
+            if running in vcpu_of and woken != running:
+                beside[vcpu_of[running]] += 1
+            # the wake of a vCPU thread an IPI kicked (sched_wakeup may be recorded on the
+            # woken thread's CPU, so the waker's CPU is the kick's): did it land on the
+            # waker's CPU, behind it, rather than on a CPU of its own?
+            if woken in kick_cpu:
+                kicked += 1
+                kicked_beside += target == kick_cpu.pop(woken)
+            continue
+        if e.event == "kvm_apic_ipi" and e.tid in vcpu_of:
+            m = _IPI.match(e.body)
+            woken = tid_of.get(int(m.group(1), 16)) if m else None
+            if woken is not None and woken != e.tid and woken not in current.values():
+                kick_cpu[woken] = e.cpu   # off its CPU: asleep, or on its way there
+            continue
+        if e.event != "sched_switch":
+            continue
+        m = _SWITCH.search(e.body)
+        if not m:
+            continue
+        prev, prev_state, nxt = int(m.group(1)), m.group(2), int(m.group(3))
+        current[e.cpu] = nxt
+        kick_cpu.pop(nxt, None)        # running: a kick after this one wakes nothing
+        if prev in vcpu_of:
+            if prev in t_in:
+                on_cpu[vcpu_of[prev]] += max(0, min(ts, hi) - max(t_in.pop(prev), lo))
+            if prev_state.startswith("R"):
+                out_at[prev] = (ts, _NEXT_COMM.search(e.body).group(1))
+        if nxt in vcpu_of:
+            t_in[nxt] = ts
+            if nxt in out_at:
+                t_out, by = out_at.pop(nxt)
+                if lo <= t_out <= hi:
+                    found.append(Preemption(vcpu_of[nxt], t_out, ts - t_out, by))
+    return Contention(found, beside, on_cpu, kicked, kicked_beside)
+
+
 def _pct(sorted_values, q):
     return sorted_values[max(0, math.ceil(q * len(sorted_values)) - 1)]
 
@@ -172,9 +248,12 @@ def _pct(sorted_values, q):
 def summary(text, tids=None, span=None):
     """{"halts": n, "lost": events the buffer dropped, "vcpus": n, PART: {"ns_p50", "ns_p90",
     "n"} for each of PARTS (halts an IPI woke) and TIMER_PARTS (the others), "rewakes": n,
-    "rewake_ppm": ns on a CPU in rewakes per ns asleep x 1e6} from a trace's text (halts()
-    says what `tids` and `span` keep); a part is
-    missing where no halt counted."""
+    "rewake_ppm": ns on a CPU in rewakes per ns asleep x 1e6, "thread_preempt" (as a part),
+    "preempted_by": {comm: ms}, "on_cpu_ms", "preempt_per_s" (per second on a CPU),
+    "preempted_ms", "woken_beside_per_s" (tasks woken onto a vCPU thread's CPU while it ran
+    there, per second on a CPU), "vcpu_wakes" (vCPU threads another one woke) and
+    "vcpu_wake_beside_ppm" (of those, put on the waker's own CPU, x 1e6)} from a trace's text (halts() says what `tids` and `span` keep); a part
+    is missing where no halt counted."""
     events, lost = kvmtrace.parse_trace(text)
     found = halts(events, tids, span)
     out = {"halts": len(found), "lost": lost, "vcpus": len(_vcpu_tids(events, tids))}
@@ -193,4 +272,24 @@ def summary(text, tids=None, span=None):
     out["rewakes"] = sum(h.rewakes for h in found)
     if asleep:
         out["rewake_ppm"] = round(sum(h.rewake for h in found) * 1e6 / asleep, 1)
+    c = contention(events, tids, span)
+    taken, on_cpu = c.preempted, c.on_cpu
+    if taken:
+        offs = sorted(p.off for p in taken)
+        out["thread_preempt"] = {"ns_p50": float(_pct(offs, 0.5)),
+                                 "ns_p90": float(_pct(offs, 0.9)), "n": len(offs)}
+        by = {}
+        for p in taken:
+            by[p.by] = by.get(p.by, 0) + p.off
+        out["preempted_by"] = {c: round(ns / 1e6, 2) for c, ns in
+                               sorted(by.items(), key=lambda kv: -kv[1])[:6]}
+    if sum(on_cpu.values()):
+        out["on_cpu_ms"] = round(sum(on_cpu.values()) / 1e6, 2)
+        out["preempt_per_s"] = round(len(taken) * 1e9 / sum(on_cpu.values()), 1)
+        out["preempted_ms"] = round(sum(p.off for p in taken) / 1e6, 2)
+        out["woken_beside_per_s"] = round(sum(c.woken_beside.values()) * 1e9
+                                          / sum(on_cpu.values()), 1)
+    if c.vcpu_wakes:
+        out["vcpu_wakes"] = c.vcpu_wakes
+        out["vcpu_wake_beside_ppm"] = round(c.vcpu_wakes_beside * 1e6 / c.vcpu_wakes, 1)
     return out
