@@ -31,9 +31,10 @@ MIN_COMPARED = 100
 # Every cost zero but the guest's poll iteration (1 ns: a poll is seen to expire past W).
 ZERO_COSTS = "\n".join(f"{name} = 0" for name in (
     "ipi_send", "ipi_send_awake", "ipi_latency", "ipi_running", "halt_exit", "halt_sleep",
-    "vm_entry", "wake_latency", "wake_entry", "timer_wake", "timer_entry", "timer_slack", "timer_running", "host_poll_iter", "poll_wake", "irq_entry",
-    "timer_irq", "timer_arm", "sleep_step", "wake_path", "idle_entry", "idle_reentry", "thread_step",
-    "block_charge_ppm", "wake_cold_ppm", "wake_cold_max")) + "\nguest_poll_iter = 1\n"
+    "vm_entry", "wake_latency", "wake_entry", "timer_wake", "timer_entry", "timer_slack",
+    "timer_running", "host_poll_iter", "poll_wake", "irq_entry", "timer_irq", "timer_arm",
+    "sleep_step", "wake_path", "idle_entry", "idle_reentry", "thread_step", "block_charge_ppm",
+    "wake_cold_ppm", "wake_cold_max", "preempt", "preempt_per_s")) + "\nguest_poll_iter = 1\n"
 
 
 def tsc_to_ns(cycles, hz):

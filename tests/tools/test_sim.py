@@ -231,6 +231,41 @@ def test_here_splits_a_halt_by_the_traced_threads(tmp_path):
             int(f["cost.halt_sleep"])) == (500, 500, 0, 0)
 
 
+def test_here_takes_the_hosts_other_tasks_from_the_traced_boot(tmp_path):
+    """costs=here with the boot's preemptions (cost_table.threads: thread_preempt, and
+    preempt_per_s beside a nested object and before path_insns): the simulator's preempt and
+    preempt_per_s; none where the boot was not traced. With them a guest-polled pingpong,
+    which never halts while both vCPU threads have their CPUs, halts where a partner lost
+    its CPU for longer than the poll window, and its threads are charged less than all of
+    the window; the hardware table has no other tasks."""
+    folder = wakepath_folder(tmp_path, [])
+    meta = json.loads((folder / "meta.json").read_text())
+    plain = sim("workload=idle", "duration=10ms", "smp=1", f"costs=here:{folder}")
+    f = next(f for k, f in records.parse_records(plain.stdout) if k == "sim")
+    assert (int(f["cost.preempt"]), int(f["cost.preempt_per_s"])) == (0, 0)
+    pingpong = ("workload=pingpong", "duration=300ms", "smp=2", "idle=haltpoll",
+                "haltpoll.guest_halt_poll_ns=300us", "halt_poll_ns=0")
+    calm = sim(*pingpong, f"costs=here:{folder}")
+    meta["cost_table"]["threads"] = {
+        "halts": 40, "lost": 0, "vcpus": 2,
+        "thread_preempt": {"ns_p50": 250000.0, "ns_p90": 900000.0, "n": 50},
+        "preempted_by": {"python3": 9.5, "CPU 1/KVM": 2.0}, "on_cpu_ms": 600.0,
+        "preempt_per_s": 80.5, "preempted_ms": 12.0}
+    (folder / "meta.json").write_text(json.dumps(meta))
+    r = sim("workload=idle", "duration=10ms", "smp=1", f"costs=here:{folder}")
+    f = next(f for k, f in records.parse_records(r.stdout) if k == "sim")
+    assert (int(f["cost.preempt"]), int(f["spread.preempt"]), int(f["cost.preempt_per_s"])) \
+        == (250000, 650000, 81)
+    busy = sim(*pingpong, f"costs=here:{folder}")
+    assert busy.returncode == 0, busy.stderr
+    for vcpu in (0, 1):
+        before, after = host(calm.stdout, vcpu), host(busy.stdout, vcpu)
+        assert (int(before["halt_exits"]), before["preemptions"]) == (0, "0")
+        assert 10 <= int(after["preemptions"]) <= 40, after
+        assert int(after["halt_exits"]) > 0 and float(after["cpu_pct"]) < 99, after
+    assert host(sim(*pingpong, "costs=hardware").stdout, 0)["preemptions"] == "0"
+
+
 def test_here_without_the_poll_control_msr(tmp_path):
     """costs=here on a table without wrmsr_pollctl (a host that does not offer the MSR, or
     TCG): a VM exit is CPUID's, and ipi_running, the run round trip less a send that cost

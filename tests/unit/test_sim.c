@@ -122,15 +122,16 @@ static void test_costs_unknown_and_bad_fields(void **state)
 	assert_non_null(strstr(err, "vm_entry"));
 }
 
-/* A cost file with every field but `omit` at 1 ns (the *_ppm and wake_cold_max at 0), then
- * `line`. */
+/* A cost file with every field but `omit` at 1 ns (the *_ppm, wake_cold_max and
+ * preempt_per_s at 0), then `line`. */
 static void cost_text(char *buf, size_t size, const char *omit, const char *line)
 {
 	size_t len = 0;
 
 	for (unsigned i = 0; i < COST__COUNT; i++) {
 		const char *name = sim_cost_names[i];
-		bool zero = strstr(name, "_ppm") || !strcmp(name, "wake_cold_max");
+		bool zero = strstr(name, "_ppm") || !strcmp(name, "wake_cold_max") ||
+			    !strcmp(name, "preempt_per_s");
 
 		if (strcmp(name, omit))
 			len += (size_t)snprintf(buf + len, size - len, "%s=%s\n", name,
@@ -248,6 +249,8 @@ static void test_costs_spread(void **state)
 	assert_int_equal(c.spread[COST_ipi_send], 2000);
 	expect_field_refused(prims, "wake_cold_ppm", "wake_cold_ppm = 5 ~ 1\n",
 			     "'wake_cold_ppm' is not a drawn cost");
+	expect_field_refused(prims, "preempt_per_s", "preempt_per_s = 75 ~ 10\n",
+			     "'preempt_per_s' is not a drawn cost");
 	expect_field_refused(prims, "ipi_send", "ipi_send = 1us ~ 1us - 2us\n", "ipi_send spread");
 	expect_field_refused(prims, "ipi_send", "ipi_send = 1us ~\n",
 			     "ipi_send spread: empty expression");

@@ -60,6 +60,11 @@
  *   block_charge_ppm host CPU charged to a vCPU thread per ns it sleeps in KVM (x 1e-6)
  *   wake_cold_ppm   extra busy time at a wake per ns the thread slept (x 1e-6) ...
  *   wake_cold_max   ... counting at most this much sleep
+ *   preempt         the host's other tasks: how long one keeps a vCPU thread that wants its
+ *                   CPU off it (a polling thread stops polling and sleeps: KVM's
+ *                   single_task_running) ...
+ *   preempt_per_s   ... and how often, per second the thread is on a CPU (a constant; 0:
+ *                   the vCPU threads have their CPUs to themselves)
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -90,21 +95,25 @@ static const char *const prim_names[] = {
      * (cost_table.threads, tools/idlelab/derive/threadtrace.py): those an IPI woke, those a
      * timer woke, then their p90s */
     "thread_halt", "thread_kick", "thread_wake", "thread_entry", "thread_halt_timer",
-    "thread_wake_timer", "thread_entry_timer", "thread_timer_late", "thread_halt_p90",
-    "thread_kick_p90", "thread_wake_p90", "thread_entry_p90", "thread_halt_timer_p90",
-    "thread_wake_timer_p90", "thread_entry_timer_p90", "thread_timer_late_p90",
+    "thread_wake_timer", "thread_entry_timer", "thread_timer_late", "thread_preempt",
+    "thread_halt_p90", "thread_kick_p90", "thread_wake_p90", "thread_entry_p90",
+    "thread_halt_timer_p90", "thread_wake_timer_p90", "thread_entry_timer_p90",
+    "thread_timer_late_p90", "thread_preempt_p90",
     /* bench=exits' exits inside the guest's own paths (x2APIC EOI, TSC-deadline write), then
      * their p90s */
-    "eoi", "tsc_deadline", "eoi_p90", "tsc_deadline_p90"};
+    "eoi", "tsc_deadline", "eoi_p90", "tsc_deadline_p90",
+    /* the boot's vCPU threads' preemptions per second on a CPU (cost_table.threads) */
+    "thread_preempt_per_s"};
 #define NPRIMS		     (sizeof(prim_names) / sizeof(prim_names[0]))
 #define PRIM_WAKEPATH_RUN    13
 #define PRIM_WAKEPATH_NOTICE 14
 #define PRIM_INSNS	     15 /* insns_<phase>: cost_table.path_insns.<phase> */
 #define PRIM_P90	     20 /* <prim>_p90: prim i's p90 is PRIM_P90 + i */
 #define PRIM_THREADS	     35 /* thread_<part>, then their p90s */
-#define NTHREAD_PARTS	     8
-#define PRIM_EXITS	     51 /* eoi, tsc_deadline, then their p90s */
+#define NTHREAD_PARTS	     9
+#define PRIM_EXITS	     53 /* eoi, tsc_deadline, then their p90s */
 #define NEXIT_PRIMS	     2
+#define PRIM_PREEMPT_RATE    57 /* thread_preempt_per_s */
 _Static_assert(NPRIMS == SIM_NPRIMS, "sim.h's SIM_NPRIMS counts prim_names");
 #define PPM_MAX 1000000.0
 
@@ -274,14 +283,16 @@ static void p50_p90(const char *from, const char *name, double *p50, double *p90
 		*p90 = strtod(v + 9, NULL);
 }
 
-/* cost_table.threads.thread_<part>; -1 where the boot was not traced. */
+/* cost_table.threads.thread_<part> and preempt_per_s; -1 where the boot was not traced. */
 static void thread_parts(const char *text, double *prims)
 {
-	const char *p = strstr(text, "\"threads\"");
+	const char *p = strstr(text, "\"threads\""), *end = p ? strstr(p, "\"path_insns\"") : NULL;
+	const char *rate = p ? strstr(p, "\"preempt_per_s\":") : NULL;
 
 	for (size_t i = 0; i < NTHREAD_PARTS; i++)
 		p50_p90(p, prim_names[PRIM_THREADS + i], &prims[PRIM_THREADS + i],
 			&prims[PRIM_THREADS + NTHREAD_PARTS + i]);
+	prims[PRIM_PREEMPT_RATE] = rate && (!end || rate < end) ? strtod(rate + 16, NULL) : -1;
 }
 
 /*
@@ -664,7 +675,8 @@ int sim_costs_parse_text(const char *text, const char *what, const double *prims
 			double d;
 
 			*tilde = 0;
-			if (strstr(name, "_ppm") || i == COST_wake_cold_max) {
+			if (strstr(name, "_ppm") || i == COST_wake_cold_max ||
+			    i == COST_preempt_per_s) {
 				snprintf(err, errlen,
 					 "costs: %s line %u: '%s' is not a drawn cost: no spread",
 					 what, lineno, name);

@@ -63,15 +63,17 @@ uint64_t sim_cost(struct sim *s, enum sim_cost_id id)
 /* Charges the time since the last call to the state the vCPU was in. */
 static void account(struct sim *s, struct vcpu *v)
 {
-	uint64_t dt = s->now - v->t_acct;
+	uint64_t dt = s->now - v->t_acct, from, to;
 
+	from = v->t_acct > v->preempt_from ? v->t_acct : v->preempt_from;
+	to = s->now < v->preempt_until ? s->now : v->preempt_until;
 	v->t_acct = s->now;
 	if (!dt)
 		return;
 	if (v->state == V_BLOCKED)
 		v->g.host_cpu_ns += (dt * s->c[COST_block_charge_ppm] + 500000) / 1000000;
 	else if (v->state != V_WAKING)
-		v->g.host_cpu_ns += dt;
+		v->g.host_cpu_ns += dt - (to > from ? to - from : 0); /* not while preempted */
 	if (v->state == V_GPOLL)
 		v->g.poll_ns += dt;
 	else if (v->state >= V_HEXIT)
@@ -88,9 +90,12 @@ static void set_state(struct sim *s, struct vcpu *v, enum vstate st, uint64_t du
 		events_push(&s->ev, v->state_end, v->id, EV_STATE_END, v->state_gen);
 }
 
-/* Moves the end of the current state (an interrupt handler ran inside it). */
+/* Moves the end of the current state (an interrupt handler ran inside it); a preempted
+ * thread does nothing before it has its CPU again. */
 static void move_end(struct sim *s, struct vcpu *v, uint64_t end)
 {
+	if (end < v->preempt_until)
+		end = v->preempt_until;
 	v->state_end = end;
 	v->state_gen++;
 	events_push(&s->ev, end, v->id, EV_STATE_END, v->state_gen);
@@ -113,7 +118,9 @@ static void arm_timer(struct sim *s, struct vcpu *v)
 
 static void irq_at(struct sim *s, struct vcpu *v, uint64_t t)
 {
-	if (v->irq_at && v->irq_at <= t)
+	if (t < v->preempt_until) /* a preempted thread takes it when it runs again */
+		t = v->preempt_until;
+	if (v->irq_at && v->irq_at <= t && v->irq_at >= v->preempt_until)
 		return;
 	v->irq_at = t;
 	v->irq_gen++;
@@ -494,10 +501,60 @@ static void host_wake(struct sim *s, struct vcpu *v)
 		return;
 	}
 	if (v->state == V_BLOCKED) { /* by its own timer alone: KVM's hrtimer on its CPU */
+		uint64_t taken = v->cpu_taken_until > s->now ? v->cpu_taken_until - s->now : 0;
+
 		v->timer_woken = v->irq_pending == IRQ_TIMER;
 		set_state(s, v, V_WAKING,
-			  sim_cost(s, v->timer_woken ? COST_timer_wake : COST_wake_latency));
+			  sim_cost(s, v->timer_woken ? COST_timer_wake : COST_wake_latency) +
+			      taken);
 	}
+}
+
+/* ---- the host's other tasks ------------------------------------------------------------- */
+
+static double preempt_uniform(struct sim *s)
+{
+	return ((double)(prng_next(&s->preempt_rng) >> 11) + 1.0) / 9007199254740992.0;
+}
+
+/* The next time another task wants this vCPU's CPU: arrivals at preempt_per_s, in time the
+ * thread is on a CPU (one that finds it off its CPU passes: that is wake_latency's part). */
+static void preempt_schedule(struct sim *s, struct vcpu *v)
+{
+	double rate = (double)s->c[COST_preempt_per_s];
+
+	if (rate > 0 && s->c[COST_preempt])
+		events_push(&s->ev, s->now + 1 + (uint64_t)(-log(preempt_uniform(s)) / rate * 1e9),
+			    v->id, EV_PREEMPT, 0);
+}
+
+static void on_preempt(struct sim *s, struct vcpu *v)
+{
+	uint64_t d;
+
+	preempt_schedule(s, v);
+	if (v->state == V_BLOCKED || v->state == V_WAKING || s->now < v->preempt_until)
+		return;
+	d = cost_at(s, COST_preempt, preempt_uniform(s));
+	if (!d)
+		return;
+	v->g.preemptions++;
+	if (v->state == V_HPOLL) {
+		/* kvm_vcpu_halt: the poll stops when single_task_running() fails, and the thread
+		 * sleeps (its poll failed), leaving the CPU to the other task */
+		v->cpu_taken_until = s->now + d;
+		move_end(s, v, s->now);
+		return;
+	}
+	account(s, v);
+	v->preempt_from = s->now;
+	v->preempt_until = s->now + d;
+	/* work and fixed paths wait out the preemption; a guest poll's window is the guest's
+	 * clock, which runs on: it expires when it expires, seen once the thread runs again */
+	if (v->state_end != NEVER)
+		move_end(s, v, v->state == V_GPOLL ? v->state_end : v->state_end + d);
+	if (v->irq_at)
+		irq_at(s, v, v->irq_at);
 }
 
 /* guest_delay: the interrupt's way to a vCPU in guest code; host_delay: to KVM for a halted
@@ -707,6 +764,9 @@ static void on_event(struct sim *s, const struct sim_event *e)
 	case EV_WINDOW:
 		on_window(s);
 		break;
+	case EV_PREEMPT:
+		on_preempt(s, v);
+		break;
 	}
 }
 
@@ -724,6 +784,7 @@ static void setup(struct sim *s, const struct sim_config *cfg, FILE *out)
 	s->c = cfg->costs.v;
 	s->spread = cfg->costs.spread;
 	prng_seed(&s->cost_rng, cfg->knobs.v[KNOB_seed] ^ 0xc0575ull);
+	prng_seed(&s->preempt_rng, cfg->knobs.v[KNOB_seed] ^ 0x9ee3b7ull);
 	s->out = out;
 	s->ncpus = cfg->smp;
 	/* The run script gives KVM's REALTIME hint and poll control, so auto means haltpoll. */
@@ -757,6 +818,7 @@ static void setup(struct sim *s, const struct sim_config *cfg, FILE *out)
 		if (s->tick_period)
 			v->tick_deadline = s->tick_period + (uint64_t)i * 137000 % s->tick_period;
 		v->state = V_IDLE_ENTRY;
+		preempt_schedule(s, v);
 	}
 }
 

@@ -36,6 +36,7 @@ enum ev_kind {
 	EV_IPI,	      /* a reschedule IPI reaches the target's LAPIC */
 	EV_HOST_WAKE, /* KVM sees the halted vCPU runnable */
 	EV_WINDOW,    /* the measurement window opens or closes */
+	EV_PREEMPT,   /* another host task wants the vCPU thread's CPU */
 };
 
 #define IRQ_RESCHED 1u
@@ -85,7 +86,8 @@ struct vcpu {
 	enum vstate state;
 	uint64_t state_end;
 	uint32_t state_gen, timer_gen, irq_gen;
-	uint32_t halt_gen; /* HLT exits so far: a host wake raised in an earlier halt is stale */
+	/* HLT exits so far: a host wake raised in an earlier halt is stale */
+	uint32_t halt_gen;
 	uint64_t t_acct; /* accounted up to here */
 	uint32_t flags;
 	unsigned irq_pending;
@@ -103,7 +105,11 @@ struct vcpu {
 	/* KVM's view of the halt in progress */
 	uint64_t t_halt_start, hp_window, t_poll_end;
 	bool hp_success;
-	bool timer_woken;   /* the sleep in progress was ended by the guest's timer alone */
+	bool timer_woken; /* the sleep in progress was ended by the guest's timer alone */
+	/* another host task has the thread's CPU: frozen from..until (charged nothing, its
+	 * state's end and interrupts wait); cpu_taken_until: its CPU is taken while it sleeps
+	 * (a poll it gave up), so a wake waits for that too */
+	uint64_t preempt_from, preempt_until, cpu_taken_until;
 	struct gov_cpu gov; /* the guest governor's own per-CPU state (kernel/policy) */
 	struct hp_vcpu host;
 	struct sim_gstats g;
@@ -114,6 +120,9 @@ struct sim {
 	const uint64_t *c;	/* cfg->costs.v: the medians; use sim_cost() */
 	const uint64_t *spread; /* cfg->costs.spread */
 	struct prng cost_rng;	/* the draws of costs with a spread, seeded by seed= */
+	/* the host's other tasks: their own draws, so that none (preempt_per_s = 0) leaves
+	 * every other draw as it was */
+	struct prng preempt_rng;
 	FILE *out;
 	unsigned ncpus;
 	struct vcpu cpu[SIM_MAX_CPUS];

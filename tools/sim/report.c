@@ -76,10 +76,11 @@ static void host_record(const struct sim *s, unsigned i, uint64_t window_ns)
 		"@idlelab host vcpu=%u simulated=1 halt_exits=%lu attempted_poll=%lu "
 		"successful_poll=%lu poll_invalid=%lu halt_wakeup=%lu poll_success_ns=%lu "
 		"poll_fail_ns=%lu wait_ns=%lu cpu_ns=%lu cpu_pct=%lu.%02lu poll_pct=%lu.%02lu "
-		"halt_poll_ns_now=%lu\n",
+		"halt_poll_ns_now=%lu preemptions=%lu\n",
 		i, D(halt_exits), D(attempted_poll), D(successful_poll), D(poll_invalid),
 		D(halt_wakeup), D(poll_success_ns), D(poll_fail_ns), D(wait_ns), cpu_ns,
-		pct100 / 100, pct100 % 100, poll100 / 100, poll100 % 100, h->w);
+		pct100 / 100, pct100 % 100, poll100 / 100, poll100 % 100, h->w,
+		s->cpu[i].g.preemptions - s->snap[i].preemptions);
 }
 
 void report_window(const struct sim *s, uint64_t window_ns)

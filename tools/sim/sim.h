@@ -51,7 +51,9 @@
 	X(thread_step)                                                                             \
 	X(block_charge_ppm)                                                                        \
 	X(wake_cold_ppm)                                                                           \
-	X(wake_cold_max)
+	X(wake_cold_max)                                                                           \
+	X(preempt)                                                                                 \
+	X(preempt_per_s)
 
 #define SIM__COST_ENUM(n) COST_##n,
 enum sim_cost_id {
@@ -92,6 +94,7 @@ struct sim_gstats {
 	    halts, halts_aborted, hlt, grow, shrink, poll_ns, halt_ns, poll_overshoot_ns,
 	    poll_overshoot_max_ns;
 	uint64_t host_cpu_ns; /* the vCPU thread's CPU time, as the host measures it */
+	uint64_t preemptions; /* the host's other tasks took its CPU (costs: preempt_per_s) */
 };
 
 struct sim_result; /* opaque to the workloads */
@@ -104,10 +107,10 @@ int sim_parse_args(int argc, char **argv, struct sim_config *cfg, FILE *err);
  * wake path's instructions per round trip by phase (user, wake, block, enter, run), then the
  * 90th percentiles of the first 15, then the cost table boot's vCPU threads' halts by part
  * (thread_halt, thread_kick, thread_wake, thread_entry after an IPI's wake; thread_halt_timer,
- * thread_wake_timer, thread_entry_timer, thread_timer_late after a timer's) and their p90s,
- * then bench=exits' eoi
- * and tsc_deadline and their p90s. */
-#define SIM_NPRIMS 55
+ * thread_wake_timer, thread_entry_timer, thread_timer_late after a timer's; thread_preempt, a
+ * vCPU thread switched out runnable until it ran again) and their p90s, then bench=exits' eoi
+ * and tsc_deadline and their p90s, then thread_preempt_per_s (how often, per second on a CPU). */
+#define SIM_NPRIMS 58
 int sim_costs_load(const char *spec, struct sim_costs *c, char *err, size_t errlen);
 int sim_costs_parse_text(const char *text, const char *what, const double *prims,
 			 struct sim_costs *c, char *err, size_t errlen);
