@@ -557,6 +557,7 @@ CSV_COLUMNS = [
     "neighbour_ops_per_s", "neighbour_alone_ops_per_s",
     "neighbour_alone_other_load", "neighbour_slowdown",
     "neighbour_cpu_pct", "guest_steal_ms", "guest_steal_pct", "host_run_delay_pct",
+    "host_wakes_local_pct", "host_migrations",
     "guest_polls_suspended", "guest_takeovers",
     "trace_grow", "trace_shrink", "trace_reset", "trace_poll_hit", "trace_no_wait",
     "trace_short_poll_miss",

@@ -7,7 +7,10 @@ acknowledgement lets the guest go."""
 import pytest
 
 from idlelab.bench import onerun
+from idlelab.derive import runrow
 from idlelab.host import qemu, samplers
+
+READ_WAKE_COUNTS = samplers.thread_wake_counts     # the fixture stands it in
 
 
 class FakeQMP:
@@ -26,6 +29,9 @@ def probe(monkeypatch):
                         lambda pid, threads: calls.append("cpu") or {0: len(calls)})
     monkeypatch.setattr(onerun, "load_sample", lambda pid: calls.append("load") or {})
     monkeypatch.setattr(samplers, "thread_run_delay_ns", lambda pid, tid: 0)
+    wakes = iter([{"nr_wakeups": 10, "nr_wakeups_local": 2, "nr_migrations": 1},
+                  {"nr_wakeups": 110, "nr_wakeups_local": 62, "nr_migrations": 4}])
+    monkeypatch.setattr(samplers, "thread_wake_counts", lambda pid, tid: next(wakes, None))
     acks = []
     monkeypatch.setattr(qemu, "acknowledge", lambda proc: acks.append(proc))
     p = onerun.WindowProbe("/nowhere", "kvm", hold_ns=0)
@@ -85,3 +91,29 @@ def test_a_close_sample_that_failed_is_not_tried_again_at_every_byte(probe):
     p.on_line(CLOSE)
     assert p.errors == ["QMP at the close marker: QMP gone"]
     assert acks == ["qemu", "qemu"] and "close" not in p.samples
+
+
+def test_the_vcpu_threads_wake_placement_over_the_window(probe, tmp_path):
+    """Each vCPU thread's wake-ups at both edges (schedstats), their difference in the
+    record, and the share the host put on the waker's CPU in the run's row; none where the
+    host has no schedstats."""
+    p, _, _ = probe
+    p.on_line(OPEN)
+    p.on_line(CLOSE)
+    host = onerun.host_part(p)
+    assert host["wakes"] == {0: {"nr_wakeups": 100, "nr_wakeups_local": 60,
+                                 "nr_migrations": 3}}
+    assert runrow.wake_placement({"host": host}, [0]) == {"host_wakes_local_pct": 60.0,
+                                                        "host_migrations": 3}
+    assert runrow.wake_placement({"host": {"wakes": {}}}, [0]) == {}
+    f = tmp_path / "sched"
+    f.write_text("se.nr_migrations                             :                    7\n"
+                 "nr_switches                                  :                   40\n")
+    (tmp_path / "5" / "task" / "6").mkdir(parents=True)
+    (tmp_path / "5" / "task" / "6" / "sched").write_text(f.read_text())
+    assert READ_WAKE_COUNTS(5, 6, str(tmp_path)) is None   # no schedstats
+    (tmp_path / "5" / "task" / "6" / "sched").write_text(
+        f.read_text() + "nr_wakeups                                   :                   30\n"
+        "nr_wakeups_local                             :                   12\n")
+    assert READ_WAKE_COUNTS(5, 6, str(tmp_path)) == {
+        "nr_wakeups": 30, "nr_wakeups_local": 12, "nr_migrations": 7}

@@ -364,6 +364,8 @@ class WindowProbe:
             nread = self.neighbour.read() if self.neighbour is not None else None
             delay = {i: samplers.thread_run_delay_ns(self.pid, tid)
                      for i, tid in (self.threads or {}).items()}
+            wakes = {i: samplers.thread_wake_counts(self.pid, tid)
+                     for i, tid in (self.threads or {}).items()}
             if state == "open":
                 snap = samplers.take_snapshot(self.session, self.pid, names, self.threads)
         except Exception as e:
@@ -374,7 +376,7 @@ class WindowProbe:
             load["neighbour_ns"] = nread["cpu_ns"]
         self.samples[state] = {"snapshot": snap, "load": load, "synced": synced,
                                "seen_ns": arrived, "done_ns": done,
-                               "neighbour": nread, "run_delay_ns": delay,
+                               "neighbour": nread, "run_delay_ns": delay, "wakes": wakes,
                                "sample_ms": round((done - arrived) / 1e6, 2),
                                "read_ms": round((done - read_at) / 1e6, 2),
                                "late": not synced and done - arrived > self.hold_ns}
@@ -452,7 +454,7 @@ def host_part(probe):
             "pinned": probe.pinned}
     for state, s in probe.samples.items():
         host[state] = dict(snapshot_json(s["snapshot"]), run_delay_ns=s.get("run_delay_ns"),
-                           sample_ms=s["sample_ms"],
+                           wakes=s.get("wakes"), sample_ms=s["sample_ms"],
                            read_ms=s["read_ms"], late=s["late"])
     if probe.has_window():
         # Each vCPU thread's wait on a host run queue over the window (what KVM reports to
@@ -460,6 +462,11 @@ def host_part(probe):
         da, db = (probe.samples[s].get("run_delay_ns") or {} for s in ("open", "close"))
         host["run_delay_ns"] = {i: db[i] - da[i] for i in da
                                 if da[i] is not None and db.get(i) is not None}
+        # Each vCPU thread's wake-ups over the window, and those the host's scheduler put on
+        # the waker's own CPU (queued behind it: KVM's poll there stops at once)
+        wa, wb = (probe.samples[s].get("wakes") or {} for s in ("open", "close"))
+        host["wakes"] = {i: {k: wb[i][k] - wa[i][k] for k in samplers.WAKE_COUNTS}
+                         for i in wa if wa[i] and wb.get(i)}
         a, b = probe.samples["open"]["snapshot"], probe.samples["close"]["snapshot"]
         try:
             host["delta"] = kvmdelta.delta(a, b, probe.schemas or None).to_json()

@@ -137,6 +137,8 @@ class RunRow:
     guest_steal_ms: Num = _measured()       # summed over the vCPUs, over the window
     guest_steal_pct: Num = _measured()      # of the workload vCPUs' window, mean
     host_run_delay_pct: Num = _measured()   # the same vCPU threads' run-queue wait (host side)
+    host_wakes_local_pct: Num = _measured() # their wake-ups put on the waker's CPU, % (schedstats)
+    host_migrations: Num = _measured()      # their moves between host CPUs over the window
     guest_polls_suspended: Num = _measured()  # idle entries that halted: steal above threshold
     guest_takeovers: Num = _measured()      # times the governor set haltpoll's rule aside
     # --- KVM's own trace of the window (trace=halt_poll_ns; kvmtrace.py), the workload vCPUs:
@@ -369,6 +371,7 @@ def summarize(rec):
     if run.cpus and all("takeovers" in c for c in run.cpus):   # (older kernels lack it)
         row["guest_takeovers"] = run.total("takeovers")
     row["host_run_delay_pct"] = run_delay_pct(rec, vcpus, run.window_ns)
+    row.update(wake_placement(rec, vcpus))
     row.update(trace_figures(rec, vcpus, row.get("halt_poll_ns")))
     return RunRow(**row)
 
@@ -417,6 +420,20 @@ def run_delay_pct(rec, vcpus, window_ns):
         return None
     return mean(100 * delay[str(c)] / window_ns for c in vcpus if str(c) in delay) \
         if all(str(c) in delay for c in vcpus) else None
+
+
+def wake_placement(rec, vcpus):
+    """The workload vCPU threads' wake-ups over the window that the host's scheduler put on
+    the waker's own CPU (% of their wake-ups), and their migrations; {} where the host has
+    no schedstats (the counts are missing) or a vCPU's are."""
+    wakes = {str(k): v for k, v in (rec["host"].get("wakes") or {}).items()}
+    if not vcpus or not all(str(c) in wakes for c in vcpus):
+        return {}
+    got = [wakes[str(c)] for c in vcpus]
+    total = sum(w["nr_wakeups"] for w in got)
+    return {"host_wakes_local_pct": round(100 * sum(w["nr_wakeups_local"] for w in got)
+                                          / total, 1) if total else None,
+            "host_migrations": sum(w["nr_migrations"] for w in got)}
 
 
 def neighbour_figures(rec):

@@ -331,6 +331,10 @@ def host_command(run_dir, job_path, image=IMAGE, cpu=CPU):
         # delivered at a plain `ret` right after a VM entry); with this, 0 of 20
         # (docs/platform-notes.md). The guest's page tables never change after boot.
         "kvm_amd.npt=0",
+        # The vCPU threads' wake-ups by placement (/proc/PID/task/TID/sched, read at the
+        # window's edges): the host's scheduler queues a kicked vCPU thread behind its waker
+        # on this 2-CPU host for hundreds of round trips at a time (docs/notebook).
+        "schedstats=enable",
         f"idlelab.tree={TOP}", f"idlelab.job={job_path}", f"idlelab.image={image}",
     ] + os.environ.get("IDLELAB_NESTED_APPEND", "").split())
     return [

@@ -189,6 +189,31 @@ def thread_run_delay_ns(pid, tid, proc_root="/proc"):
         return None
 
 
+WAKE_COUNTS = ("nr_wakeups", "nr_wakeups_local", "nr_migrations")
+
+
+def thread_wake_counts(pid, tid, proc_root="/proc"):
+    """{name: n} of WAKE_COUNTS from the thread's sched file: its wake-ups, those that put it
+    on the waker's own CPU (for a vCPU thread an IPI kicked: behind the sending vCPU's thread;
+    a timer's: its own CPU), its migrations. The wake-ups need schedstats (the nested host
+    boots with them); None where the file or the wake-ups are missing."""
+    try:
+        with open(os.path.join(proc_root, str(pid), "task", str(tid), "sched")) as f:
+            text = f.read()
+    except OSError:
+        return None
+    out = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        name = key.strip().rsplit(".", 1)[-1]
+        if sep and name in WAKE_COUNTS:
+            try:
+                out[name] = int(value.strip())
+            except ValueError:
+                return None
+    return out if set(WAKE_COUNTS) <= set(out) else None
+
+
 def vcpu_cpu_ns(pid, threads=None, proc_root="/proc"):
     """{cpu_index: CPU ns} for every vCPU thread (`threads` from find_vcpu_threads)."""
     if threads is None:
