@@ -409,13 +409,16 @@ def test_a_tcg_run_is_predicted_without_host_polling_and_not_judged(monkeypatch)
     fig = {k: 50.0 for k in predict.FIGURES}
     monkeypatch.setattr(predict, "predict_record", lambda rec, costs, sim: dict(fig))
     monkeypatch.setattr(predict, "summarize",
-                        lambda rec: types.SimpleNamespace(ok=True, **fig))
+                        lambda rec: types.SimpleNamespace(ok=True, host_wakes_local_pct=None,
+                                                              **fig))
     recs = [dict(rec, matrix="m", name=a, accel=a) for a in ("kvm", "tcg")]
     entries = predict.compare("unused", "hardware", recs=recs)
     assert [(e["accel"], e["ok"]) for e in entries] == [("kvm", True), ("tcg", None)]
-    assert predict.markdown(entries)[-2] == (
+    md = predict.markdown(entries)
+    assert md[-4] == (
         "1 of 1 measured runs within the bar (counts ±10 % or ±10 events, host CPU ±10 "
         "points); 1 not judged (no KVM counts: TCG).")
+    assert md[2].endswith("| wakes on the waker's CPU % |") and md[4].endswith(" |  |")
     # a Linux guest's row: the simulator models idlelab's guest, so no prediction is made
     (linux,) = predict.compare("unused", "hardware",
                                recs=[dict(rec, matrix="m", name="l", accel="kvm", guest="linux")])
