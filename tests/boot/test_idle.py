@@ -306,64 +306,11 @@ def stall_missed(res):
     return True
 
 
-@pytest.mark.parametrize("accel", ACCELS_FULL)
-def test_a_stalled_vm_gives_the_honest_late_verdict(accel):
-    """The whole QEMU is stopped (SIGSTOP) for 0.3 s shortly after the window opens, longer
-    than the 200 ms bound: some wake-up in flight then took longer than the bound, whatever
-    CPU or code it was in, and the run must fail with late >= 1 (before the fix a stall
-    inside thread_wake passed with late=0 and lat_max_ns above the bound). The host's
-    attribution, told of the stop, calls every such wake-up late_host."""
-    stall_s = 0.3
-    # guest_halt_poll_ns=0 makes the wakers fire back to back (their random delay is drawn
-    # from the window), so a wake-up is mostly in flight when the VM is stopped.
-    iters = 4000 if accel == "kvm" else 15000
-    require(accel)
-    for _ in range(STALL_ATTEMPTS):
-        state = {}
-        sampler = samplers.WaitSampler()
-
-        def on_start(proc):
-            state["pid"] = proc.pid
-
-        def stall():
-            time.sleep(0.2)
-            t0 = time.monotonic_ns()
-            os.kill(state["pid"], signal.SIGSTOP)
-            time.sleep(stall_s)
-            os.kill(state["pid"], signal.SIGCONT)
-            sampler.add_stall(t0, time.monotonic_ns())
-
-        def on_line(line):
-            if "@idlelab window state=open" in line and "stall" not in state:
-                state["stall"] = threading.Thread(target=stall)
-                state["stall"].start()
-
-        att = wakeup_verdict.run(qemu.Config(smp=4, accel=accel,
-                                             cmdline=f"selftest=wakeup iters={iters} "
-                                                     "haltpoll.guest_halt_poll_ns=0"),
-                                 timeout=TIMEOUT, on_line=on_line, on_start=on_start,
-                                 sampler=sampler)
-        state["stall"].join()
-        assert not att.res.timed_out, att.res.output[-2000:]
-        if not stall_missed(att.res):
-            break
-    else:
-        pytest.fail(f"in {STALL_ATTEMPTS} boots the stall never caught a wake-up in flight")
-    assert_exit(att.res, "TEST_FAILED")
-    assert any(f.get("what") == "late_wakeup_seen" for _, f in att.res.records("error"))
-    assert_late_and_the_hosts(att, stall_s * 1e9)
-
-
-@pytest.mark.parametrize("accel", ACCELS_FULL)
-def test_a_stalled_waker_vcpu_gives_the_honest_late_verdict(accel):
-    """Only vCPU 2's host thread (a waker: targets live on CPUs 0-1) is stopped for 0.3 s,
-    with the harness's own stall (ptrace), 0.2 s after the window opens. The target answers
-    the wake in flight while its waker cannot look, so the waker sees the answer at its
-    first look after the stall: a wait-loop verdict counted that as on time (ok=1 late=0
-    with lat_max_ns over the bound); the verdict from the measured latency is late."""
-    spec = matrix.Stall(vcpu=2, offset_ns=200_000_000, duration_ns=300_000_000)
-    # guest_halt_poll_ns=0: the wakers fire back to back, so vCPU 2 is mostly between a
-    # wake and its answer when it is stopped
+def boot_until_the_stall_lands(accel, start, finish):
+    """Boots the wake-up selftest (guest_halt_poll_ns=0: the wakers fire back to back, so a
+    wake-up is mostly in flight when the stall comes) until a stall catches one, at most
+    STALL_ATTEMPTS times: start(state, sampler) when the window opens, finish(state,
+    sampler) after the boot. The attribution of the boot that caught one."""
     iters = 4000 if accel == "kvm" else 15000
     cfg = qemu.Config(smp=4, accel=accel,
                       cmdline=f"selftest=wakeup iters={iters} haltpoll.guest_halt_poll_ns=0")
@@ -377,26 +324,70 @@ def test_a_stalled_waker_vcpu_gives_the_honest_late_verdict(accel):
 
         def on_line(line):
             if "@idlelab window state=open" in line and "stall" not in state:
-                threads = samplers.find_vcpu_threads(state["pid"])
-                state["t0"] = time.monotonic_ns()
-                state["stall"] = fault.Stall(spec, state["pid"], threads)
-                state["stall"].start(state["t0"])
+                start(state, sampler)
 
         att = wakeup_verdict.run(cfg, timeout=TIMEOUT, on_line=on_line, on_start=on_start,
                                  sampler=sampler)
-        res = att.res
-        assert not res.timed_out, res.output
+        assert not att.res.timed_out, att.res.output[-2000:]
+        finish(state, sampler)
+        if not stall_missed(att.res):
+            return att
+    pytest.fail(f"in {STALL_ATTEMPTS} boots the stall never caught a wake-up in flight")
+
+
+@pytest.mark.parametrize("accel", ACCELS_FULL)
+def test_a_stalled_vm_gives_the_honest_late_verdict(accel):
+    """The whole QEMU is stopped (SIGSTOP) for 0.3 s shortly after the window opens, longer
+    than the 200 ms bound: some wake-up in flight then took longer than the bound, whatever
+    CPU or code it was in, and the run must fail with late >= 1 (before the fix a stall
+    inside thread_wake passed with late=0 and lat_max_ns above the bound). The host's
+    attribution, told of the stop, calls every such wake-up late_host."""
+    stall_s = 0.3
+
+    def stall(state, sampler):
+        time.sleep(0.2)
+        t0 = time.monotonic_ns()
+        os.kill(state["pid"], signal.SIGSTOP)
+        time.sleep(stall_s)
+        os.kill(state["pid"], signal.SIGCONT)
+        sampler.add_stall(t0, time.monotonic_ns())
+
+    def start(state, sampler):
+        state["stall"] = threading.Thread(target=stall, args=(state, sampler))
+        state["stall"].start()
+
+    att = boot_until_the_stall_lands(accel, start,
+                                     lambda state, sampler: state["stall"].join())
+    assert_exit(att.res, "TEST_FAILED")
+    assert any(f.get("what") == "late_wakeup_seen" for _, f in att.res.records("error"))
+    assert_late_and_the_hosts(att, stall_s * 1e9)
+
+
+@pytest.mark.parametrize("accel", ACCELS_FULL)
+def test_a_stalled_waker_vcpu_gives_the_honest_late_verdict(accel):
+    """Only vCPU 2's host thread (a waker: targets live on CPUs 0-1) is stopped for 0.3 s,
+    with the harness's own stall (ptrace), 0.2 s after the window opens. The target answers
+    the wake in flight while its waker cannot look, so the waker sees the answer at its
+    first look after the stall: a wait-loop verdict counted that as on time (ok=1 late=0
+    with lat_max_ns over the bound); the verdict from the measured latency is late."""
+    spec = matrix.Stall(vcpu=2, offset_ns=200_000_000, duration_ns=300_000_000)
+
+    def start(state, sampler):
+        threads = samplers.find_vcpu_threads(state["pid"])
+        state["t0"] = time.monotonic_ns()
+        state["stall"] = fault.Stall(spec, state["pid"], threads)
+        state["stall"].start(state["t0"])
+
+    def finish(state, sampler):
         state["stall"].cancel()
         r = state["stall"].result()
         assert r["done"] and r["actual"]["duration_ms"] >= 300, r
         a = state["stall"].actual
         sampler.add_stall(state["t0"] + a["start_ns"],
                           state["t0"] + a["start_ns"] + a["duration_ns"], cpus=[spec.vcpu])
-        if not stall_missed(res):
-            break
-    else:
-        pytest.fail(f"in {STALL_ATTEMPTS} boots the stall never caught a wake-up in flight")
-    assert_exit(res, "TEST_FAILED")
+
+    att = boot_until_the_stall_lands(accel, start, finish)
+    assert_exit(att.res, "TEST_FAILED")
     assert_late_and_the_hosts(att, spec.duration_ns)
-    seen = [f for _, f in res.records("error") if f.get("what") == "late_wakeup_seen"]
+    seen = [f for _, f in att.res.records("error") if f.get("what") == "late_wakeup_seen"]
     assert seen and all(int(f["target_cpu"]) in (0, 1) for f in seen)
