@@ -166,7 +166,7 @@ PINGPONG_BODY void ping_body(struct pair *p, bool spin)
 		t1 = rdtsc();
 		probe_mark(PROBE_RUNNING);
 		record_hand_over(p, 1, p->woke_at, t0, t1);
-		if (wl_phase() != WL_MEASURE || counted_out)
+		if (!wl_measured(t0) || counted_out)
 			continue;
 		hist_record(&wl.hist[p->slot], tsc_to_ns(t1 - t0));
 		if (++wl.count[p->slot] == iters) {

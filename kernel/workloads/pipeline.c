@@ -23,7 +23,7 @@ static void stage_thread(void *arg)
 		if (me == 0) {
 			uint64_t now = rdtsc();
 
-			if (wl_phase() == WL_MEASURE) {
+			if (wl_measured(lap_start)) {
 				hist_record(&wl.hist[0], tsc_to_ns(now - lap_start));
 				wl.count[0]++;
 			}

@@ -38,7 +38,7 @@ static void sleeper_thread(void *arg)
 		if ((int64_t)(next - now) > 0)
 			thread_sleep_ns(tsc_to_ns(next - now));
 		now = rdtsc();
-		if (wl_phase() == WL_MEASURE) {
+		if (wl_measured(next)) {
 			hist_record(&wl.hist[slot], tsc_to_ns(now - next));
 			wl.count[slot]++;
 			interval_sum[slot] += tsc_to_ns(step);

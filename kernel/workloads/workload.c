@@ -93,6 +93,7 @@ static void measure(void)
 {
 	uint64_t duration = (uint64_t)knob(KNOB_duration);
 
+	wl.measure_tsc = rdtsc();
 	__atomic_store_n(&wl.phase, WL_MEASURE, __ATOMIC_RELEASE);
 	if (wl.by_count)
 		join_wait(&wl.measured);

@@ -29,6 +29,8 @@ struct wl {
 	bool by_count;
 	struct hist hist[MAX_CPUS]; /* one histogram per workload thread slot */
 	uint64_t count[MAX_CPUS];   /* per-slot event counts in the measured phase */
+	/* TSC when the measured phase began (written before the phase, which publishes it). */
+	uint64_t measure_tsc;
 };
 
 extern struct wl wl;
@@ -36,6 +38,18 @@ extern struct wl wl;
 static inline int wl_phase(void)
 {
 	return __atomic_load_n(&wl.phase, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Whether an event that began at `since` (a sleep's deadline, a round trip's or a lap's
+ * start) is the measured window's: the phase is WL_MEASURE and it began inside. One that
+ * began before spans the window's opening, where every vCPU waits at the barrier while the
+ * host reads its counters (tens of ms on the nested host): counted, it would carry that
+ * wait as its own latency.
+ */
+static inline bool wl_measured(uint64_t since)
+{
+	return wl_phase() == WL_MEASURE && (int64_t)(since - wl.measure_tsc) >= 0;
 }
 
 struct workload_ops {

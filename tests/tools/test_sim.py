@@ -355,7 +355,10 @@ def test_64_vcpus():
     for c, f in cpus.items():
         got = {k: int(v) for k, v in f.items()}
         pred = {k: int(v) for k, v in cpus[(c - 1) % n].items()}
-        assert got["wakeups"] in (laps, laps + 1), (c, f)
+        # every vCPU's wake-ups of the window: the laps counted, those of a lap that began
+        # before the window opened (not counted: the kernel's wl_measured) and of one not
+        # ended when it closed
+        assert got["wakeups"] in (laps, laps + 1, laps + 2), (c, f)
         assert got["wakeups_remote"] == got["ipi_sent"] == got["wakeups"], (c, f)
         # (one IPI may cross the window's edge: sent before, received after it opened)
         assert got["ipi_avoided"] == 0, (c, f)

@@ -153,6 +153,12 @@ struct sim {
 	uint64_t lap_start;
 };
 
+/* An event that began at `since` is the window's: as the kernel's wl_measured(). */
+static inline bool sim_measured(const struct sim *s, uint64_t since)
+{
+	return s->phase == 1 && since >= s->t_open;
+}
+
 /* engine.c services for the workloads */
 void sim_thread_init(struct sim *s, struct sim_thread *t, unsigned cpu, thread_run_fn *run);
 void sim_thread_start(struct sim *s, struct sim_thread *t); /* runnable at time 0 */

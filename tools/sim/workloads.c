@@ -27,7 +27,8 @@ static void ping_run(struct sim *s, struct sim_thread *t, uint64_t now, struct t
 	uint64_t think = sim_knob(s, KNOB_think);
 
 	if (t->phase == 1) { /* the token came back: one round trip */
-		if (s->phase == 1 && (!s->iters_target || s->count[t->slot] < s->iters_target)) {
+		if (sim_measured(s, t->t0) &&
+		    (!s->iters_target || s->count[t->slot] < s->iters_target)) {
 			hist_record(&s->hist[t->slot], now - t->t0);
 			if (++s->count[t->slot] == s->iters_target &&
 			    ++s->pairs_done == sim_knob(s, KNOB_pairs))
@@ -82,7 +83,7 @@ static void sleeper_run(struct sim *s, struct sim_thread *t, uint64_t now, struc
 		t->phase = 1;
 		t->next_deadline = now;
 	} else {
-		if (s->phase == 1) {
+		if (sim_measured(s, t->next_deadline)) {
 			hist_record(&s->hist[t->slot], now - t->next_deadline);
 			s->count[t->slot]++;
 			s->interval_sum[t->slot] += t->last_step;
@@ -119,7 +120,7 @@ static int sleepers_start(struct sim *s)
 static void stage_run(struct sim *s, struct sim_thread *t, uint64_t now, struct thread_action *a)
 {
 	if (t->slot == 0) {
-		if (s->phase == 1 && t->phase) {
+		if (t->phase && sim_measured(s, s->lap_start)) {
 			hist_record(&s->hist[0], now - s->lap_start);
 			s->count[0]++;
 		}
