@@ -259,6 +259,14 @@ def test_list_prints_every_matrix(capsys):
         assert f"{mid}: tools/matrices/quick/{mid}.txt" in out
 
 
+def test_repeat_makes_every_run_that_many_times(capsys):
+    """--repeat N overrides each matrix's repeat, so the bar's control (predicted.md: each run
+    made again against its first making) can be had from any matrix."""
+    assert cli.main(["--quick", "--seeds", "002", "--repeat", "3", "--list"]) == 0
+    runs = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("  ")]
+    assert runs and all(ln.split(":")[0].endswith(" x3") for ln in runs)
+
+
 def test_cli_script_and_make_target_exist():
     assert os.access(os.path.join(TOP, "tools", "bench"), os.X_OK)
     with open(os.path.join(TOP, "Makefile")) as f:

@@ -428,6 +428,43 @@ def test_a_tcg_run_is_predicted_without_host_polling_and_not_judged(monkeypatch)
     assert (linux["ok"], linux["predicted"]) == (None, {}) and "guest=linux" in linux["why"]
 
 
+def test_the_control_holds_a_run_made_again_against_its_first_making():
+    """The bar's noise floor: a later repeat of a run against its first making (the same
+    boot), or a run against its namesake in another folder, by the very bar the predictions
+    are judged by; TCG runs and failed ones have no pair."""
+    fig = dict.fromkeys(predict.FIGURES, 0)
+
+    def entry(name, repeat, halts, cpu, accel="kvm"):
+        return {"matrix": "m", "name": name, "repeat": repeat, "accel": accel,
+                "measured": dict(fig, host_halt_exits=halts, host_cpu_pct=cpu)}
+    entries = [entry("a", 1, 1000, 50.0), entry("a", 2, 1090, 59.0),    # within both
+               entry("b", 1, 1000, 50.0), entry("b", 2, 1200, 50.0),    # 20 % more halts
+               entry("c", 1, 100, 50.0), entry("c", 2, 100, 61.0),      # 11 points
+               entry("d", 1, 100, 50.0, "tcg"), entry("d", 2, 100, 90.0, "tcg"),
+               entry("e", 1, 100, 50.0), dict(entry("e", 2, 0, 0.0), measured={})]
+    pairs = predict.control(entries)
+    assert [(e["name"], e["control"]["ok"]) for e in pairs] == [
+        ("a", True), ("b", False), ("c", False)]
+    assert pairs[1]["control"]["error"]["host_halt_exits"] == 20.0
+    assert all("control" not in e for e in entries if e["repeat"] == 1)
+    md = predict.control_markdown(entries)
+    assert md[-2] == predict.control_line(entries)
+    assert md[-2].startswith("1 of 3 runs within the bar of the same run measured again "
+                             "(repeat 1)")
+    assert "| m b #2 | 1000 / 1200 (+20.0) |" in "\n".join(md)
+    # against another folder: every run against its namesake there, where it has one
+    firsts = [e for e in entries if e["repeat"] == 1]
+    for e in firsts:
+        e.pop("control", None)
+    other = {("m", "a", 1): dict(fig, host_halt_exits=1000, host_cpu_pct=45.0),
+             ("m", "b", 1): dict(fig, host_halt_exits=800, host_cpu_pct=50.0)}
+    pairs = predict.control(firsts, other, "results/x")
+    assert [(e["name"], e["control"]["ok"]) for e in pairs] == [("a", True), ("b", False)]
+    assert predict.control_line(firsts).startswith("1 of 2 runs within the bar of the same "
+                                                   "run measured again (results/x)")
+    assert predict.control_line([entry("z", 1, 1, 1.0)]) is None
+
+
 def governors_sweep(*args):
     res = subprocess.run([os.path.join(ROOT, "tools", "sim", "governors"), *args],
                          capture_output=True, text=True, timeout=120)
@@ -438,8 +475,9 @@ def governors_sweep(*args):
 
 
 def test_compare_refuses_what_is_not_a_results_folder(tmp_path):
-    for folder, why in ((tmp_path / "none", "no such folder"), (tmp_path, "no raw/")):
-        r = subprocess.run([os.path.join(ROOT, "tools", "sim", "compare"), str(folder)],
+    for args, why in (([tmp_path / "none"], "no such folder"), ([tmp_path], "no raw/"),
+                      ([tmp_path, "--control", tmp_path / "none"], "--control ")):
+        r = subprocess.run([os.path.join(ROOT, "tools", "sim", "compare"), *map(str, args)],
                            capture_output=True, text=True, timeout=60)
         assert r.returncode == 2 and why in r.stderr and "Traceback" not in r.stderr, r.stderr
 

@@ -63,6 +63,8 @@ BENCH_CASES = {
     "wait-quiet": (["--wait-quiet", "-1", "--list"], ["--wait-quiet", "'-1'"]),
     "quiet-below": (["--quiet-below", "nan", "--list"], ["--quiet-below"]),
     "seeds": (["--seeds", "001", "--list"], ["--seeds", "001"]),
+    "repeat-zero": (["--repeat", "0", "--list"], ["--repeat", "'0'"]),
+    "repeat-huge": (["--repeat", "1001", "--list"], ["--repeat", "'1001'"]),
     "unknown-option": (["--nosuch"], ["--nosuch"]),
 }
 

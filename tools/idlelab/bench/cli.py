@@ -4,6 +4,7 @@ EXIT_RUN_FAILED a run failed, EXIT_USAGE bad arguments, matrix or folder (one li
 it, checked before anything runs), EXIT_NO_KVM KVM required but /dev/kvm is not usable,
 128 + signal when SIGINT, SIGTERM or SIGHUP stopped the runs (the folder is still finished)."""
 import argparse
+import dataclasses
 import os
 import signal
 import sys
@@ -44,6 +45,9 @@ def choose_accel(requested, require_kvm):
     return accel, why, None
 
 
+REPEAT = usage.int_in(1, matrix.MAX_REPEAT)     # --repeat N
+
+
 def window_hold(text):
     """--window-hold: a time as the guest's window_hold= takes it."""
     try:
@@ -70,6 +74,10 @@ def parse_args(argv):
                     help="built-in seeds to run, comma-separated (default: %(default)s)")
     ap.add_argument("--matrix", action="append", metavar="FILE",
                     help="run this matrix file instead of the built-ins (repeatable)")
+    ap.add_argument("--repeat", type=REPEAT, metavar="N",
+                    help="make every run N times, whatever the matrices say (each pass over "
+                         "the matrices in turn); with --predict, predicted.md holds each run "
+                         "made again against its first making: the bar's noise floor")
     ap.add_argument("--accel", choices=hosts.ACCELS, default="auto",
                     help="auto (default): KVM if usable, else the nested KVM host, else TCG "
                          "with host columns n/a")
@@ -196,6 +204,9 @@ def main(argv=None):
     paths = args.matrix or builtin_matrices(args.quick, args.seed_list)
     try:
         loaded = load_matrices(paths)
+        if args.repeat:
+            loaded = [(mid, path, [dataclasses.replace(r, repeat=args.repeat) for r in runs])
+                      for mid, path, runs in loaded]
         check_cmdlines(loaded, args.window_hold)
     except matrix.MatrixError as e:
         say(str(e))

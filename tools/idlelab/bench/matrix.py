@@ -72,7 +72,7 @@ guest.<knob>        passed to the guest kernel command line as `<knob>=<value>`,
                     against idlelab's table.
 ==================  =======================================================================
 
-A matrix expands to at most MAX_RUNS runs (as `repeat` is at most 1000): the count is the
+A matrix expands to at most MAX_RUNS runs (as `repeat` is at most MAX_REPEAT): the count is the
 product of the sweeps, computed before any run is made, so a sweep of millions is refused
 at once instead of hanging `--list`.
 
@@ -103,6 +103,7 @@ DEFAULTS = {"repeat": "1", "smp": "2", "machine": "microvm", "accel": "kvm",
             "halt_poll_ns": "host", "guest": "idlelab"}
 REQUIRED = ("workload", "duration")
 MAX_RUNS = 1000          # runs one matrix may expand to (each is at least one boot)
+MAX_REPEAT = 1000        # times one run may be made (the matrix's repeat, tools/bench --repeat)
 
 # The bench's window edges are synchronised (the guest quiesces and waits for the probe's
 # acknowledgement), so no hold is needed; --window-hold adds one for a matrix that turns
@@ -339,7 +340,7 @@ _U32 = _int_in(0, 2 ** 32 - 1)
 PARSERS = {
     "workload": _workload,
     "duration": _duration,
-    "repeat": _int_in(1, 1000),
+    "repeat": _int_in(1, MAX_REPEAT),
     "smp": _int_in(1, 64),
     "machine": _choice(MACHINES),
     "accel": _choice(ACCELS),

@@ -2,12 +2,14 @@
 figures runs.csv has (guest_hlt, host_halt_exits, host_attempted_poll, host_successful_poll,
 host_cpu_pct, RTT and lateness), so measured and predicted rows are read alike.
 
-    tools/sim/compare RESULTS [--costs here|hardware|FILE] [--markdown OUT]
+    tools/sim/compare RESULTS [--costs here|hardware|FILE] [--markdown OUT] [--control OTHER]
 
 compares every run of a results folder with its prediction (costs=here reads the folder's
 own cost table) and prints, per run, measured / predicted / error. `tools/bench --predict`
 does the same at the end of a bench. A run the bench could not run (e.g. seed 004's
-shrink=0 here) is predicted all the same and labelled `simulated`.
+shrink=0 here) is predicted all the same and labelled `simulated`. The control holds the
+host against itself by the same bar: a run made again (a repeat, or OTHER's namesake)
+against its first making.
 """
 import argparse
 import json
@@ -54,6 +56,20 @@ def within(measured, predicted, key):
     return None
 
 
+def bar(measured, other):
+    """The bar over a run's judged figures: True if `other` (a prediction, or the same run
+    measured again) is within it on every one, None if no figure can be judged."""
+    verdicts = [within(measured.get(k), other.get(k), k) for k in COUNTS + ("host_cpu_pct",)]
+    verdicts = [v for v in verdicts if v is not None]
+    return all(verdicts) if verdicts else None
+
+
+def measured(row):
+    """The figures of one run's summary (derive.runrow) as runs.csv has them ({} for a
+    failed run)."""
+    return {k: getattr(row, k) for k in FIGURES} if row.ok else {}
+
+
 def compare(results, costs=None, sim=SIM, recs=None):
     """[{matrix, name, repeat, status, simulated, costs, command, measured, predicted, error,
     ok}] for every raw record of a results folder (each boot against its own measurement)."""
@@ -81,19 +97,56 @@ def compare(results, costs=None, sim=SIM, recs=None):
             entry.update(predicted={}, measured={}, error={}, ok=None, why=str(e))
             out.append(entry)
             continue
-        meas = {k: getattr(row, k) for k in FIGURES} if row.ok else {}
+        meas = measured(row)
         # what the model does not have, measured in the same run: the host's scheduler
         # putting a woken vCPU thread on its waker's CPU (the model: a CPU for each)
         entry["host_wakes_local_pct"] = row.host_wakes_local_pct if row.ok else None
         entry["predicted"] = pred
         entry["measured"] = meas
         entry["error"] = {k: error(meas.get(k), pred.get(k), k) for k in FIGURES}
-        verdicts = [within(meas.get(k), pred.get(k), k) for k in COUNTS + ("host_cpu_pct",)]
-        verdicts = [v for v in verdicts if v is not None]
         # the bar is KVM's: a run under TCG has no KVM counts, and the here table's host
         # constants (timer_slack, block_charge_ppm, wake_cold_*) were fitted under KVM
-        entry["ok"] = all(verdicts) if verdicts and entry["accel"] != "tcg" else None
+        entry["ok"] = bar(meas, pred) if entry["accel"] != "tcg" else None
         out.append(entry)
+    return out
+
+
+def control(entries, other=None, against=None):
+    """The bar's noise floor, the host against itself: runs held by the same bar against the
+    same configuration measured again. Without `other`, in this folder: every repeat after
+    the first against the run's first making (the same boot, later: tools/bench --repeat).
+    With `other` ({(matrix, name, repeat): measured} of another folder, e.g. another boot),
+    each run against its namesake there, named by `against`. Sets entry["control"] =
+    {against, reference, again, error, ok} on every entry with a pair measured under KVM and
+    returns those entries."""
+    against = against or "repeat 1"
+    kvm = [e for e in entries if e.get("measured") and e.get("accel") != "tcg"]
+    if other is None:
+        firsts = {(e["matrix"], e["name"]): e["measured"] for e in kvm
+                  if (e.get("repeat") or 1) == 1}
+        pairs = [(e, firsts.get((e["matrix"], e["name"])), e["measured"]) for e in kvm
+                 if (e.get("repeat") or 1) > 1]
+    else:
+        pairs = [(e, e["measured"], other.get((e["matrix"], e["name"], e.get("repeat"))))
+                 for e in kvm]
+    out = []
+    for e, ref, again in pairs:
+        if ref and again:
+            e["control"] = {"against": against, "reference": ref, "again": again,
+                            "error": {k: error(ref.get(k), again.get(k), k) for k in FIGURES},
+                            "ok": bar(ref, again)}
+            out.append(e)
+    return out
+
+
+def measured_elsewhere(results):
+    """{(matrix, name, repeat): measured} of another results folder's idlelab runs under KVM
+    (compare --control)."""
+    output.check_folder(results)
+    out = {}
+    for rec in output.read_raw(results):
+        if rec.get("guest", "idlelab") == "idlelab" and rec.get("accel") != "tcg":
+            out[(rec["matrix"], rec["name"], rec.get("repeat"))] = measured(summarize(rec))
     return out
 
 
@@ -120,19 +173,58 @@ def markdown(entries, title="Measured / predicted (error: % for counts, points f
         local = e.get("host_wakes_local_pct")
         lines.append(f"| {e['matrix']} {e['name']} | " + " | ".join(cells) + f" | {ok} | "
                      + ("" if local in (None, "") else f"{local}") + " |")
-    n = [e for e in entries if e.get("ok") is not None]
-    tcg = sum(1 for e in entries if e.get("accel") == "tcg" and e.get("measured"))
-    lines += ["", f"{sum(1 for e in n if e['ok'])} of {len(n)} measured runs within the bar "
-              f"(counts ±{COUNT_TOLERANCE_PCT:.0f} % or ±10 events, host CPU "
-              f"±{CPU_TOLERANCE_POINTS:.0f} points)"
-              + (f"; {tcg} not judged (no KVM counts: TCG)." if tcg else "."), "",
+    lines += ["", within_line(entries), "",
               "The last column is measured, not predicted: of the workload vCPU threads' "
               "wake-ups, the share the host's scheduler put on the waker's own CPU (schedstats, "
               "where the host has them). A vCPU thread an IPI kicked is then queued behind the "
               "sending vCPU's thread, whose KVM poll stops at once; a timer wakes a thread on "
               "its own CPU and counts too. The model gives every vCPU thread a CPU of its own.",
               ""]
-    return lines
+    return lines + control_markdown(entries)
+
+
+def within_line(entries):
+    """How many measured runs the predictions are within the bar of."""
+    n = [e for e in entries if e.get("ok") is not None]
+    tcg = sum(1 for e in entries if e.get("accel") == "tcg" and e.get("measured"))
+    return (f"{sum(1 for e in n if e['ok'])} of {len(n)} measured runs within the bar "
+            f"(counts ±{COUNT_TOLERANCE_PCT:.0f} % or ±10 events, host CPU "
+            f"±{CPU_TOLERANCE_POINTS:.0f} points)"
+            + (f"; {tcg} not judged (no KVM counts: TCG)." if tcg else "."))
+
+
+def control_line(entries):
+    """How many runs measured again are within the bar of their first measurement (None
+    where no run was)."""
+    pairs = [e for e in entries if e.get("control")]
+    if not pairs:
+        return None
+    ok = sum(1 for e in pairs if e["control"]["ok"])
+    return (f"{ok} of {len(pairs)} runs within the bar of the same run measured again "
+            f"({pairs[0]['control']['against']}): the host against itself, as often as any "
+            "model's prediction of a single run can expect to be within it.")
+
+
+def control_markdown(entries):
+    """The control's table and its count (none where no run was measured twice)."""
+    pairs = [e for e in entries if e.get("control")]
+    if not pairs:
+        return []
+    against = pairs[0]["control"]["against"]
+    lines = ["## Control: the same runs measured again (the bar's noise floor)", "",
+             f"Each run's first figure against the same configuration measured again "
+             f"({against}), judged by the same bar.", "",
+             "| run | halt exits | attempted polls | successful polls | host CPU % | within bar |",
+             "|---|---|---|---|---|---|"]
+    for e in pairs:
+        c = e["control"]
+        cells = [_cell(c["reference"].get(k), c["again"].get(k), c["error"].get(k)) for k in
+                 ("host_halt_exits", "host_attempted_poll", "host_successful_poll",
+                  "host_cpu_pct")]
+        rep = f" #{e['repeat']}" if (e.get("repeat") or 1) > 1 else ""
+        lines.append(f"| {e['matrix']} {e['name']}{rep} | " + " | ".join(cells) + " | "
+                     + {True: "yes", False: "NO", None: ""}[c["ok"]] + " |")
+    return lines + ["", control_line(entries), ""]
 
 
 ERROR_COLUMNS = {"guest_hlt": "predicted_err_guest_hlt_pct",
@@ -169,6 +261,7 @@ def write_report(results, costs=None, sim=SIM):
         print(f"predict: {e}", file=sys.stderr)
         return 2
     entries = compare(results, costs, sim, recs)
+    control(entries)
     output.write_all(results, recs, meta,
                      {output.run_key(e): columns(e) for e in entries},
                      hardware=simrun.rows(recs, sim))
@@ -177,7 +270,9 @@ def write_report(results, costs=None, sim=SIM):
         f.write("\n".join(lines) + "\n")
     with open(os.path.join(results, "predicted.json"), "w") as f:
         json.dump(entries, f, indent=1)
-    print("\n".join(lines[-2:]).strip())
+    print(within_line(entries))
+    if control_line(entries):
+        print(control_line(entries))
     print(os.path.join(results, "predicted.md"))
     return 0
 
@@ -189,16 +284,25 @@ def main(argv=None):
                     "or a cost file")
     ap.add_argument("--markdown", help="also write the comparison to this file")
     ap.add_argument("--json", help="also write the comparison as JSON")
+    ap.add_argument("--control", metavar="RESULTS",
+                    help="also hold every run against the same run in another results folder "
+                         "(another boot of the same matrices): the bar's noise floor there")
     ap.add_argument("--sim", default=SIM)
     a = ap.parse_args(argv)
     if not os.path.exists(a.sim):
         print(f"predict: {a.sim} is missing: run make first", file=sys.stderr)
         return 2
     try:
+        other = measured_elsewhere(a.control) if a.control else None
+    except output.FolderError as e:
+        print(f"predict: --control {e}", file=sys.stderr)
+        return 2
+    try:
         entries = compare(a.results, a.costs, a.sim)
     except output.FolderError as e:
         print(f"predict: {e}", file=sys.stderr)
         return 2
+    control(entries, other, a.control)
     lines = markdown(entries)
     print("\n".join(lines))
     if a.markdown:
