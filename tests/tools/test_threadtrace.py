@@ -132,7 +132,7 @@ def test_vmx_spells_the_reason_in_capitals():
 
 def test_no_halt_gives_counts_and_no_parts():
     s = threadtrace.summary(HEADER)
-    assert s == {"halts": 0, "lost": 0, "vcpus": 0, "rewakes": 0}
+    assert s == {"halts": 0, "lost": 0, "vcpus": 0, "rewakes": 0, "shadow_breaks": 0}
 
 
 def test_a_wake_that_sleeps_again_is_a_rewake_of_the_same_halt():
@@ -229,3 +229,39 @@ def test_a_vcpu_thread_switched_out_runnable_is_preempted_for_as_long_as_it_wait
     late = threadtrace.contention(events, span=(100_000_500_000, 100_001_150_000))
     assert (late.preempted, late.on_cpu, late.woken_beside) == ([], {0: 300_000 + 50_000},
                                                                 {0: 0})
+
+
+def window_exit(t_us, rip, tid=11, comm=VCPU0):
+    return line(comm, tid, t_us, "kvm_exit", f"vcpu 0 reason vintr rip {rip} info1 0x0 info2 0x0")
+
+
+def test_an_interrupt_injected_on_the_hlt_is_a_broken_shadow():
+    """`sti; hlt` at 0x1000: the interrupt window opening on the HLT itself (a vintr exit at
+    its rip) means the handler ran before it, so the HLT that follows slept with its wake
+    taken (QEMU 7.2's emulated SVM drops STI's shadow at VMRUN). A window that opens
+    elsewhere, or a HLT at another rip, is not one; `span` keeps the HLT exits inside it."""
+    rows = [window_exit(0, "0x1000"),
+            line(VCPU0, 11, 5, "kvm_entry", "vcpu 0, rip 0x1000"),
+            line(VCPU0, 11, 30, "kvm_exit", "vcpu 0 reason msr rip 0x2000 info1 0x1 info2 0x0"),
+            line(VCPU0, 11, 40, "kvm_entry", "vcpu 0, rip 0x2002"),
+            *halt(100, entry=50_000),                         # slept 50 ms: the lost wake
+            window_exit(60_000, "0x3000"),                    # a window elsewhere: not one
+            line(VCPU0, 11, 60_010, "kvm_entry", "vcpu 0, rip 0x3000"),
+            *halt(60_100),
+            line("python3", 99, 60_200, "kvm_exit", "vcpu 0 reason vintr rip 0x1000")]  # not QEMU's
+    events = threadtrace.kvmtrace.parse_trace(text(rows))[0]
+    (brk,) = threadtrace.shadow_breaks(events)
+    assert brk == (0, 100_000_100_000, 50_000_000)
+    assert threadtrace.shadow_breaks(events, span=(100_000_200_000, 10**15)) == []
+    s = threadtrace.summary(text(rows))
+    assert s["shadow_breaks"] == 1 and s["shadow_break_slept"]["ns_p50"] == 50_000_000
+    assert threadtrace.summary(text(halt(0)))["shadow_breaks"] == 0
+
+
+def test_the_cost_tables_line_says_the_broken_shadows():
+    from idlelab.derive import records
+    s = threadtrace.summary(text(halt(0, kick=300)))
+    assert "injected on a HLT" not in records.threads_markdown(s)[0]
+    s.update(shadow_breaks=2, shadow_break_slept={"ns_p50": 47e6, "ns_p90": 90e6, "n": 2})
+    assert ("; 2 interrupts injected on a HLT inside STI's shadow, which the host dropped "
+            "(those HLTs slept 47.0 ms p50: lost wake-ups)") in records.threads_markdown(s)[0]

@@ -406,6 +406,10 @@ def threads_markdown(threads):
             + (f"; {threads['vcpu_wakes']} kicked awake by another vCPU, "
                f"{threads['vcpu_wake_beside_ppm'] / 1e4:.1f} % of them onto the waker's CPU"
                if threads.get("vcpu_wakes") else "")
+            + (f"; {threads['shadow_breaks']} interrupts injected on a HLT inside STI's "
+               f"shadow, which the host dropped (those HLTs slept "
+               f"{threads['shadow_break_slept']['ns_p50'] / 1e6:.1f} ms p50: lost wake-ups)"
+               if threads.get("shadow_breaks") else "")
             + (f"; {threads['lost']} trace events lost" if threads.get("lost") else "") + ".", ""]
 
 

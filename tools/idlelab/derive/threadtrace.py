@@ -45,6 +45,9 @@ TIMER_PARTS = ("thread_halt_timer", "thread_wake_timer", "thread_entry_timer",  
                "thread_timer_late")
 VCPU_COMM = re.compile(r"^CPU (\d+)/KVM$")    # QEMU's vCPU threads with debug-threads=on
 _REASON = re.compile(r"\breason (\S+)")
+_RIP = re.compile(r"\brip (0x[0-9a-f]+)")
+# the exit KVM takes when the interrupt window it asked for opens (SVM's VINTR; VMX's name)
+WINDOW_EXITS = ("vintr", "interrupt_window")
 _SWITCH = re.compile(r"prev_comm=.*? prev_pid=(\d+) .*?prev_state=(\S+) ==> "
                      r"next_comm=.*? next_pid=(\d+)")
 _NEXT_COMM = re.compile(r"next_comm=(.*?) next_pid=")
@@ -174,6 +177,45 @@ class Preemption(NamedTuple):
     by: str                        # the task switched in in its place
 
 
+class ShadowBreak(NamedTuple):
+    vcpu: int
+    t_exit: int                    # ns: the HLT's exit
+    slept: int                     # ns: that exit to the thread's next kvm_entry
+
+
+def shadow_breaks(events, tids=None, span=None):
+    """[ShadowBreak] of every interrupt KVM injected on a HLT instruction: an interrupt-window
+    exit at the rip of the same thread's next HLT exit. A guest that sleeps in `sti; hlt`
+    (idlelab's idle loop, Linux's) gives a correct host no such window: STI's interrupt
+    shadow covers the HLT, whose exit comes first and finds the interrupt pending, so the
+    halt ends at once. Where the shadow is dropped across an exit (seen on the nested host:
+    the emulated SVM under QEMU's TCG), the window opens on the HLT, the handler runs before
+    it, and the HLT then sleeps with its wake already taken until some other interrupt
+    comes: a lost wake-up, the host's. `span`: the breaks whose HLT exit lies in it."""
+    vcpu_of = _vcpu_tids(events, tids)
+    lo, hi = span if span else (-math.inf, math.inf)
+    window_rip, halted, out = {}, {}, []
+    for e in events:
+        if e.tid not in vcpu_of:
+            continue
+        ts = round(e.ts * 1e9)
+        if e.event == "kvm_entry" and e.tid in halted:
+            t_exit = halted.pop(e.tid)
+            out.append(ShadowBreak(vcpu_of[e.tid], t_exit, ts - t_exit))
+        if e.event != "kvm_exit":
+            continue
+        reason, rip = _REASON.search(e.body), _RIP.search(e.body)
+        if not (reason and rip):
+            continue
+        reason = reason.group(1).lower()
+        if reason in WINDOW_EXITS:
+            window_rip[e.tid] = rip.group(1)
+        elif reason == "hlt":
+            if window_rip.pop(e.tid, None) == rip.group(1) and lo <= ts <= hi:
+                halted[e.tid] = ts
+    return out
+
+
 class Contention(NamedTuple):
     preempted: list                # [Preemption]
     woken_beside: dict             # {vcpu: tasks woken onto its CPU while it ran there}
@@ -252,8 +294,10 @@ def summary(text, tids=None, span=None):
     "preempted_by": {comm: ms}, "on_cpu_ms", "preempt_per_s" (per second on a CPU),
     "preempted_ms", "woken_beside_per_s" (tasks woken onto a vCPU thread's CPU while it ran
     there, per second on a CPU), "vcpu_wakes" (vCPU threads another one woke) and
-    "vcpu_wake_beside_ppm" (of those, put on the waker's own CPU, x 1e6)} from a trace's text (halts() says what `tids` and `span` keep); a part
-    is missing where no halt counted."""
+    "vcpu_wake_beside_ppm" (of those, put on the waker's own CPU, x 1e6), "shadow_breaks"
+    (interrupts injected on a HLT: shadow_breaks()) and "shadow_break_slept" (as a part: how
+    long those HLTs slept)} from a trace's text (halts() says what `tids` and `span` keep); a
+    part is missing where no halt counted."""
     events, lost = kvmtrace.parse_trace(text)
     found = halts(events, tids, span)
     out = {"halts": len(found), "lost": lost, "vcpus": len(_vcpu_tids(events, tids))}
@@ -292,4 +336,10 @@ def summary(text, tids=None, span=None):
     if c.vcpu_wakes:
         out["vcpu_wakes"] = c.vcpu_wakes
         out["vcpu_wake_beside_ppm"] = round(c.vcpu_wakes_beside * 1e6 / c.vcpu_wakes, 1)
+    broken = shadow_breaks(events, tids, span)
+    out["shadow_breaks"] = len(broken)
+    if broken:
+        slept = sorted(b.slept for b in broken)
+        out["shadow_break_slept"] = {"ns_p50": float(_pct(slept, 0.5)),
+                                     "ns_p90": float(_pct(slept, 0.9)), "n": len(slept)}
     return out
