@@ -150,6 +150,12 @@ def measured_elsewhere(results):
     return out
 
 
+def _label(e):
+    """A row's run: matrix, name, and which making where it was made more than once."""
+    rep = f" #{e['repeat']}" if (e.get("repeat") or 1) > 1 else ""
+    return f"{e['matrix']} {e['name']}{rep}"
+
+
 def _cell(m, p, e):
     if m in (None, ""):
         return f"{p} (simulated)" if p is not None else ""
@@ -162,7 +168,7 @@ def markdown(entries, title="Measured / predicted (error: % for counts, points f
              "| within bar | wakes on the waker's CPU % |", "|---|---|---|---|---|---|---|---|"]
     for e in entries:
         if e.get("why"):
-            lines.append(f"| {e['matrix']} {e['name']} | sim refused: {e['why']} | | | | | | |")
+            lines.append(f"| {_label(e)} | sim refused: {e['why']} | | | | | | |")
             continue
         m, p, err = e["measured"], e["predicted"], e["error"]
         lat = "rtt_p50_us" if "rtt_p50_us" in p else "late_p50_us"
@@ -171,7 +177,7 @@ def markdown(entries, title="Measured / predicted (error: % for counts, points f
                   "host_cpu_pct", lat)]
         ok = "simulated" if e["simulated"] else {True: "yes", False: "NO", None: ""}[e["ok"]]
         local = e.get("host_wakes_local_pct")
-        lines.append(f"| {e['matrix']} {e['name']} | " + " | ".join(cells) + f" | {ok} | "
+        lines.append(f"| {_label(e)} | " + " | ".join(cells) + f" | {ok} | "
                      + ("" if local in (None, "") else f"{local}") + " |")
     lines += ["", within_line(entries), "",
               "The last column is measured, not predicted: of the workload vCPU threads' "
@@ -221,8 +227,7 @@ def control_markdown(entries):
         cells = [_cell(c["reference"].get(k), c["again"].get(k), c["error"].get(k)) for k in
                  ("host_halt_exits", "host_attempted_poll", "host_successful_poll",
                   "host_cpu_pct")]
-        rep = f" #{e['repeat']}" if (e.get("repeat") or 1) > 1 else ""
-        lines.append(f"| {e['matrix']} {e['name']}{rep} | " + " | ".join(cells) + " | "
+        lines.append(f"| {_label(e)} | " + " | ".join(cells) + " | "
                      + {True: "yes", False: "NO", None: ""}[c["ok"]] + " |")
     return lines + ["", control_line(entries), ""]
 
