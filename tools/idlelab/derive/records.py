@@ -385,7 +385,8 @@ def threads_markdown(threads):
         return [f"Its vCPU threads' halts were not split by the host's scheduler: "
                 f"{threads['why']}", ""]
     parts = [f"{p} {threads[p]['ns_p50'] / 1000:.1f} us (p90 {threads[p]['ns_p90'] / 1000:.1f})"
-             for p, v in threads.items() if isinstance(v, dict) and "ns_p50" in v]
+             for p, v in threads.items()
+             if isinstance(v, dict) and "ns_p50" in v and p != "shadow_break_slept"]
     return [f"Its vCPU threads' halts as the host's scheduler saw them ({threads['halts']} that "
             f"slept without a host poll; thread_halt: the exit to asleep, on a CPU; thread_kick: "
             f"the waker's exit to KVM's kick of it; thread_wake: the kick to running, off CPU; "
@@ -407,8 +408,9 @@ def threads_markdown(threads):
                f"{threads['vcpu_wake_beside_ppm'] / 1e4:.1f} % of them onto the waker's CPU"
                if threads.get("vcpu_wakes") else "")
             + (f"; {threads['shadow_breaks']} interrupts injected on a HLT inside STI's "
-               f"shadow, which the host dropped (those HLTs slept "
-               f"{threads['shadow_break_slept']['ns_p50'] / 1e6:.1f} ms p50: lost wake-ups)"
+               f"shadow, which the host dropped (lost wake-ups"
+               + (f": those HLTs slept {threads['shadow_break_slept']['ns_p50'] / 1e6:.1f} ms "
+                  f"p50" if "shadow_break_slept" in threads else "") + ")"
                if threads.get("shadow_breaks") else "")
             + (f"; {threads['lost']} trace events lost" if threads.get("lost") else "") + ".", ""]
 

@@ -180,7 +180,8 @@ class Preemption(NamedTuple):
 class ShadowBreak(NamedTuple):
     vcpu: int
     t_exit: int                    # ns: the HLT's exit
-    slept: int                     # ns: that exit to the thread's next kvm_entry
+    slept: Optional[int]           # ns: that exit to the thread's next kvm_entry (None: the
+                                   # trace has none: it ended first, or lost the entry)
 
 
 def shadow_breaks(events, tids=None, span=None):
@@ -191,29 +192,32 @@ def shadow_breaks(events, tids=None, span=None):
     halt ends at once. Where the shadow is dropped across an exit (seen on the nested host:
     the emulated SVM under QEMU's TCG), the window opens on the HLT, the handler runs before
     it, and the HLT then sleeps with its wake already taken until some other interrupt
-    comes: a lost wake-up, the host's. `span`: the breaks whose HLT exit lies in it."""
+    comes: a lost wake-up, the host's. `span`: the breaks whose HLT exit lies in it.
+    None where the trace has no exit with a rip to judge by (unknown, not none)."""
     vcpu_of = _vcpu_tids(events, tids)
     lo, hi = span if span else (-math.inf, math.inf)
-    window_rip, halted, out = {}, {}, []
+    window_rip, asleep, out, judged = {}, {}, [], False
     for e in events:
-        if e.tid not in vcpu_of:
+        if e.tid not in vcpu_of or e.event not in ("kvm_entry", "kvm_exit"):
             continue
         ts = round(e.ts * 1e9)
-        if e.event == "kvm_entry" and e.tid in halted:
-            t_exit = halted.pop(e.tid)
-            out.append(ShadowBreak(vcpu_of[e.tid], t_exit, ts - t_exit))
+        i = asleep.pop(e.tid, None)      # the break's HLT ends at its thread's next entry
+        if i is not None and e.event == "kvm_entry":
+            out[i] = out[i]._replace(slept=ts - out[i].t_exit)
         if e.event != "kvm_exit":
             continue
         reason, rip = _REASON.search(e.body), _RIP.search(e.body)
         if not (reason and rip):
             continue
+        judged = True
         reason = reason.group(1).lower()
         if reason in WINDOW_EXITS:
             window_rip[e.tid] = rip.group(1)
         elif reason == "hlt":
             if window_rip.pop(e.tid, None) == rip.group(1) and lo <= ts <= hi:
-                halted[e.tid] = ts
-    return out
+                asleep[e.tid] = len(out)
+                out.append(ShadowBreak(vcpu_of[e.tid], ts, None))
+    return out if judged else None
 
 
 class Contention(NamedTuple):
@@ -287,6 +291,13 @@ def _pct(sorted_values, q):
     return sorted_values[max(0, math.ceil(q * len(sorted_values)) - 1)]
 
 
+def _part(values):
+    """A part as the summary keeps it: {"ns_p50", "ns_p90", "n"} of ns values (not empty)."""
+    ordered = sorted(values)
+    return {"ns_p50": float(_pct(ordered, 0.5)), "ns_p90": float(_pct(ordered, 0.9)),
+            "n": len(ordered)}
+
+
 def summary(text, tids=None, span=None):
     """{"halts": n, "lost": events the buffer dropped, "vcpus": n, PART: {"ns_p50", "ns_p90",
     "n"} for each of PARTS (halts an IPI woke) and TIMER_PARTS (the others), "rewakes": n,
@@ -295,8 +306,9 @@ def summary(text, tids=None, span=None):
     "preempted_ms", "woken_beside_per_s" (tasks woken onto a vCPU thread's CPU while it ran
     there, per second on a CPU), "vcpu_wakes" (vCPU threads another one woke) and
     "vcpu_wake_beside_ppm" (of those, put on the waker's own CPU, x 1e6), "shadow_breaks"
-    (interrupts injected on a HLT: shadow_breaks()) and "shadow_break_slept" (as a part: how
-    long those HLTs slept)} from a trace's text (halts() says what `tids` and `span` keep); a
+    (interrupts injected on a HLT: shadow_breaks(); missing where no exit had a rip) and
+    "shadow_break_slept" (as a part: how long those HLTs slept, of those whose entry the trace
+    holds)} from a trace's text (halts() says what `tids` and `span` keep); a
     part is missing where no halt counted."""
     events, lost = kvmtrace.parse_trace(text)
     found = halts(events, tids, span)
@@ -308,10 +320,9 @@ def summary(text, tids=None, span=None):
         ("thread_halt_timer", "thread_halt", timed), ("thread_wake_timer", "woken", timed),
         ("thread_entry_timer", "thread_entry", timed), ("thread_timer_late", "timer_late", timed)]
     for part, field, among in columns:
-        values = sorted(v for v in (getattr(h, field) for h in among) if v is not None)
+        values = [v for v in (getattr(h, field) for h in among) if v is not None]
         if values:
-            out[part] = {"ns_p50": float(_pct(values, 0.5)), "ns_p90": float(_pct(values, 0.9)),
-                         "n": len(values)}
+            out[part] = _part(values)
     asleep = sum(h.asleep for h in found)
     out["rewakes"] = sum(h.rewakes for h in found)
     if asleep:
@@ -319,9 +330,7 @@ def summary(text, tids=None, span=None):
     c = contention(events, tids, span)
     taken, on_cpu = c.preempted, c.on_cpu
     if taken:
-        offs = sorted(p.off for p in taken)
-        out["thread_preempt"] = {"ns_p50": float(_pct(offs, 0.5)),
-                                 "ns_p90": float(_pct(offs, 0.9)), "n": len(offs)}
+        out["thread_preempt"] = _part(p.off for p in taken)
         by = {}
         for p in taken:
             by[p.by] = by.get(p.by, 0) + p.off
@@ -337,9 +346,9 @@ def summary(text, tids=None, span=None):
         out["vcpu_wakes"] = c.vcpu_wakes
         out["vcpu_wake_beside_ppm"] = round(c.vcpu_wakes_beside * 1e6 / c.vcpu_wakes, 1)
     broken = shadow_breaks(events, tids, span)
-    out["shadow_breaks"] = len(broken)
-    if broken:
-        slept = sorted(b.slept for b in broken)
-        out["shadow_break_slept"] = {"ns_p50": float(_pct(slept, 0.5)),
-                                     "ns_p90": float(_pct(slept, 0.9)), "n": len(slept)}
+    if broken is not None:
+        out["shadow_breaks"] = len(broken)
+        slept = [b.slept for b in broken if b.slept is not None]
+        if slept:
+            out["shadow_break_slept"] = _part(slept)
     return out
