@@ -89,11 +89,11 @@ static void print_table(const struct stats_snapshot *a, const struct stats_snaps
 	}
 }
 
-static void measure(void)
+static void measure(uint64_t t0)
 {
 	uint64_t duration = (uint64_t)knob(KNOB_duration);
 
-	wl.measure_tsc = rdtsc();
+	wl.measure_tsc = t0;
 	__atomic_store_n(&wl.phase, WL_MEASURE, __ATOMIC_RELEASE);
 	if (wl.by_count)
 		join_wait(&wl.measured);
@@ -132,7 +132,7 @@ bool workload_run(void)
 	window_open(&snap_a, name);
 	timeline_start();
 	t0 = rdtsc();
-	measure();
+	measure(t0);
 	window_ns = tsc_to_ns(rdtsc() - t0);
 	timeline_stop();
 	window_close(&snap_b, name);

@@ -11,6 +11,7 @@
 
 #include "lib/histogram.h"
 #include "kernel/percpu.h"
+#include "kernel/policy/window_rule.h"
 #include "kernel/sched.h"
 
 enum wl_phase {
@@ -42,14 +43,14 @@ static inline int wl_phase(void)
 
 /*
  * Whether an event that began at `since` (a sleep's deadline, a round trip's or a lap's
- * start) is the measured window's: the phase is WL_MEASURE and it began inside. One that
- * began before spans the window's opening, where every vCPU waits at the barrier while the
- * host reads its counters (tens of ms on the nested host): counted, it would carry that
- * wait as its own latency.
+ * start) is the measured window's: the phase is WL_MEASURE and it began inside
+ * (kernel/policy/window_rule.h). `since` is read on the thread's CPU and measure_tsc on the
+ * controller's: where their TSCs differ (the boot's tsc_skew_ns, up to ~1.5 us on the
+ * nested host), an event that began within that of the opening may fall on either side.
  */
 static inline bool wl_measured(uint64_t since)
 {
-	return wl_phase() == WL_MEASURE && (int64_t)(since - wl.measure_tsc) >= 0;
+	return wl_phase() == WL_MEASURE && began_inside(since, wl.measure_tsc);
 }
 
 struct workload_ops {

@@ -49,3 +49,5 @@ UNIT_TESTS += linuxguest
 UNIT_SRCS_linuxguest := tools/linuxguest/knobpick.c tools/linuxguest/cpuidle.c \
 	tools/linuxguest/out.c $(KNOB_SRCS) \
 	tests/unit/test_linuxguest.c
+UNIT_TESTS += window_rule
+UNIT_SRCS_window_rule := tests/unit/test_window_rule.c

@@ -6,6 +6,7 @@
 #define IDLELAB_SIM_ENGINE_H
 
 #include "kernel/policy/governors.h"
+#include "kernel/policy/window_rule.h"
 #include "lib/prng.h"
 #include "tools/sim/events.h"
 #include "tools/sim/sim.h"
@@ -156,7 +157,7 @@ struct sim {
 /* An event that began at `since` is the window's: as the kernel's wl_measured(). */
 static inline bool sim_measured(const struct sim *s, uint64_t since)
 {
-	return s->phase == 1 && since >= s->t_open;
+	return s->phase == 1 && began_inside(since, s->t_open);
 }
 
 /* engine.c services for the workloads */
