@@ -77,6 +77,18 @@ def test_resume_of_a_folder_with_a_gap_is_refused_in_one_line(tmp_path):
     assert len(said) == 1 and "cannot be resumed" in said[0], p.stderr
 
 
+def test_resume_with_other_matrices_is_refused_in_one_line(tmp_path):
+    """The runs a folder holds must be the first of the work list the resumed bench makes:
+    with another matrix (another run's name here) nothing is run and the folder is kept."""
+    folder, _ = cut_after_first_run(tmp_path)
+    (tmp_path / "m.txt").write_text(MATRIX.replace("a: ", "b: "))
+    p = bench(tmp_path, "--resume", folder)
+    assert p.returncode == 2
+    said = [ln for ln in p.stderr.splitlines() if "--resume" in ln]
+    assert len(said) == 1 and "not the first of these matrices' work list" in said[0], p.stderr
+    assert len(records(folder)) == 1
+
+
 def test_resume_flags_without_resume_are_refused():
     p = subprocess.run([sys.executable, BENCH, "--resume-fail"], capture_output=True, text=True)
     assert p.returncode == 2 and "go with --resume" in p.stderr

@@ -205,7 +205,10 @@ def main(argv=None):
     try:
         loaded = load_matrices(paths)
         if args.repeat:
-            loaded = [(mid, path, [dataclasses.replace(r, repeat=args.repeat) for r in runs])
+            loaded = [(mid, path, [dataclasses.replace(r, repeat=args.repeat,
+                                                       settings=dict(r.settings,
+                                                                     repeat=str(args.repeat)))
+                                   for r in runs])
                       for mid, path, runs in loaded]
         check_cmdlines(loaded, args.window_hold)
     except matrix.MatrixError as e:

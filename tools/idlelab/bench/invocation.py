@@ -140,6 +140,12 @@ def run_all(args, loaded, accel, signals=None):
         say(f"--resume {e}")
         return EXIT_USAGE
     work = plan(loaded)        # its length and order; the cost table only resolves values
+    if resumed:
+        made = [output.run_key(r) for r in resumed["recs"]]
+        if made != [(mid, run.name, rep) for mid, run, rep in work[:len(made)]]:
+            say(f"--resume {args.resume}: its runs are not the first of these matrices' "
+                "work list (other matrices, seeds or --repeat than the bench that made it)")
+            return EXIT_USAGE
     place = Place(len(work))
     waiter = QuietWaiter(args.wait_quiet, args.quiet_below, say=say)
     outdir, meta, recs, error, code = None, {}, [], None, None
