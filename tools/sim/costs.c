@@ -287,12 +287,14 @@ static void p50_p90(const char *from, const char *name, double *p50, double *p90
 static void thread_parts(const char *text, double *prims)
 {
 	const char *p = strstr(text, "\"threads\""), *end = p ? strstr(p, "\"path_insns\"") : NULL;
-	const char *rate = p ? strstr(p, "\"preempt_per_s\":") : NULL;
+	static const char rate_key[] = "\"preempt_per_s\":";
+	const char *rate = p ? strstr(p, rate_key) : NULL;
 
 	for (size_t i = 0; i < NTHREAD_PARTS; i++)
 		p50_p90(p, prim_names[PRIM_THREADS + i], &prims[PRIM_THREADS + i],
 			&prims[PRIM_THREADS + NTHREAD_PARTS + i]);
-	prims[PRIM_PREEMPT_RATE] = rate && (!end || rate < end) ? strtod(rate + 16, NULL) : -1;
+	prims[PRIM_PREEMPT_RATE] =
+	    rate && (!end || rate < end) ? strtod(rate + sizeof(rate_key) - 1, NULL) : -1;
 }
 
 /*

@@ -30,9 +30,14 @@ uint64_t sim_knob(const struct sim *s, enum knob_id id)
 	return (uint64_t)s->cfg->knobs.v[id];
 }
 
+static double uniform(struct prng *rng)
+{
+	return ((double)(prng_next(rng) >> 11) + 1.0) / 9007199254740992.0; /* (0, 1] */
+}
+
 static double cost_uniform(struct sim *s)
 {
-	return ((double)(prng_next(&s->cost_rng) >> 11) + 1.0) / 9007199254740992.0; /* (0, 1] */
+	return uniform(&s->cost_rng);
 }
 
 /* The cost at the draw's quantile u (costs that must move together share one u). */
@@ -512,11 +517,6 @@ static void host_wake(struct sim *s, struct vcpu *v)
 
 /* ---- the host's other tasks ------------------------------------------------------------- */
 
-static double preempt_uniform(struct sim *s)
-{
-	return ((double)(prng_next(&s->preempt_rng) >> 11) + 1.0) / 9007199254740992.0;
-}
-
 /* The next time another task wants this vCPU's CPU: arrivals at preempt_per_s, in time the
  * thread is on a CPU (one that finds it off its CPU passes: that is wake_latency's part). */
 static void preempt_schedule(struct sim *s, struct vcpu *v)
@@ -524,7 +524,8 @@ static void preempt_schedule(struct sim *s, struct vcpu *v)
 	double rate = (double)s->c[COST_preempt_per_s];
 
 	if (rate > 0 && s->c[COST_preempt])
-		events_push(&s->ev, s->now + 1 + (uint64_t)(-log(preempt_uniform(s)) / rate * 1e9),
+		events_push(&s->ev,
+			    s->now + 1 + (uint64_t)(-log(uniform(&s->preempt_rng)) / rate * 1e9),
 			    v->id, EV_PREEMPT, 0);
 }
 
@@ -535,7 +536,7 @@ static void on_preempt(struct sim *s, struct vcpu *v)
 	preempt_schedule(s, v);
 	if (v->state == V_BLOCKED || v->state == V_WAKING || s->now < v->preempt_until)
 		return;
-	d = cost_at(s, COST_preempt, preempt_uniform(s));
+	d = cost_at(s, COST_preempt, uniform(&s->preempt_rng));
 	if (!d)
 		return;
 	v->g.preemptions++;
