@@ -81,6 +81,7 @@ def compare(results, costs=None, sim=SIM, recs=None):
     for rec in recs:
         row = summarize(rec)
         entry = {"matrix": rec["matrix"], "name": rec["name"], "repeat": rec.get("repeat"),
+                 "repeats": rec.get("repeats"),
                  "status": rec.get("status"), "costs": costs, "accel": rec.get("accel"),
                  "simulated": rec.get("status") != "ok",
                  "command": "build/idlelab-sim " + " ".join(map(shlex.quote,
@@ -93,8 +94,8 @@ def compare(results, costs=None, sim=SIM, recs=None):
             continue
         try:
             pred = predict_record(rec, costs, sim)
-        except PredictError as e:
-            entry.update(predicted={}, measured={}, error={}, ok=None, why=str(e))
+        except PredictError as e:   # measured all the same: the control holds it too
+            entry.update(predicted={}, measured=measured(row), error={}, ok=None, why=str(e))
             out.append(entry)
             continue
         meas = measured(row)
@@ -127,8 +128,7 @@ def control(entries, other=None, against=None):
         pairs = [(e, firsts.get((e["matrix"], e["name"])), e["measured"]) for e in kvm
                  if (e.get("repeat") or 1) > 1]
     else:
-        pairs = [(e, e["measured"], other.get((e["matrix"], e["name"], e.get("repeat"))))
-                 for e in kvm]
+        pairs = [(e, e["measured"], other.get(output.run_key(e))) for e in kvm]
     out = []
     for e, ref, again in pairs:
         if ref and again:
@@ -146,13 +146,13 @@ def measured_elsewhere(results):
     out = {}
     for rec in output.read_raw(results):
         if rec.get("guest", "idlelab") == "idlelab" and rec.get("accel") != "tcg":
-            out[(rec["matrix"], rec["name"], rec.get("repeat"))] = measured(summarize(rec))
+            out[output.run_key(rec)] = measured(summarize(rec))
     return out
 
 
 def _label(e):
     """A row's run: matrix, name, and which making where it was made more than once."""
-    rep = f" #{e['repeat']}" if (e.get("repeat") or 1) > 1 else ""
+    rep = f" #{e['repeat']}" if (e.get("repeats") or e.get("repeat") or 1) > 1 else ""
     return f"{e['matrix']} {e['name']}{rep}"
 
 
@@ -207,8 +207,9 @@ def control_line(entries):
         return None
     ok = sum(1 for e in pairs if e["control"]["ok"])
     return (f"{ok} of {len(pairs)} runs within the bar of the same run measured again "
-            f"({pairs[0]['control']['against']}): the host against itself, as often as any "
-            "model's prediction of a single run can expect to be within it.")
+            f"({pairs[0]['control']['against']}): the host against itself, a rough bound on "
+            "predictions of single runs (an exact model of each configuration's average would "
+            "be within it somewhat more often).")
 
 
 def control_markdown(entries):
@@ -224,9 +225,10 @@ def control_markdown(entries):
              "|---|---|---|---|---|---|"]
     for e in pairs:
         c = e["control"]
-        cells = [_cell(c["reference"].get(k), c["again"].get(k), c["error"].get(k)) for k in
-                 ("host_halt_exits", "host_attempted_poll", "host_successful_poll",
-                  "host_cpu_pct")]
+        cells = [f"{c['reference'].get(k, '')} / {c['again'].get(k, '')}"
+                 + ("" if c["error"].get(k) is None else f" ({c['error'][k]:+})")
+                 for k in ("host_halt_exits", "host_attempted_poll", "host_successful_poll",
+                           "host_cpu_pct")]
         lines.append(f"| {_label(e)} | " + " | ".join(cells) + " | "
                      + {True: "yes", False: "NO", None: ""}[c["ok"]] + " |")
     return lines + ["", control_line(entries), ""]
