@@ -118,10 +118,11 @@ def test_another_builds_kernel_is_priced(tmp_path, monkeypatch):
         (build / name).write_text("")
     booted, read = [], []
 
-    def boot_counted(knobs, iters, plugin_args, kernel=None):
+    def boot_counted(knobs, iters, plugin_args, *_, kernel=None, **__):
         booted.append(kernel)
-        with open(plugin_args.split("profile=")[1].split(",")[0], "w") as f:
-            f.write("")
+        for key in ("out=", "profile="):        # the marks and the profile, both empty
+            with open(plugin_args.split(key)[1].split(",")[0], "w") as f:
+                f.write("")
         return 1
 
     def run(argv, **kw):
@@ -129,6 +130,8 @@ def test_another_builds_kernel_is_priced(tmp_path, monkeypatch):
         return subprocess.CompletedProcess(argv, 0, stdout="", stderr="")
 
     monkeypatch.setattr(insnprice.insncount, "boot_counted", boot_counted)
+    monkeypatch.setattr(insnprice.insncount, "analyse",       # the empty marks: a clean count
+                        lambda marks, ids, rts, spin: insnprice.insncount.Count(rts, 0, 0))
     monkeypatch.setattr(insnprice.insnprofile.subprocess, "run", run)
     monkeypatch.setattr(insnprice, "estimate",
                         lambda t, profile, insns: [profile("k"), insns()] and [])

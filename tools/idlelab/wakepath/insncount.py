@@ -159,7 +159,15 @@ def boot_counted(knobs, iters, plugin_args, smp=2, timeout=300, kernel=qemu.KERN
 
 
 def count(knobs, iters=ITERS, smp=2, timeout=300):
-    """Boots pingpong under TCG with the plugin and returns its Count. A window that opened
+    """Boots pingpong under TCG with the plugin and returns its Count (count_with())."""
+    return count_with(knobs, iters, smp=smp, timeout=timeout)[0]
+
+
+def count_with(knobs, iters, args=lambda marks, tmp: f"out={marks}", read=lambda tmp: None,
+               smp=2, timeout=300, kernel=qemu.KERNEL32):
+    """(Count, read(tmp)) of a pingpong boot under TCG with the plugin, whose arguments are
+    args(marks file, temporary folder) (the marks go to the first; another output, e.g. a
+    profile, to the folder, read by `read` before it is removed). A window that opened
     before a thread first ran (a slow first boot: a vCPU thread that had not yet run its
     guest after the warmup) holds that thread's start: the boot is made again with a
     longer warmup; RuntimeError if it never is long enough."""
@@ -168,13 +176,14 @@ def count(knobs, iters=ITERS, smp=2, timeout=300):
     for _ in range(COUNT_BOOTS):
         with tempfile.TemporaryDirectory(prefix="idlelab-insncount-") as tmp:
             out = os.path.join(tmp, "marks.txt")
-            round_trips = boot_counted(knobs, iters, f"out={out}", smp, timeout,
-                                       warmup_ms=warmup_ms)
+            round_trips = boot_counted(knobs, iters, args(out, tmp), smp, timeout,
+                                       kernel=kernel, warmup_ms=warmup_ms)
             with open(out, encoding="utf-8") as f:
                 marks, _ = parse_log(f.read(), ids)
+            extra = read(tmp)
         c = analyse(marks, ids, round_trips, "pingpong.mode=spin" in knobs)
         if not c.started_inside:
-            return c
+            return c, extra
         warmup_ms *= 10
     raise RuntimeError(f"{knobs}: vCPUs {c.started_inside} first ran their thread inside the "
                        f"window in {COUNT_BOOTS} boots (last warmup {warmup_ms // 10} ms)")

@@ -12,7 +12,6 @@ import bisect
 import os
 import subprocess
 import sys
-import tempfile
 
 from idlelab.host import qemu
 from idlelab.wakepath import insncount
@@ -73,15 +72,19 @@ def profile(knobs, iters=None, build=None):
     if iters is None:
         iters = SPIN_ITERS if "pingpong.mode=spin" in knobs else ITERS
     elf, kernel = qemu.build_files(build)
-    with tempfile.TemporaryDirectory(prefix="idlelab-insnprofile-") as tmp:
-        prof = os.path.join(tmp, "profile.txt")
-        round_trips = insncount.boot_counted(
-            knobs, iters, plugin_args(knobs, os.path.join(tmp, "marks.txt"), prof,
-                                      insncount.probe_ids()), kernel=kernel)
-        with open(prof, encoding="utf-8") as f:
-            counts = parse_profile(f.read())
+    ids = insncount.probe_ids()
+
+    def read(tmp):
+        with open(os.path.join(tmp, "profile.txt"), encoding="utf-8") as f:
+            return parse_profile(f.read())
+
+    # insncount's boot, with its retry where a thread first ran inside the window
+    c, counts = insncount.count_with(
+        knobs, iters, args=lambda marks, tmp: plugin_args(
+            knobs, marks, os.path.join(tmp, "profile.txt"), ids),
+        read=read, kernel=kernel)
     nm = subprocess.run(["nm", "-n", elf], capture_output=True, text=True, check=True)
-    return per_round_trip(counts, round_trips, parse_nm(nm.stdout))
+    return per_round_trip(counts, c.round_trips, parse_nm(nm.stdout))
 
 
 def instructions(build=None):
