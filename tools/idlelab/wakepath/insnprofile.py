@@ -74,14 +74,16 @@ def profile(knobs, iters=None, build=None):
     elf, kernel = qemu.build_files(build)
     ids = insncount.probe_ids()
 
+    def prof(tmp):
+        return os.path.join(tmp, "profile.txt")
+
     def read(tmp):
-        with open(os.path.join(tmp, "profile.txt"), encoding="utf-8") as f:
+        with open(prof(tmp), encoding="utf-8") as f:
             return parse_profile(f.read())
 
     # insncount's boot, with its retry where a thread first ran inside the window
     c, counts = insncount.count_with(
-        knobs, iters, args=lambda marks, tmp: plugin_args(
-            knobs, marks, os.path.join(tmp, "profile.txt"), ids),
+        knobs, iters, args=lambda marks, tmp: plugin_args(knobs, marks, prof(tmp), ids),
         read=read, kernel=kernel)
     nm = subprocess.run(["nm", "-n", elf], capture_output=True, text=True, check=True)
     return per_round_trip(counts, c.round_trips, parse_nm(nm.stdout))
