@@ -314,6 +314,31 @@ static uint64_t sample_timer_halt(void)
 	return load(&timer_fired_tsc) - t0;
 }
 
+/* The sleep of timer_sleep: as long as a periodic workload's sleeps on the nested host
+ * (0.2-1 ms), where a timer wakes a halted vCPU ~80 us sooner than after the idle CPU's
+ * multi-millisecond sleeps (docs/notebook/2026-12-03-bar-noise-floor.md). */
+#define TIMER_SLEEP_AHEAD_NS 500000
+
+/*
+ * A sleep as a workload sleeps: a deadline TIMER_SLEEP_AHEAD_NS ahead, armed with interrupts
+ * off, then `sti; hlt` until its callback has run. Returns how late the callback ran (the
+ * periodic workload's lateness): on KVM the host's timer wakes a thread that really slept,
+ * which timer_halt's already-due deadline never lets it do, and the cost table's trace prices
+ * those wakes by the length of the sleep (derive/threadtrace.py).
+ */
+static uint64_t sample_timer_sleep(void)
+{
+	uint64_t due = cost_tsc() + ns_to_tsc(TIMER_SLEEP_AHEAD_NS);
+
+	store(&timer_fired_tsc, 0);
+	timer_arm(&bench_timer, due);
+	while (!load(&timer_fired_tsc)) {
+		safe_halt(); /* a tick may end the HLT first: sleep again */
+		irq_disable();
+	}
+	return load(&timer_fired_tsc) - due;
+}
+
 static struct hist h;
 static uint64_t poll_p50_ps;
 
@@ -433,6 +458,7 @@ static const struct prim prims[] = {
      "target=halted answer=memory", true},
     {"timer", sample_timer, 1, 0, 0, 0, false},
     {"timer_halt", sample_timer_halt, 1, 0, 0, 0, false},
+    {"timer_sleep", sample_timer_sleep, 1, 0, 0, 0, false},
     /* last: the responder spinning would change the conditions of the timer's samples */
     {"ipi_run_rtt", sample_ipi_run_rtt, 1, need_two_cpus, setup_run,
      "target=running answer=handler", false},
@@ -506,9 +532,12 @@ void bench_exits(void)
 			poll_p50_ps = r->p50_ps;
 
 		if (!p->extra)
-			snprintf(extra, sizeof(extra), "timer=%s wait=%s",
+			snprintf(extra, sizeof(extra), "timer=%s wait=%s%s",
 				 apic_timer_deadline_mode ? "tsc_deadline" : "oneshot",
-				 p->sample == sample_timer_halt ? "halt" : "spin");
+				 p->sample == sample_timer ? "spin" : "halt",
+				 p->sample == sample_timer_sleep
+				     ? " ahead_ns=" COST_STR(TIMER_SLEEP_AHEAD_NS) " measures=late"
+				     : "");
 		else if (p->settle)
 			snprintf(extra, sizeof(extra), "%s settle_ns=%lu", p->extra,
 				 tsc_to_ns(ex.settle_cycles));

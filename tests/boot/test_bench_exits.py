@@ -9,7 +9,7 @@ from test_boot import ACCELS, boot
 ITERS = 50
 NAMES = {"alu", "pause", "rdtsc", "locked_rmw", "cli_sti", "cpuid", "wrmsr_pollctl",
          "ipi_send", "ipi_halt_rtt", "poll_wake_rtt", "timer", "ipi_run_rtt", "load", "call",
-         "pushf", "timer_halt", "eoi", "tsc_deadline"}
+         "pushf", "timer_halt", "eoi", "tsc_deadline", "timer_sleep"}
 PAIR = {"ipi_send", "ipi_halt_rtt", "poll_wake_rtt", "ipi_run_rtt"}
 # TCG offers no poll-control MSR, and its APIC here is xAPIC without the TSC-deadline timer:
 # no x2APIC EOI write and no deadline write to time
@@ -64,6 +64,9 @@ def test_bench_exits_reports_every_primitive(accel):
     assert recs["timer"]["timer"] == ("tsc_deadline" if accel == "kvm" else "oneshot")
     # the timer as the idle loop meets it: armed with interrupts off, slept for in HLT
     assert (recs["timer"]["wait"], recs["timer_halt"]["wait"]) == ("spin", "halt")
+    # and a sleep as a workload's: how late a deadline half a millisecond ahead ran
+    sleep = recs["timer_sleep"]
+    assert (sleep["wait"], sleep["ahead_ns"], sleep["measures"]) == ("halt", "500000", "late")
     # the instruction kinds the wake path is made of: a dependent load, a call with its
     # return, irq_save()'s PUSHF and POP
     assert (recs["load"]["chain"], recs["call"]["with"], recs["pushf"]["with"]) == \

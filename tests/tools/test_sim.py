@@ -231,6 +231,46 @@ def test_here_splits_a_halt_by_the_traced_threads(tmp_path):
             int(f["cost.halt_sleep"])) == (500, 500, 0, 0)
 
 
+def test_here_prices_a_timer_wake_by_how_long_it_slept(tmp_path):
+    """costs=here with the timer-woken halts split by their sleep (threadtrace LONG_SLEEP_NS):
+    a halt that slept as long as the short class's sleep is priced by the short parts, one as
+    long as the long class's or longer by the long ones (here 200 us later), one between them
+    in between, each against a table without the long class, which prices every sleep alike."""
+    folder = wakepath_folder(tmp_path, [])
+    meta = json.loads((folder / "meta.json").read_text())
+
+    def part(ns, n=20):
+        return {"ns_p50": float(ns), "ns_p90": float(ns), "n": n}
+    meta["cost_table"]["threads"] = {
+        "halts": 40, "lost": 0, "vcpus": 2, "thread_halt": part(30000),
+        "thread_kick": part(6000), "thread_wake": part(8000), "thread_entry": part(60000),
+        "thread_halt_timer": part(30000), "thread_wake_timer": part(3000),
+        "thread_entry_timer": part(40000), "thread_timer_late": part(20000),
+        "thread_timer_slept": part(500000)}
+    (folder / "meta.json").write_text(json.dumps(meta))
+
+    def late(period):
+        r = sim("workload=periodic", f"period={period}", "cpus=0x1", "smp=1", "hz=0",
+                "idle=halt", "halt_poll_ns=0", "duration=100ms", f"costs=here:{folder}")
+        assert r.returncode == 0, r.stderr
+        out = dict(records.parse_records(r.stdout))
+        return int(out["result"]["late_p50_ns"]), out["sim"]
+    periods = ("600us", "2350us", "6ms")   # sleeps of ~0.3, ~2 and ~5.6 ms
+    alike = [late(p)[0] for p in periods]
+    meta["cost_table"]["threads"].update({
+        "thread_wake_timer_long": part(3000), "thread_entry_timer_long": part(40000),
+        "thread_timer_late_long": part(220000), "thread_timer_slept_long": part(4000000)})
+    (folder / "meta.json").write_text(json.dumps(meta))
+    (short, f), (mid, _), (long, _) = (late(p) for p in periods)
+    assert (int(f["cost.timer_slack"]), int(f["cost.timer_slack_long"])) == (20000, 220000)
+    assert (int(f["cost.timer_sleep_short"]), int(f["cost.timer_sleep_long"])) == \
+        (500000, 4000000)
+    # against the same periods priced alike (wake_cold's share, by the sleep, is in both)
+    assert short == alike[0]
+    assert 180000 < long - alike[2] < 220000
+    assert 40000 < mid - alike[1] < 160000     # ~(2 - 0.5) / (4 - 0.5) of the way
+
+
 def test_here_takes_the_hosts_other_tasks_from_the_traced_boot(tmp_path):
     """costs=here with the boot's preemptions (cost_table.threads: thread_preempt, and
     preempt_per_s beside a nested object and before path_insns): the simulator's preempt and

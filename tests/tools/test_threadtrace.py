@@ -56,12 +56,13 @@ def parsed(rows):
 def test_a_halt_an_ipi_woke_splits_into_its_four_parts():
     """Kicked at 300 us by vCPU 1 (its exit 6 us before), running at 540, in the guest at 600."""
     assert parsed(halt(0, kick=300)) == [(0, 20_000, 6_000, 240_000, 60_000, 40_000, None,
-                                          520_000, 0, 0)]
+                                          None, 520_000, 0, 0)]
 
 
 def test_a_halt_no_ipi_woke_has_no_kick_and_no_wake_part():
     """A timer's wake: the parts of the thread's own, not the waker's."""
-    assert parsed(halt(0)) == [(0, 20_000, None, None, 60_000, 40_000, None, 520_000, 0, 0)]
+    assert parsed(halt(0)) == [(0, 20_000, None, None, 60_000, 40_000, None, None, 520_000, 0,
+                                0)]
 
 
 def test_a_timer_wake_is_late_by_the_lapic_timers_expiry_to_the_wake():
@@ -73,11 +74,31 @@ def test_a_timer_wake_is_late_by_the_lapic_timers_expiry_to_the_wake():
                "mode=ABS|HARD was_armed=0")
     other = line(VCPU0, 11, -3, "hrtimer_start", "hrtimer=00000000abcdef00 function="
                  f"hrtimer_wakeup expires={100_000_480_000} softexpires=0 mode=ABS was_armed=0")
-    assert [h.timer_late for h in parsed([arm, other] + halt(0))] == [50_000]
+    assert [(h.timer_late, h.timer_slept) for h in parsed([arm, other] + halt(0))] == \
+        [(50_000, 450_000)]
     stale = arm.replace("100000450000", "99999000000")
     assert [h.timer_late for h in parsed([stale] + halt(0))] == [None]
     s = threadtrace.summary(text([arm] + halt(0)))
     assert s["thread_timer_late"] == {"ns_p50": 50_000.0, "ns_p90": 50_000.0, "n": 1}
+
+
+def test_timer_wakes_after_a_long_sleep_are_summed_up_apart():
+    """Three halts whose timer expired 480 us after the HLT, two after 4 ms (the idle CPU's
+    tick): the long sleeps' parts, slower here, go under *_long, each class with its sleep."""
+    rows = []
+    for i, (slept, wake, entry) in enumerate(((480, 500, 540), (480, 500, 540), (480, 500, 540),
+                                              (4000, 4100, 4200), (4000, 4100, 4200))):
+        t0 = i * 10_000
+        rows += [arm(t0 - 5, t0 + slept)] + halt(t0, wake=wake, into=wake + 40,
+                                                 entry=entry + 60)
+    s = threadtrace.summary(text(rows))
+    assert s["thread_timer_late"] == {"ns_p50": 20_000.0, "ns_p90": 20_000.0, "n": 3}
+    assert s["thread_timer_slept"]["ns_p50"] == 480_000.0
+    assert s["thread_timer_late_long"] == {"ns_p50": 100_000.0, "ns_p90": 100_000.0, "n": 2}
+    assert s["thread_timer_slept_long"]["ns_p50"] == 4_000_000.0
+    assert s["thread_entry_timer"]["ns_p50"] == 60_000.0
+    assert s["thread_entry_timer_long"]["ns_p50"] == 120_000.0
+    assert s["thread_wake_timer"]["n"] == 3 and s["thread_wake_timer_long"]["n"] == 2
 
 
 def test_the_summary_has_each_parts_median_and_p90_apart_for_ipi_and_timer_wakes():
@@ -96,6 +117,8 @@ def test_the_summary_has_each_parts_median_and_p90_apart_for_ipi_and_timer_wakes
     assert s["thread_wake_timer"] == {"ns_p50": 40_000.0, "ns_p90": 40_000.0, "n": 6}
     assert s["thread_entry_timer"]["ns_p50"] == 100_000.0
     assert s["thread_timer_late"] == {"ns_p50": 20_000.0, "ns_p90": 20_000.0, "n": 6}
+    assert s["thread_timer_slept"]["ns_p50"] == 480_000.0
+    assert not any(p + threadtrace.LONG_SUFFIX in s for p in threadtrace.TIMER_PARTS)
     # a halt neither kicked nor its timer's (an IPI the trace did not pair): in neither kind
     s = threadtrace.summary(text(halt(0)))
     assert s["halts"] == 1 and not any(p in s for p in threadtrace.TIMER_PARTS)
@@ -142,8 +165,8 @@ def test_a_wake_that_sleeps_again_is_a_rewake_of_the_same_halt():
     rows[2:2] = [line("<idle>", 0, 100, "sched_wakeup", "comm=CPU 0/KVM pid=11 prio=120"),
                  switch(110, "swapper/1", 0, "R", VCPU0, 11),
                  switch(130, VCPU0, 11, "S", "swapper/1", 0)]
-    assert parsed(rows) == [(0, 20_000, 6_000, 240_000, 60_000, 40_000, None, 520_000, 20_000,
-                             1)]
+    assert parsed(rows) == [(0, 20_000, 6_000, 240_000, 60_000, 40_000, None, None, 520_000,
+                             20_000, 1)]
     s = threadtrace.summary(text(rows + halt(1000)))
     assert s["rewakes"] == 1 and s["rewake_ppm"] == round(20_000 * 1e6 / 1_040_000, 1)
 

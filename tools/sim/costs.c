@@ -27,7 +27,8 @@
  * has its `_p90`, the stamps theirs from the records' p90 fields). The engine then draws the
  * cost at each use from a shifted exponential with that median and p90 (engine.c:
  * sim_cost(), cost_at()). Without one the cost is a constant, as in the hardware table. The
- * poll loops' steps, wake_cold_max and the *_ppm costs are read as constants: no spread.
+ * poll loops' steps, wake_cold_max, timer_sleep_* and the *_ppm costs are read as constants:
+ * no spread.
  *
  * What each cost is (all ns but the last):
  *   ipi_send        the sender's time for one reschedule IPI (the ICR write and its exit) to a
@@ -45,6 +46,10 @@
  *   timer_wake      wake_latency for a thread its guest's timer woke (KVM's hrtimer to running)
  *   timer_entry     wake_entry after a timer's wake (KVM handles the expiry on the way in)
  *   timer_slack     a guest timer of a halted vCPU: deadline to KVM's hrtimer waking it
+ *   timer_*_long    timer_wake, timer_entry and timer_slack after a long sleep ...
+ *   timer_sleep_short ... the sleep the short ones were measured at, and timer_sleep_long the
+ *                   long ones': a halt between the two is priced between them by how long it
+ *                   slept, outside at the nearer (constants; long <= short: no long ones)
  *   timer_running   a guest timer of a vCPU in guest code: deadline to the interrupt
  *   host_poll_iter  one iteration of KVM's poll loop (how late it sees the event)
  *   guest_poll_iter one iteration of the guest's poll loop (clock checks, kernel/idle.c)
@@ -103,7 +108,13 @@ static const char *const prim_names[] = {
      * their p90s */
     "eoi", "tsc_deadline", "eoi_p90", "tsc_deadline_p90",
     /* the boot's vCPU threads' preemptions per second on a CPU (cost_table.threads) */
-    "thread_preempt_per_s"};
+    "thread_preempt_per_s",
+    /* its timer-woken halts after a long sleep, and the median sleep of each class, then
+     * their p90s (threadtrace.py LONG_SLEEP_NS) */
+    "thread_wake_timer_long", "thread_entry_timer_long", "thread_timer_late_long",
+    "thread_timer_slept", "thread_timer_slept_long", "thread_wake_timer_long_p90",
+    "thread_entry_timer_long_p90", "thread_timer_late_long_p90", "thread_timer_slept_p90",
+    "thread_timer_slept_long_p90"};
 #define NPRIMS		     (sizeof(prim_names) / sizeof(prim_names[0]))
 #define PRIM_WAKEPATH_RUN    13
 #define PRIM_WAKEPATH_NOTICE 14
@@ -114,6 +125,8 @@ static const char *const prim_names[] = {
 #define PRIM_EXITS	     53 /* eoi, tsc_deadline, then their p90s */
 #define NEXIT_PRIMS	     2
 #define PRIM_PREEMPT_RATE    57 /* thread_preempt_per_s */
+#define PRIM_TIMER_SLEEPS    58 /* the long sleeps' timer parts and both sleeps, then p90s */
+#define NTIMER_SLEEP_PARTS   5
 _Static_assert(NPRIMS == SIM_NPRIMS, "sim.h's SIM_NPRIMS counts prim_names");
 #define PPM_MAX 1000000.0
 
@@ -295,6 +308,9 @@ static void thread_parts(const char *text, double *prims)
 			&prims[PRIM_THREADS + NTHREAD_PARTS + i]);
 	prims[PRIM_PREEMPT_RATE] =
 	    rate && (!end || rate < end) ? strtod(rate + sizeof(rate_key) - 1, NULL) : -1;
+	for (size_t i = 0; i < NTIMER_SLEEP_PARTS; i++)
+		p50_p90(p, prim_names[PRIM_TIMER_SLEEPS + i], &prims[PRIM_TIMER_SLEEPS + i],
+			&prims[PRIM_TIMER_SLEEPS + NTIMER_SLEEP_PARTS + i]);
 }
 
 /*
@@ -678,7 +694,8 @@ int sim_costs_parse_text(const char *text, const char *what, const double *prims
 
 			*tilde = 0;
 			if (strstr(name, "_ppm") || i == COST_wake_cold_max ||
-			    i == COST_preempt_per_s) {
+			    i == COST_preempt_per_s || i == COST_timer_sleep_short ||
+			    i == COST_timer_sleep_long) {
 				snprintf(err, errlen,
 					 "costs: %s line %u: '%s' is not a drawn cost: no spread",
 					 what, lineno, name);

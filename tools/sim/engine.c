@@ -40,15 +40,20 @@ static double cost_uniform(struct sim *s)
 	return uniform(&s->cost_rng);
 }
 
+/* A median and spread's cost at the draw's quantile u (see sim_cost()). */
+static uint64_t drawn_at(double median, double spread, double u)
+{
+	double x = median + spread * (-log(u) - M_LN2) / log(5.0);
+
+	return x > 0 ? (uint64_t)(x + 0.5) : 0;
+}
+
 /* The cost at the draw's quantile u (costs that must move together share one u). */
 static uint64_t cost_at(const struct sim *s, enum sim_cost_id id, double u)
 {
-	double x;
-
 	if (!s->spread[id])
 		return s->c[id];
-	x = (double)s->c[id] + (double)s->spread[id] * (-log(u) - M_LN2) / log(5.0);
-	return x > 0 ? (uint64_t)(x + 0.5) : 0;
+	return drawn_at((double)s->c[id], (double)s->spread[id], u);
 }
 
 /*
@@ -63,6 +68,29 @@ static uint64_t cost_at(const struct sim *s, enum sim_cost_id id, double u)
 uint64_t sim_cost(struct sim *s, enum sim_cost_id id)
 {
 	return s->spread[id] ? cost_at(s, id, cost_uniform(s)) : s->c[id];
+}
+
+/*
+ * A timer's cost for a halted vCPU that slept `slept` before its timer expired: `id` as
+ * measured after a sleep of timer_sleep_short, `long_id` after timer_sleep_long (the nested
+ * host wakes a thread that slept for milliseconds slower than one that slept for a fraction
+ * of one); between the two by the sleep, median and spread alike, in one draw. A table
+ * without the long ones (long <= short) prices every sleep by `id`, drawing as before.
+ */
+static uint64_t timer_cost(struct sim *s, enum sim_cost_id id, enum sim_cost_id long_id,
+			   uint64_t slept)
+{
+	uint64_t lo = s->c[COST_timer_sleep_short], hi = s->c[COST_timer_sleep_long];
+	double w, median, spread;
+
+	if (hi <= lo || slept <= lo)
+		return sim_cost(s, id);
+	if (slept >= hi)
+		return sim_cost(s, long_id);
+	w = (double)(slept - lo) / (double)(hi - lo);
+	median = (double)s->c[id] + w * ((double)s->c[long_id] - (double)s->c[id]);
+	spread = (double)s->spread[id] + w * ((double)s->spread[long_id] - (double)s->spread[id]);
+	return spread ? drawn_at(median, spread, cost_uniform(s)) : (uint64_t)(median + 0.5);
 }
 
 /* Charges the time since the last call to the state the vCPU was in. */
@@ -439,6 +467,9 @@ static void halt_return(struct sim *s, struct vcpu *v)
 /*
  * A vCPU thread woken from a sleep in KVM pays extra for the time it slept (caches and the
  * emulator's state gone cold: on this machine the wake cost grows with the sleep), capped.
+ * Host CPU only, not a delay: on the nested host a periodic run's timer wakes are as late as
+ * the traced parts alone say, while its idle CPU's ticks cost more CPU than those parts
+ * (docs/notebook/2026-12-03-timer-wake-by-sleep.md).
  */
 static uint64_t cold_cost(const struct sim *s, uint64_t slept)
 {
@@ -474,7 +505,9 @@ static void host_halt_done(struct sim *s, struct vcpu *v, bool success)
 	set_state(s, v, V_ENTRY,
 		  sim_cost(s, COST_vm_entry) +
 		      (success ? 0
-			       : sim_cost(s, v->timer_woken ? COST_timer_entry : COST_wake_entry) +
+			       : (v->timer_woken ? timer_cost(s, COST_timer_entry,
+							      COST_timer_entry_long, v->timer_slept)
+						 : sim_cost(s, COST_wake_entry)) +
 				     cold_cost(s, h.wait_ns)));
 }
 
@@ -510,7 +543,9 @@ static void host_wake(struct sim *s, struct vcpu *v)
 
 		v->timer_woken = v->irq_pending == IRQ_TIMER;
 		set_state(s, v, V_WAKING,
-			  sim_cost(s, v->timer_woken ? COST_timer_wake : COST_wake_latency) +
+			  (v->timer_woken ? timer_cost(s, COST_timer_wake, COST_timer_wake_long,
+						       v->timer_slept)
+					  : sim_cost(s, COST_wake_latency)) +
 			      taken);
 	}
 }
@@ -565,7 +600,14 @@ static void raise_irq(struct sim *s, struct vcpu *v, unsigned irq, enum sim_cost
 {
 	v->irq_pending |= irq;
 	if (in_halt(v->state)) {
-		uint64_t d = host_delay == COST__COUNT ? 0 : sim_cost(s, host_delay);
+		uint64_t d;
+
+		if (irq == IRQ_TIMER) /* how long it slept prices the timer's wake */
+			v->timer_slept = s->now - v->t_halt_start;
+		d = host_delay == COST__COUNT ? 0
+		    : host_delay == COST_timer_slack
+			? timer_cost(s, COST_timer_slack, COST_timer_slack_long, v->timer_slept)
+			: sim_cost(s, host_delay);
 
 		if (d)
 			events_push(&s->ev, s->now + d, v->id, EV_HOST_WAKE, v->halt_gen);

@@ -106,7 +106,8 @@ struct vcpu {
 	/* KVM's view of the halt in progress */
 	uint64_t t_halt_start, hp_window, t_poll_end;
 	bool hp_success;
-	bool timer_woken; /* the sleep in progress was ended by the guest's timer alone */
+	bool timer_woken;     /* the sleep in progress was ended by the guest's timer alone */
+	uint64_t timer_slept; /* the halt's start to its timer's expiry (timer_cost()) */
 	/* another host task has the thread's CPU: frozen from..until (charged nothing, its
 	 * state's end and interrupts wait); cpu_taken_until: its CPU is taken while it sleeps
 	 * (a poll it gave up), so a wake waits for that too */

@@ -37,6 +37,11 @@
 	X(timer_wake)                                                                              \
 	X(timer_entry)                                                                             \
 	X(timer_slack)                                                                             \
+	X(timer_wake_long)                                                                         \
+	X(timer_entry_long)                                                                        \
+	X(timer_slack_long)                                                                        \
+	X(timer_sleep_short)                                                                       \
+	X(timer_sleep_long)                                                                        \
 	X(timer_running)                                                                           \
 	X(host_poll_iter)                                                                          \
 	X(guest_poll_iter)                                                                         \
@@ -110,7 +115,7 @@ int sim_parse_args(int argc, char **argv, struct sim_config *cfg, FILE *err);
  * thread_wake_timer, thread_entry_timer, thread_timer_late after a timer's; thread_preempt, a
  * vCPU thread switched out runnable until it ran again) and their p90s, then bench=exits' eoi
  * and tsc_deadline and their p90s, then thread_preempt_per_s (how often, per second on a CPU). */
-#define SIM_NPRIMS 58
+#define SIM_NPRIMS 68
 int sim_costs_load(const char *spec, struct sim_costs *c, char *err, size_t errlen);
 int sim_costs_parse_text(const char *text, const char *what, const double *prims,
 			 struct sim_costs *c, char *err, size_t errlen);

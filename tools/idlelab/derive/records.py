@@ -39,6 +39,8 @@ import dataclasses
 import re
 from dataclasses import dataclass, field
 
+from idlelab.derive import threadtrace
+
 PREFIX = "@idlelab "
 _FIELD = re.compile(r'\s*([A-Za-z_][\w.]*)=("(?:[^"\\]|\\.)*"|\S*)')
 
@@ -199,7 +201,7 @@ def check_invariants(run):
 
 PRIMS = ("alu", "pause", "rdtsc", "locked_rmw", "cli_sti", "cpuid", "wrmsr_pollctl",
          "ipi_send", "ipi_halt_rtt", "poll_wake_rtt", "timer", "ipi_run_rtt", "load", "call",
-         "pushf", "timer_halt", "eoi", "tsc_deadline")
+         "pushf", "timer_halt", "eoi", "tsc_deadline", "timer_sleep")
 ITERS = 500              # samples per primitive: a few seconds under this nested KVM
 SMP = 2                  # the round trips need a second CPU
 _UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
@@ -392,7 +394,9 @@ def threads_markdown(threads):
             f"the waker's exit to KVM's kick of it; thread_wake: the kick to running, off CPU; "
             f"thread_entry: running to the guest, on a CPU; these after an IPI's wake, "
             f"*_timer after a timer's, thread_wake_timer from sched_wakeup, thread_timer_late "
-            f"the LAPIC timer's expiry to the wake; thread_preempt: switched out runnable to "
+            f"the LAPIC timer's expiry to the wake, thread_timer_slept the exit to the expiry, "
+            f"*_long those after a sleep of {threadtrace.LONG_SLEEP_NS / 1e6:g} ms or more; "
+            f"thread_preempt: switched out runnable to "
             f"running again): "
             + ", ".join(parts)
             + (f"; {threads['rewakes']} woken and asleep again without entering, on a CPU "
