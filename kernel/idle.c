@@ -229,6 +229,21 @@ static uint64_t halt_state(struct cpu *c)
 	return cycles;
 }
 
+void idle_shadow_break(void)
+{
+	struct cpu *c = this_cpu();
+
+	seq_open(c);
+	c->stats.shadow_breaks++;
+	/* In the halt state (since set, not polling) the HLT was counted as it started: it never
+	 * ran, and the host saw no exit for it, so it was a halt abandoned before its HLT. */
+	if (c->idle_since && !c->idle_polling) {
+		c->stats.hlt--;
+		c->stats.halts_aborted++;
+	}
+	seq_close(c);
+}
+
 /* Each CPU's timer for a halt the governor limited; only that CPU touches its own. */
 static struct timer idle_timers[MAX_CPUS];
 

@@ -18,6 +18,9 @@ void idle_init_cpu(void);
  * this from its idle thread and from a thread that blocks with nothing else to run.
  */
 void idle_until_work(struct cpu *c);
+/* trap.c's hook: an interrupt was taken on safe_halt()'s HLT before it ran (the host broke
+ * STI's shadow) and the HLT is stepped past. Interrupts off. */
+void idle_shadow_break(void);
 /* The idle policy in force: "halt", "poll" or "haltpoll" (never "auto"). */
 const char *idle_policy_name(void);
 /* The CPU's current poll window (haltpoll's W), 0 under other policies. */

@@ -45,7 +45,8 @@ struct cpu_stats {
 				  * setting POLLING (a wake in between skipped its IPI) */
 	uint64_t poll_expired;	 /* polls ended by the window */
 	uint64_t halts;		 /* halt states entered, including abandoned ones */
-	uint64_t halts_aborted;	 /* halts abandoned by the NEED_RESCHED re-test */
+	uint64_t halts_aborted;	 /* halts abandoned before their HLT ran: the NEED_RESCHED
+				  * re-test found work, or the host broke STI's shadow */
 	uint64_t hlt;		 /* HLT instructions executed (= halts - halts_aborted) */
 	uint64_t window_grows;
 	uint64_t window_shrinks;
@@ -55,6 +56,7 @@ struct cpu_stats {
 	uint64_t poll_overshoot_max_cycles; /* the largest single overshoot, ever */
 	uint64_t polls_suspended; /* governed idle entries halted: steal above the threshold */
 	uint64_t steal_ns;	  /* kvm-steal-time's total (filled in by stats_snapshot) */
+	uint64_t shadow_breaks;	  /* interrupts taken on safe_halt()'s HLT before it ran */
 };
 
 struct thread;

@@ -88,7 +88,8 @@ void stats_print_delta(const struct stats_snapshot *a, const struct stats_snapsh
 		    "poll_immediate=%lu poll_expired=%lu halts=%lu halts_aborted=%lu hlt=%lu "
 		    "grow=%lu shrink=%lu "
 		    "window_ns=%lu idle_ns=%lu poll_ns=%lu halt_ns=%lu poll_overshoot_ns=%lu "
-		    "poll_overshoot_max_ns=%lu steal_ns=%lu polls_suspended=%lu takeovers=%lu",
+		    "poll_overshoot_max_ns=%lu steal_ns=%lu polls_suspended=%lu takeovers=%lu "
+		    "shadow_breaks=%lu",
 		    i, D(ctx_switches), D(wakeups_local) + D(wakeups_remote), D(wakeups_local),
 		    D(wakeups_remote), D(ipi_sent), D(ipi_avoided), D(ipi_received), D(timer_irqs),
 		    D(ticks), D(idle_entries), D(idle_aborted), D(poll_entries), D(poll_hits),
@@ -96,6 +97,6 @@ void stats_print_delta(const struct stats_snapshot *a, const struct stats_snapsh
 		    D(window_grows), D(window_shrinks), b->window_ns[i], tsc_to_ns(poll + halt),
 		    tsc_to_ns(poll), tsc_to_ns(halt), tsc_to_ns(D(poll_overshoot_cycles)),
 		    tsc_to_ns(y->poll_overshoot_max_cycles), D(steal_ns), D(polls_suspended),
-		    b->takeovers[i] - a->takeovers[i]);
+		    b->takeovers[i] - a->takeovers[i], D(shadow_breaks));
 	}
 }

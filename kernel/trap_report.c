@@ -7,6 +7,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/trap.h"
 #include "kernel/exit_codes.h"
+#include "kernel/idle.h"
 #include "kernel/percpu.h"
 #include "kernel/printk.h"
 #include "kernel/sched.h"
@@ -36,5 +37,5 @@ static __attribute__((noreturn)) void trap_fatal(const struct trap_frame *f)
 
 void trap_report_init(void)
 {
-	trap_set_hooks(trap_fatal, sched_irq_exit);
+	trap_set_hooks(trap_fatal, sched_irq_exit, idle_shadow_break);
 }

@@ -36,6 +36,11 @@ uint32_t apic_reg_read(uint32_t reg)
 	return xapic[reg / 4];
 }
 
+bool apic_irr_pending(uint8_t vector)
+{
+	return apic_reg_read(APIC_REG_IRR + vector / 32 * 0x10) >> (vector % 32) & 1;
+}
+
 void apic_reg_write(uint32_t reg, uint32_t v)
 {
 	if (apic_x2apic_mode)

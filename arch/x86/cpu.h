@@ -101,10 +101,18 @@ static inline void irq_restore(uint64_t flags)
  * STI's interrupt shadow covers exactly the next instruction, so an interrupt that became
  * pending while interrupts were off is taken only once HLT has begun and ends it: there is
  * no window in which a wake-up IPI is serviced between the caller's last check and HLT.
+ * Out of line (arch/x86/halt.asm) so that the HLT has one address: a host that drops the
+ * shadow delivers the interrupt on it, and the interrupt entry then returns past it
+ * (trap.c). A call the compiler does not see: the routine clobbers no register.
  */
+void arch_safe_halt(void);
+extern const char arch_safe_halt_hlt[];
+/* A self test's broken shadow: an IRET to arch_safe_halt's HLT with interrupts on, so an
+ * interrupt pending is taken on the HLT before it runs. Returns with interrupts on. */
+void arch_safe_halt_shadowless(void);
 static inline void safe_halt(void)
 {
-	__asm__ volatile("sti; hlt" ::: "memory");
+	__asm__ volatile("call arch_safe_halt" ::: "memory");
 }
 
 /* Halts with interrupts off: only NMI, INIT or SMI can end it. Used on fatal paths. */

@@ -7,6 +7,9 @@
  */
 #include <stdarg.h>
 
+#include "arch/x86/apic.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/vectors.h"
 #include "arch/x86/tsc.h"
 #include "lib/histogram.h"
 #include "kernel/knobs/knobs.h"
@@ -25,6 +28,9 @@
 #define SLEEP_MAX_NS	 3000000
 #define TICK_WINDOW_NS	 1000000000ull
 #define QUIET_TIMEOUT_NS 200000000ull
+#define PENDING_WAIT_NS	 100000000 /* for an already-due timer's interrupt to be requested */
+#define RESCUE_NS	 50000000
+#define SHADOW_TRIES	 3
 
 static unsigned checks, failures;
 /* Snapshots are a few KiB each: kept off the 16 KiB thread stacks. */
@@ -212,6 +218,80 @@ static void check_ticks(void)
 	       TICK_WINDOW_NS, line);
 }
 
+static struct timer shadow_timer, rescue_timer;
+static volatile bool shadow_fired;
+
+static void shadow_timer_fired(struct timer *t)
+{
+	(void)t;
+	shadow_fired = true;
+}
+
+static void rescue_timer_fired(struct timer *t)
+{
+	(void)t;
+}
+
+/*
+ * An interrupt taken on safe_halt()'s HLT before the HLT ran, as a host that drops STI's
+ * shadow delivers it (arch_safe_halt_shadowless gets there by an IRET with the interrupt
+ * pending; a CPU takes it there, as TCG does; a host that injects only at its next VM entry
+ * lets the HLT exit and wakes it at once): the interrupt entry must return past the HLT and
+ * count it. A HLT that ran with its wake already handled sleeps until another interrupt (a
+ * tick, an IPI, or the rescue timer, so it cannot hang), so a try passes where the CPU took
+ * the due timer's interrupt and no other one before it went on. A tick may land in a try by
+ * chance: a few tries, where a HLT that slept fails every one.
+ */
+/* This CPU's counters an interrupt handler moves: read afresh each time. */
+static uint64_t breaks_now(const struct cpu *c)
+{
+	return __atomic_load_n(&c->stats.shadow_breaks, __ATOMIC_RELAXED);
+}
+
+static uint64_t irqs_now(const struct cpu *c)
+{
+	return __atomic_load_n(&c->stats.timer_irqs, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&c->stats.ipi_received, __ATOMIC_RELAXED);
+}
+
+static bool shadow_try(struct cpu *c, bool *pending, uint64_t *breaks, uint64_t *irqs)
+{
+	uint64_t b0 = breaks_now(c), i0 = irqs_now(c), t0;
+
+	shadow_fired = false;
+	irq_disable();
+	timer_arm(&rescue_timer, rdtsc() + ns_to_tsc(RESCUE_NS));
+	timer_arm(&shadow_timer, rdtsc());
+	t0 = rdtsc();
+	while (!(*pending = apic_irr_pending(VEC_TIMER)) &&
+	       tsc_to_ns(rdtsc() - t0) < PENDING_WAIT_NS)
+		cpu_relax();
+	arch_safe_halt_shadowless();
+	irq_disable();
+	timer_cancel(&rescue_timer);
+	*breaks = breaks_now(c) - b0;
+	*irqs = irqs_now(c) - i0;
+	irq_enable();
+	return *pending && shadow_fired && *breaks <= 1 && *irqs == 1;
+}
+
+static void check_shadow_break(void)
+{
+	struct cpu *c = this_cpu();
+	uint64_t breaks = 0, irqs = 0;
+	bool pending = false, ok = false;
+	unsigned tries = 0;
+
+	shadow_timer.fn = shadow_timer_fired;
+	rescue_timer.fn = rescue_timer_fired;
+	while (!ok && tries < SHADOW_TRIES) {
+		tries++;
+		ok = shadow_try(c, &pending, &breaks, &irqs);
+	}
+	report("shadow_break", ok, "tries=%u pending=%d fired=%d shadow_breaks=%lu irqs=%lu", tries,
+	       pending, shadow_fired, breaks, irqs);
+}
+
 /* Every reschedule IPI sent is received once the system is quiet. */
 static void check_ipi_accounting(const struct stats_snapshot *start)
 {
@@ -243,6 +323,7 @@ bool selftest_sched(void)
 	check_ring();
 	check_sleeps();
 	check_ticks();
+	check_shadow_break();
 	check_ipi_accounting(&snap_start);
 	printk("@idlelab selftest name=sched cpus=%u checks=%u failed=%u", ncpus, checks, failures);
 	return failures == 0;

@@ -17,8 +17,15 @@ def cpu_records(res):
 def test_selftest_sched_passes(accel, smp):
     res = boot(accel, smp=smp, cmdline="selftest=sched")
     c = checks(res)
-    assert set(c) == {"ring", "sleep_floor", "tick", "ipi_accounting"}, res.output
+    assert set(c) == {"ring", "sleep_floor", "tick", "shadow_break", "ipi_accounting"}, \
+        res.output
     assert all(f["ok"] == "1" for f in c.values()), res.output
+    # an interrupt on the idle HLT before it ran (a host that drops STI's shadow) is stepped
+    # past and counted on the CPU that took it: TCG takes the self test's there; a KVM host
+    # may inject it only at the HLT's exit, which is as good
+    breaks = int(c["shadow_break"]["shadow_breaks"])
+    assert breaks == 1 if accel == "tcg" else breaks <= 1, res.output
+    assert sum(int(f["shadow_breaks"]) for f in cpu_records(res)) == breaks
     assert c["ring"]["passes"] == c["ring"]["expected"]
     summary = [f for _, f in res.records("selftest") if "checks" in f][0]
     assert (summary["cpus"], summary["failed"]) == (str(smp), "0")

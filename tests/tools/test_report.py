@@ -120,6 +120,20 @@ def test_summarize_puts_host_deltas_next_to_guest_counters():
     assert derive.accuracy_text(row) == ("HLT guest 980 / host halt_exits 1000 (+20, +2.0%; "
                                          "per vCPU +0/+20) DIFFERENCE (any difference on "
                                          "any vCPU)")
+    assert row.guest_shadow_breaks is None      # a kernel that does not count them
+
+
+def test_a_broken_shadow_is_counted_and_named_the_hosts():
+    """The per-CPU records' shadow_breaks, summed, in the row and in the progress line."""
+    rec = record("seed002", "host-poll", "host-poll", "pingpong", {"idle": "halt"},
+                 vm_ns=300000, hlt=(500, 500), exits=(500, 500), attempted=(400, 300),
+                 ok=(380, 250), cpu_pct=(90.0, 70.0), poll_ns=(100_000_000, 50_000_000))
+    rec["serial"] = re.sub(r"(@idlelab cpu id=(\d)[^\n]*)", lambda m: m.group(1) +
+                           f" shadow_breaks={m.group(2)}", rec["serial"])
+    row = derive.summarize(rec)
+    assert row.guest_shadow_breaks == 1
+    assert derive.accuracy_text(row).endswith(
+        "; 1 interrupts on an idle HLT inside STI's shadow (the host's fault; stepped past)")
 
 
 def test_side_by_side_pairs_guest_and_host_per_vcpu():
@@ -558,7 +572,7 @@ CSV_COLUMNS = [
     "neighbour_alone_other_load", "neighbour_slowdown",
     "neighbour_cpu_pct", "guest_steal_ms", "guest_steal_pct", "host_run_delay_pct",
     "host_wakes_local_pct", "host_migrations",
-    "guest_polls_suspended", "guest_takeovers",
+    "guest_polls_suspended", "guest_takeovers", "guest_shadow_breaks",
     "trace_grow", "trace_shrink", "trace_reset", "trace_poll_hit", "trace_no_wait",
     "trace_short_poll_miss",
     "trace_short_no_poll", "trace_long_poll_miss", "trace_long_no_poll",

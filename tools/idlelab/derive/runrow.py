@@ -141,6 +141,8 @@ class RunRow:
     host_migrations: Num = _measured()      # their moves between host CPUs over the window
     guest_polls_suspended: Num = _measured()  # idle entries that halted: steal above threshold
     guest_takeovers: Num = _measured()      # times the governor set haltpoll's rule aside
+    guest_shadow_breaks: Num = _measured()  # interrupts the host delivered on an idle HLT
+                                            # inside STI's shadow (stepped past: the host's)
     # --- KVM's own trace of the window (trace=halt_poll_ns; kvmtrace.py), the workload vCPUs:
     # the window's changes, and the halts by outcome, split at the host's maximum window (a
     # short halt is one a full window would have caught) ------------------------------------
@@ -237,7 +239,7 @@ def by_matrix(rows):
 # --- From one raw record to its RunRow ----------------------------------------------------
 
 GUEST_SIDE = ("hlt", "halts_aborted", "wakeups", "ipi_received", "timer_irqs", "poll_hits",
-              "ipi_avoided", "steal_ns", "polls_suspended")
+              "ipi_avoided", "steal_ns", "polls_suspended", "shadow_breaks")
 HOST_SIDE = ("halt_exits", "halt_attempted_poll", "halt_successful_poll", "halt_wakeup",
              "halt_poll_invalid", "exits")
 TIME_UNITS_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
@@ -370,6 +372,8 @@ def summarize(rec):
     row.update(steal_figures(run, vcpus))
     if run.cpus and all("takeovers" in c for c in run.cpus):   # (older kernels lack it)
         row["guest_takeovers"] = run.total("takeovers")
+    if run.cpus and all("shadow_breaks" in c for c in run.cpus):   # (older kernels lack it)
+        row["guest_shadow_breaks"] = run.total("shadow_breaks")
     row["host_run_delay_pct"] = run_delay_pct(rec, vcpus, run.window_ns)
     row.update(wake_placement(rec, vcpus))
     row.update(trace_figures(rec, vcpus, row.get("halt_poll_ns")))
@@ -559,6 +563,9 @@ def accuracy_text(row):
             f"({row.hlt_diff:+d}{pct}; per vCPU {row.hlt_diff_vcpus})")
     if row.accuracy_flag:
         text += f" DIFFERENCE ({tolerance.describe()})"
+    if row.guest_shadow_breaks:
+        text += (f"; {row.guest_shadow_breaks} interrupts on an idle HLT inside STI's shadow "
+                 f"(the host's fault; stepped past)")
     return text
 
 
