@@ -87,6 +87,7 @@ void trap_dispatch(struct trap_frame *f)
 	 * 2026-12-03-bar-noise-floor.md) delivers it here, and returning to the HLT would sleep
 	 * with the wake already handled: return past the HLT instead, as if it had run and been
 	 * woken. The HLT never ran, so the host counted no exit for it: the hook says so.
+	 * The handler sees the stepped rip.
 	 */
 	if (f->rip == (uint64_t)arch_safe_halt_hlt) {
 		f->rip++; /* HLT is one byte */

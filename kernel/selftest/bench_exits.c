@@ -342,6 +342,17 @@ static uint64_t sample_timer_sleep(void)
 static struct hist h;
 static uint64_t poll_p50_ps;
 
+/* Every CPU's shadow_breaks (kernel/idle.c): a primitive whose HLTs the host delivered an
+ * interrupt on before they ran (a dropped STI shadow) timed no halt there, and says so. */
+static uint64_t shadow_breaks_now(void)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < ncpus; i++)
+		n += __atomic_load_n(&cpus[i].stats.shadow_breaks, __ATOMIC_RELAXED);
+	return n;
+}
+
 static void measure(uint64_t (*fn)(void), unsigned ops, uint64_t iters);
 
 static uint64_t clamp_to_tick(uint64_t c)
@@ -494,7 +505,7 @@ static void measure(uint64_t (*fn)(void), unsigned ops, uint64_t iters)
 void bench_exits(void)
 {
 	static struct result res[NPRIMS];
-	uint64_t iters = (uint64_t)knob(KNOB_iters), empty_ps;
+	uint64_t iters = (uint64_t)knob(KNOB_iters), empty_ps, breaks;
 	bool responder_up = false;
 	char a[32], b[32], c[32], extra[96];
 
@@ -524,7 +535,9 @@ void bench_exits(void)
 		}
 		if (p->setup)
 			p->setup();
+		breaks = shadow_breaks_now();
 		measure(p->sample, p->ops, iters);
+		breaks = shadow_breaks_now() - breaks;
 		r->n = hist_count(&h);
 		r->p50_ps = hist_percentile(&h, 5000);
 		r->p90_ps = hist_percentile(&h, 9000);
@@ -545,9 +558,9 @@ void bench_exits(void)
 			snprintf(extra, sizeof(extra), "%s", p->extra);
 		printk(
 		    "@idlelab bench name=exits prim=%s ns_p50=%s ns_p90=%s n=%lu ops_per_sample=%u "
-		    "empty_sample_ns=%s%s%s",
+		    "empty_sample_ns=%s shadow_breaks=%lu%s%s",
 		    p->name, ns3(a, sizeof(a), r->p50_ps), ns3(b, sizeof(b), r->p90_ps), r->n,
-		    p->ops, ns3(c, sizeof(c), empty_ps), extra[0] ? " " : "", extra);
+		    p->ops, ns3(c, sizeof(c), empty_ps), breaks, extra[0] ? " " : "", extra);
 	}
 	if (responder_up) {
 		responder_mode(MODE_EXIT);

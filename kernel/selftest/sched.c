@@ -28,7 +28,7 @@
 #define SLEEP_MAX_NS	 3000000
 #define TICK_WINDOW_NS	 1000000000ull
 #define QUIET_TIMEOUT_NS 200000000ull
-#define PENDING_WAIT_NS	 100000000 /* for an already-due timer's interrupt to be requested */
+#define PENDING_WAIT_NS	 20000000 /* for an already-due timer's interrupt to be requested */
 #define RESCUE_NS	 50000000
 #define SHADOW_TRIES	 3
 

@@ -25,7 +25,8 @@ def test_selftest_sched_passes(accel, smp):
     # may inject it only at the HLT's exit, which is as good
     breaks = int(c["shadow_break"]["shadow_breaks"])
     assert breaks == 1 if accel == "tcg" else breaks <= 1, res.output
-    assert sum(int(f["shadow_breaks"]) for f in cpu_records(res)) == breaks
+    # (at least: on a host that drops the shadow, an idle CPU may meet real ones meanwhile)
+    assert sum(int(f["shadow_breaks"]) for f in cpu_records(res)) >= breaks
     assert c["ring"]["passes"] == c["ring"]["expected"]
     summary = [f for _, f in res.records("selftest") if "checks" in f][0]
     assert (summary["cpus"], summary["failed"]) == (str(smp), "0")

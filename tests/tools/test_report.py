@@ -133,7 +133,7 @@ def test_a_broken_shadow_is_counted_and_named_the_hosts():
     row = derive.summarize(rec)
     assert row.guest_shadow_breaks == 1
     assert derive.accuracy_text(row).endswith(
-        "; 1 interrupts on an idle HLT inside STI's shadow (the host's fault; stepped past)")
+        "; 1 interrupts on a HLT inside STI's shadow (the host's fault; stepped past)")
 
 
 def test_side_by_side_pairs_guest_and_host_per_vcpu():

@@ -269,6 +269,15 @@ def test_here_prices_a_timer_wake_by_how_long_it_slept(tmp_path):
     assert short == alike[0]
     assert 180000 < long - alike[2] < 220000
     assert 40000 < mid - alike[1] < 160000     # ~(2 - 0.5) / (4 - 0.5) of the way
+    # a boot whose timer woke no short sleep: every sleep priced by the long class
+    for p in ("thread_halt_timer", "thread_wake_timer", "thread_entry_timer",
+              "thread_timer_late", "thread_timer_slept"):
+        del meta["cost_table"]["threads"][p]
+    (folder / "meta.json").write_text(json.dumps(meta))
+    _, f = late("600us")
+    assert [int(f[f"cost.timer_{c}"]) for c in ("slack", "wake", "entry")] == \
+        [220000, 3000, 40000]
+    assert int(f["cost.timer_sleep_short"]) == int(f["cost.timer_sleep_long"]) == 4000000
 
 
 def test_here_takes_the_hosts_other_tasks_from_the_traced_boot(tmp_path):

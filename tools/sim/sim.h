@@ -114,7 +114,10 @@ int sim_parse_args(int argc, char **argv, struct sim_config *cfg, FILE *err);
  * (thread_halt, thread_kick, thread_wake, thread_entry after an IPI's wake; thread_halt_timer,
  * thread_wake_timer, thread_entry_timer, thread_timer_late after a timer's; thread_preempt, a
  * vCPU thread switched out runnable until it ran again) and their p90s, then bench=exits' eoi
- * and tsc_deadline and their p90s, then thread_preempt_per_s (how often, per second on a CPU). */
+ * and tsc_deadline and their p90s, then thread_preempt_per_s (how often, per second on a CPU),
+ * then the timer-woken halts after a long sleep (thread_wake_timer_long,
+ * thread_entry_timer_long, thread_timer_late_long) and each class's sleep (thread_timer_slept,
+ * thread_timer_slept_long), then those five's p90s. */
 #define SIM_NPRIMS 68
 int sim_costs_load(const char *spec, struct sim_costs *c, char *err, size_t errlen);
 int sim_costs_parse_text(const char *text, const char *what, const double *prims,

@@ -141,7 +141,7 @@ class RunRow:
     host_migrations: Num = _measured()      # their moves between host CPUs over the window
     guest_polls_suspended: Num = _measured()  # idle entries that halted: steal above threshold
     guest_takeovers: Num = _measured()      # times the governor set haltpoll's rule aside
-    guest_shadow_breaks: Num = _measured()  # interrupts the host delivered on an idle HLT
+    guest_shadow_breaks: Num = _measured()  # interrupts the host delivered on a HLT
                                             # inside STI's shadow (stepped past: the host's)
     # --- KVM's own trace of the window (trace=halt_poll_ns; kvmtrace.py), the workload vCPUs:
     # the window's changes, and the halts by outcome, split at the host's maximum window (a
@@ -564,7 +564,7 @@ def accuracy_text(row):
     if row.accuracy_flag:
         text += f" DIFFERENCE ({tolerance.describe()})"
     if row.guest_shadow_breaks:
-        text += (f"; {row.guest_shadow_breaks} interrupts on an idle HLT inside STI's shadow "
+        text += (f"; {row.guest_shadow_breaks} interrupts on a HLT inside STI's shadow "
                  f"(the host's fault; stepped past)")
     return text
 
