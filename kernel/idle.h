@@ -21,6 +21,10 @@ void idle_until_work(struct cpu *c);
 /* trap.c's hook: an interrupt was taken on safe_halt()'s HLT before it ran (the host broke
  * STI's shadow) and the HLT is stepped past. Interrupts off. */
 void idle_shadow_break(void);
+/* kernel/quiesce.c's barrier interrupted this CPU (interrupts off): if inside an idle state,
+ * its wait there, from t_in to its return, is not idle time. Returns whether it was. */
+bool idle_barrier_begin(uint64_t t_in);
+void idle_barrier_end(uint64_t t_in);
 /* The idle policy in force: "halt", "poll" or "haltpoll" (never "auto"). */
 const char *idle_policy_name(void);
 /* The CPU's current poll window (haltpoll's W), 0 under other policies. */

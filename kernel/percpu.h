@@ -52,6 +52,8 @@ struct cpu_stats {
 	uint64_t window_shrinks;
 	uint64_t poll_cycles;		    /* TSC cycles in the poll state */
 	uint64_t halt_cycles;		    /* TSC cycles in HLT */
+	uint64_t barrier_poll_cycles;	    /* the quiesce barrier's wait inside a poll ... */
+	uint64_t barrier_halt_cycles;	    /* ... and inside a halt: not idle (kernel/stats.c) */
 	uint64_t poll_overshoot_cycles;	    /* polls that expired: time past the window, summed */
 	uint64_t poll_overshoot_max_cycles; /* the largest single overshoot, ever */
 	uint64_t polls_suspended; /* governed idle entries halted: steal above the threshold */
@@ -78,6 +80,9 @@ struct cpu {
 	 * wake-up path's middle stamp, read by the thread that then runs here. */
 	uint64_t idle_notice;
 	uint64_t idle_entered; /* TSC when this CPU last entered an idle state */
+	/* TSC at which the quiesce barrier's interrupt held this CPU inside its idle state, 0 if
+	 * it does not: the idle time in progress stops there (kernel/stats.c). */
+	uint64_t barrier_since;
 	bool idle_polling;
 	uint32_t idle_seq;
 	/* The poll state's limit plan for the window last used (kernel/idle.c:poll_replan). */

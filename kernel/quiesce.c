@@ -10,6 +10,7 @@
 #include "arch/x86/trap.h"
 #include "arch/x86/tsc.h"
 #include "arch/x86/vectors.h"
+#include "kernel/idle.h"
 #include "kernel/percpu.h"
 #include "kernel/quiesce.h"
 
@@ -19,16 +20,21 @@ static struct {
 	uint64_t saved_flags;
 } barrier_state;
 
-/* Runs with interrupts off (interrupt gate) and stays so until released: no HLT here. */
+/* Runs with interrupts off (interrupt gate) and stays so until released: no HLT here. A
+ * CPU caught in an idle state does not idle while it waits here (kernel/idle.c). */
 static void quiesce_interrupt(struct trap_frame *f)
 {
 	uint32_t gen = __atomic_load_n(&barrier_state.generation, __ATOMIC_ACQUIRE);
+	uint64_t t_in = rdtsc();
+	bool was_idle = idle_barrier_begin(t_in);
 
 	(void)f;
 	apic_eoi();
 	__atomic_fetch_add(&barrier_state.arrived, 1, __ATOMIC_ACQ_REL);
 	while (__atomic_load_n(&barrier_state.generation, __ATOMIC_ACQUIRE) == gen)
 		cpu_relax();
+	if (was_idle)
+		idle_barrier_end(t_in);
 }
 
 void quiesce_init(void)

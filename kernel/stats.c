@@ -12,7 +12,7 @@ static void read_cpu(const struct cpu *c, uint64_t now, struct cpu_stats *out)
 {
 	const volatile struct cpu *v = c;
 	uint32_t seq;
-	uint64_t since;
+	uint64_t since, held, credit;
 	bool polling;
 
 	do {
@@ -20,6 +20,7 @@ static void read_cpu(const struct cpu *c, uint64_t now, struct cpu_stats *out)
 		barrier();
 		*out = *(const volatile struct cpu_stats *)&c->stats;
 		since = v->idle_since;
+		held = v->barrier_since;
 		polling = v->idle_polling;
 		barrier();
 	} while ((seq & 1) || seq != v->idle_seq);
@@ -27,10 +28,16 @@ static void read_cpu(const struct cpu *c, uint64_t now, struct cpu_stats *out)
 	 * fewer on every idle entry). */
 	out->poll_entries = out->poll_hits + out->poll_immediate + out->poll_expired;
 	out->idle_entries = out->poll_entries + out->halts;
-	if (since && polling)
-		out->poll_cycles += tsc_delta(now, since);
-	else if (since)
-		out->halt_cycles += tsc_delta(now, since);
+	/* the state in progress up to now, or up to the barrier that holds it (both stamps then
+	 * the idle CPU's own); the barrier's waits inside idle states are not idle
+	 * (kernel/idle.c idle_barrier_begin) */
+	credit = !since ? 0 : held ? held - since : tsc_delta(now, since);
+	if (polling)
+		out->poll_cycles += credit;
+	else
+		out->halt_cycles += credit;
+	out->poll_cycles -= out->barrier_poll_cycles;
+	out->halt_cycles -= out->barrier_halt_cycles;
 }
 
 void stats_snapshot(struct stats_snapshot *s)
