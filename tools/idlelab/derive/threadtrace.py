@@ -43,8 +43,9 @@ EVENTS = ("kvm/kvm_exit", "kvm/kvm_entry", "kvm/kvm_halt_poll_ns", "kvm/kvm_apic
 PARTS = ("thread_halt", "thread_kick", "thread_wake", "thread_entry")      # halts an IPI woke
 TIMER_PARTS = ("thread_halt_timer", "thread_wake_timer", "thread_entry_timer",   # the others
                "thread_timer_late", "thread_timer_slept")
-# A timer's wake after a long sleep is slower on the nested host (2026-12-03: expiry to the
-# guest 150-170 us after a sub-millisecond sleep, 250 after the idle CPU's 4 ms ones), so the
+# A timer's wake after a long sleep is slower on the nested host (2026-12-03, three boots:
+# expiry to the guest 145-161 us after a ~0.4 ms sleep, 254-266 after the idle CPU's ~3.4 ms
+# ones), so the
 # timer-woken halts are split at this sleep: TIMER_PARTS from the shorter, the same with
 # LONG_SUFFIX from the longer, each with its median sleep (thread_timer_slept) for the
 # simulator to price a halt between the two by how long it slept.
