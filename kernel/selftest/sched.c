@@ -9,8 +9,8 @@
 
 #include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
-#include "arch/x86/vectors.h"
 #include "arch/x86/tsc.h"
+#include "arch/x86/vectors.h"
 #include "lib/histogram.h"
 #include "kernel/knobs/knobs.h"
 #include "kernel/percpu.h"
@@ -232,16 +232,6 @@ static void rescue_timer_fired(struct timer *t)
 	(void)t;
 }
 
-/*
- * An interrupt taken on safe_halt()'s HLT before the HLT ran, as a host that drops STI's
- * shadow delivers it (arch_safe_halt_shadowless gets there by an IRET with the interrupt
- * pending; a CPU takes it there, as TCG does; a host that injects only at its next VM entry
- * lets the HLT exit and wakes it at once): the interrupt entry must return past the HLT and
- * count it. A HLT that ran with its wake already handled sleeps until another interrupt (a
- * tick, an IPI, or the rescue timer, so it cannot hang), so a try passes where the CPU took
- * the due timer's interrupt and no other one before it went on. A tick may land in a try by
- * chance: a few tries, where a HLT that slept fails every one.
- */
 /* This CPU's counters an interrupt handler moves: read afresh each time. */
 static uint64_t breaks_now(const struct cpu *c)
 {
@@ -254,6 +244,16 @@ static uint64_t irqs_now(const struct cpu *c)
 	       __atomic_load_n(&c->stats.ipi_received, __ATOMIC_RELAXED);
 }
 
+/*
+ * An interrupt taken on safe_halt()'s HLT before the HLT ran, as a host that drops STI's
+ * shadow delivers it (arch_safe_halt_shadowless gets there by an IRET with the interrupt
+ * pending; a CPU takes it there, as TCG does; a host that injects only at its next VM entry
+ * lets the HLT exit and wakes it at once): the interrupt entry must return past the HLT and
+ * count it. A HLT that ran with its wake already handled sleeps until another interrupt (a
+ * tick, an IPI, or the rescue timer, so it cannot hang), so a try passes where the CPU took
+ * the due timer's interrupt and no other one before it went on. A tick may land in a try by
+ * chance: a few tries, where a HLT that slept fails every one.
+ */
 static bool shadow_try(struct cpu *c, bool *pending, uint64_t *breaks, uint64_t *irqs)
 {
 	uint64_t b0 = breaks_now(c), i0 = irqs_now(c), t0;
