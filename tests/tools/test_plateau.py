@@ -273,3 +273,46 @@ def test_a_missing_primitive_is_said_before_the_locating_boots(monkeypatch, tmp_
     monkeypatch.setattr(invocation.insncount, "path_insns", lambda: {"error": "not counted"})
     costs, _ = invocation.measure_costs("tcg", got, 10)
     assert costs is None
+
+
+def test_the_table_is_the_untraced_boots_and_the_trace_a_second_boot(monkeypatch):
+    """On KVM the cost table's primitives come from a boot nobody traces, as the runs are
+    not, and the traced boot's parts are scaled to it; its own table is kept, last."""
+    from idlelab.bench import invocation
+    from idlelab.host import costtrace
+    boots = []
+
+    def measure(accel, timeout, on_start=None):
+        boots.append(on_start is not None)
+        k = 1.4 if on_start else 1.0
+        return {"accel": "kvm", "iters": 500, "seconds": 1.0, "prims": {
+            p: {"ns_p50": k * v, "ns_p90": 2 * k * v, "n": 500}
+            for p, v in (("ipi_halt_rtt", 200_000), ("timer_sleep", 250_000))}}
+
+    class Trace:
+        def __init__(self, accel):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def find_threads(self, proc):
+            pass
+
+        def part(self):
+            return {"what": "threads", "halts": 5,
+                    "thread_wake": {"ns_p50": 140_000.0, "ns_p90": 280_000.0, "n": 5}}
+
+    monkeypatch.setattr(invocation.platform, "measure", measure)
+    monkeypatch.setattr(invocation.qemu, "resolve_accel", lambda accel: "kvm")
+    monkeypatch.setattr(costtrace, "ThreadTrace", Trace)
+    monkeypatch.setattr(invocation.insncount, "path_insns", lambda: {"error": "not counted"})
+    costs, _ = invocation.measure_costs("kvm", [], 10)
+    assert boots == [False, True]
+    assert costs["prims"]["ipi_halt_rtt"]["ns_p50"] == 200_000
+    assert round(costs["threads"]["thread_wake"]["ns_p50"]) == 100_000
+    assert costs["traced_boot"]["threads"]["thread_wake"]["ns_p50"] == 140_000
+    assert list(costs)[-1] == "traced_boot"

@@ -2,6 +2,8 @@
 before it sleeps, the woken thread's wait for a CPU and its way back to the guest, from
 tracefs text; halts a poll, a preemption or a pending interrupt made different are left
 out, and so are threads that are not QEMU's vCPUs."""
+from pytest import approx
+
 from idlelab.derive import threadtrace
 
 HEADER = "# tracer: nop\n#\n# entries-in-buffer/entries-written: 40/40   #P:2\n#\n"
@@ -307,3 +309,40 @@ def test_the_cost_tables_line_says_the_broken_shadows():
     assert ("; 2 interrupts injected on a HLT inside STI's shadow, which the host dropped "
             "(lost wake-ups: those HLTs slept 47.0 ms p50)") in said
     assert "shadow_break_slept" not in said            # not a part of a halt
+
+
+def _table(**medians):
+    return {p: {"ns_p50": float(v), "ns_p90": 2.0 * v, "n": 500} for p, v in medians.items()}
+
+
+def test_the_parts_are_scaled_to_the_untraced_boot_by_their_own_wakes_path():
+    """The trace slows what it times (1.3-1.4x on the nested host): an IPI's parts take
+    ipi_halt_rtt's untraced/traced ratio, a timer's (both classes) timer_sleep's; how long a
+    halt slept and the preemptions stay as traced."""
+    part = {"ns_p50": 100_000.0, "ns_p90": 200_000.0, "n": 9}
+    parts = {"what": "threads", "halts": 9, "rewake_ppm": 50.0,
+             **{p: dict(part) for p in threadtrace.PARTS},
+             **{p + s: dict(part) for p in threadtrace.TIMER_PARTS for s in ("", "_long")},
+             "thread_preempt": dict(part)}
+    fast = _table(ipi_halt_rtt=210_000, timer_sleep=240_000, cpuid=30_000)
+    slow = _table(ipi_halt_rtt=300_000, timer_sleep=300_000, cpuid=40_000)
+    got = threadtrace.unprobed(parts, fast, slow)
+    assert got["probe"] == {"ipi": approx(0.7), "timer": approx(0.8),
+                            "basis": threadtrace.PROBE_BASIS}
+    for p in threadtrace.PARTS:
+        assert (got[p]["ns_p50"], got[p]["ns_p90"], got[p]["n"]) == (approx(70_000),
+                                                                     approx(140_000), 9)
+    for p in ("thread_halt_timer", "thread_entry_timer_long", "thread_timer_late_long"):
+        assert (got[p]["ns_p50"], got[p]["ns_p90"]) == (approx(80_000), approx(160_000))
+    for p in ("thread_timer_slept", "thread_timer_slept_long", "thread_preempt"):
+        assert got[p] == part
+    assert got["rewake_ppm"] == 50.0 and parts["thread_halt"] == part    # not changed in place
+
+
+def test_parts_whose_trace_cost_is_unknown_are_refused_not_kept_as_traced():
+    parts = {"what": "threads", "halts": 3, "thread_halt": {"ns_p50": 1.0, "ns_p90": 2.0}}
+    skipped = dict(_table(ipi_halt_rtt=2), timer_sleep={"skipped": True, "why": "no TSC deadline"})
+    got = threadtrace.unprobed(parts, skipped, _table(ipi_halt_rtt=3, timer_sleep=3))
+    assert "thread_halt" not in got and "timer_sleep missing from the untraced boot" in got["why"]
+    why = {"what": "threads", "why": "no KVM host to trace (TCG)"}
+    assert threadtrace.unprobed(why, {}, {}) is why

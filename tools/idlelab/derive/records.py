@@ -416,7 +416,12 @@ def threads_markdown(threads):
                + (f": those HLTs slept {threads['shadow_break_slept']['ns_p50'] / 1e6:.1f} ms "
                   f"p50" if "shadow_break_slept" in threads else "") + ")"
                if threads.get("shadow_breaks") else "")
-            + (f"; {threads['lost']} trace events lost" if threads.get("lost") else "") + ".", ""]
+            + (f"; {threads['lost']} trace events lost" if threads.get("lost") else "")
+            + (f"; traced in a second boot and scaled to this table's untraced one (the trace "
+               f"slows what it times): the IPI's parts x{threads['probe']['ipi']:.3f} "
+               f"({threads['probe']['basis']['ipi']} untraced over traced), the timer's "
+               f"x{threads['probe']['timer']:.3f} ({threads['probe']['basis']['timer']})"
+               if "probe" in threads else "") + ".", ""]
 
 
 def path_markdown(path):
