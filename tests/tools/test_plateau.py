@@ -290,6 +290,8 @@ def test_the_table_is_the_untraced_boots_and_the_trace_a_second_boot(monkeypatch
             for p, v in (("ipi_halt_rtt", 200_000), ("timer_sleep", 250_000))}}
 
     class Trace:
+        why = None
+
         def __init__(self, accel):
             pass
 
@@ -316,3 +318,21 @@ def test_the_table_is_the_untraced_boots_and_the_trace_a_second_boot(monkeypatch
     assert round(costs["threads"]["thread_wake"]["ns_p50"]) == 100_000
     assert costs["traced_boot"]["threads"]["thread_wake"]["ns_p50"] == 140_000
     assert list(costs)[-1] == "traced_boot"
+
+
+def test_no_second_boot_where_the_host_cannot_be_traced(monkeypatch):
+    from idlelab.bench import invocation
+    from idlelab.host import tracefs
+    boots = []
+    monkeypatch.setattr(invocation.platform, "measure",
+                        lambda accel, timeout, on_start=None: boots.append(on_start) or
+                        {"accel": "kvm", "iters": 500, "seconds": 1.0, "prims": {}})
+    monkeypatch.setattr(invocation.qemu, "resolve_accel", lambda accel: "kvm")
+
+    def unavailable(*args):
+        raise tracefs.Unavailable("not mounted")
+    monkeypatch.setattr(tracefs, "Session", unavailable)
+    costs = invocation.measure_traced("kvm", 10)
+    assert boots == [None] and costs["threads"] == {"what": "threads",
+                                                    "why": "tracefs: not mounted"}
+    assert "traced_boot" not in costs

@@ -231,6 +231,30 @@ def test_here_splits_a_halt_by_the_traced_threads(tmp_path):
             int(f["cost.halt_sleep"])) == (500, 500, 0, 0)
 
 
+def test_here_never_prices_the_traced_boots_own_table(tmp_path):
+    """cost_table.traced_boot (the traced boot's table and unscaled parts) is kept for the
+    record: where the table's own threads are a reason and a primitive is skipped, the
+    simulator still reads neither from it."""
+    folder = wakepath_folder(tmp_path, [])
+    meta = json.loads((folder / "meta.json").read_text())
+    meta["cost_table"]["prims"]["cpuid"] = {"skipped": True, "why": "test"}
+    meta["cost_table"]["threads"] = {"what": "threads", "why": "the trace's cost could not "
+                                     "be measured: timer_sleep missing from the traced boot"}
+    meta["cost_table"]["path_insns"] = {"error": "not counted"}
+    meta["cost_table"]["traced_boot"] = {
+        "prims": {"cpuid": {"ns_p50": 9000.0, "ns_p90": 9900.0}},
+        "threads": {"halts": 40, "thread_halt": {"ns_p50": 30000.0, "ns_p90": 50000.0},
+                    "thread_wake": {"ns_p50": 8000.0, "ns_p90": 20000.0},
+                    "thread_entry": {"ns_p50": 60000.0, "ns_p90": 61000.0},
+                    "preempt_per_s": 40.0}}
+    (folder / "meta.json").write_text(json.dumps(meta))
+    r = sim("workload=idle", "duration=10ms", "smp=1", f"costs=here:{folder}")
+    assert r.returncode == 0, r.stderr
+    f = next(f for k, f in records.parse_records(r.stdout) if k == "sim")
+    assert (int(f["cost.halt_sleep"]), int(f["cost.wake_entry"])) == (0, 0)
+    assert (int(f["cost.halt_exit"]), int(f["cost.vm_entry"])) == (500, 500)  # round trips
+
+
 def test_here_prices_a_timer_wake_by_how_long_it_slept(tmp_path):
     """costs=here with the timer-woken halts split by their sleep (threadtrace LONG_SLEEP_NS):
     a halt that slept as long as the short class's sleep is priced by the short parts, one as

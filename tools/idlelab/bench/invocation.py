@@ -287,6 +287,9 @@ def measure_traced(accel, timeout):
 
     try:
         with ThreadTrace("kvm") as trace:
+            if trace.why is not None:           # no tracefs: a second boot would split nothing
+                costs["threads"] = trace.part()
+                return costs
             traced = platform.measure(accel, timeout=timeout, on_start=trace.find_threads)
             parts = trace.part()
     except records.CostTableError as e:
@@ -315,8 +318,8 @@ def measure_costs(accel, loaded, timeout):
                                    if not e.get("skipped")))
     costs["path_insns"] = insncount.path_insns()
     if "traced_boot" in costs:
-        # last in meta.json: the simulator's scan (tools/sim/costs.c) takes the first
-        # "thread_halt" and the first "prims" after "cost_table", which must be the table's
+        # after the table's own parts and path_insns: the simulator's scan (tools/sim/costs.c)
+        # ends where it begins
         costs["traced_boot"] = costs.pop("traced_boot")
     path = costs["path_insns"]
     say("wake path of this kernel, instructions per round trip under TCG "

@@ -1,7 +1,8 @@
-"""The cost table's boot traced on the host: its vCPU threads' halts split into what the
-thread spends on a host CPU and what it waits (derive/threadtrace.py), so the simulator
-charges a halt-and-wake to the vCPU thread as KVM's own scheduler did, in the same boot as
-the primitives.
+"""The cost table's second boot, traced on the host: its vCPU threads' halts split into what
+the thread spends on a host CPU and what it waits (derive/threadtrace.py), so the simulator
+charges a halt-and-wake to the vCPU thread as KVM's own scheduler did. The primitives come
+from the first boot, untraced, and the parts are scaled to it (threadtrace.unprobed(): the
+trace slows what it times).
 
 The tracing is trace=threads' (host/windowtrace.py: a tracefs instance of our own, nothing
 global touched, removed on every way out), of the whole boot and the whole host rather than a
