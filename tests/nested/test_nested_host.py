@@ -105,10 +105,12 @@ def test_each_host_fault_is_dumped_and_the_job_retried(image, monkeypatch):
     boot is ~20 s of emulation, and make test has a budget.)"""
     monkeypatch.setattr(hosts, "WEDGE_S", 5)
     lines = []
+    # one retry to spare: an emulated host on a loaded machine can stall for real as it
+    # boots (2026-12-03: an RCU stall 25 s into the third host, before its job printed)
     res = hosts.run_job(["/bin/sh", "-c", FAULT_JOB], echo=False, on_line=wedge_on(lines),
-                        timeout=300, retries=2)
-    assert res.status == 0 and res.attempts == 3 and len(res.wedges) == 2, lines
-    assert lines[-1] == "attempt 3"
+                        timeout=300, retries=3)
+    assert res.status == 0 and res.attempts in (3, 4), lines
+    assert len(res.wedges) == res.attempts - 1 and lines[-1] == f"attempt {res.attempts}"
     for run in res.wedges:
         with open(os.path.join(run, "registers.txt")) as f:
             dump = f.read()
