@@ -16,6 +16,9 @@
  *         IPI handler has counted it, then answers through memory (halt_ack = n+1):
  *         ipi_send and ipi_halt_rtt. Every (re)entry into HLT bumps halt_epoch, so the
  *         sender can tell the responder stayed halted through the whole settle time.
+ *   HALT_POLLED: the same, with the responder's MSR_KVM_POLL_CONTROL at 1 (the host may
+ *         poll it: a boot whose idle policy polls itself has it at 0) and the IPI sent as
+ *         soon as its HLT has exited: ipi_poll_rtt, the wake a host poll catches.
  * The bench IPIs use their own vector (VEC_BENCH) and handler: the scheduler's IPI
  * counters never see them.
  *
@@ -26,6 +29,7 @@
 #include "arch/x86/costprims.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpufeat.h"
+#include "arch/x86/kvm.h"
 #include "arch/x86/trap.h"
 #include "arch/x86/tsc.h"
 #include "arch/x86/vectors.h"
@@ -46,6 +50,7 @@
 
 enum mode {
 	MODE_HALT,
+	MODE_HALT_POLLED,
 	MODE_POLL,
 	MODE_RUN, /* spinning in guest code with interrupts on */
 	MODE_EXIT
@@ -62,6 +67,7 @@ static struct {
 	uint64_t ipis __attribute__((aligned(CACHELINE)));	 /* IPI handler, CPU 1 */
 	uint64_t ipis_sent;					 /* CPU 0 */
 	uint64_t settle_cycles;					 /* CPU 0 */
+	uint64_t poll_settle_cycles;				 /* CPU 0 */
 	struct join_counter join;
 } ex;
 
@@ -89,13 +95,27 @@ static void bench_ipi_interrupt(struct trap_frame *f)
 	__atomic_fetch_add(&ex.ipis, 1, __ATOMIC_RELEASE);
 }
 
+/* The responder's MSR_KVM_POLL_CONTROL: 1 in HALT_POLLED, the boot's own value otherwise
+ * (the MSR is per vCPU: only the responder can write its own). */
+static void responder_host_poll(bool polled, bool *now, int boot_value)
+{
+	if (boot_value < 0 || polled == *now)
+		return;
+	kvm_poll_control_set(polled ? true : boot_value);
+	*now = polled;
+}
+
 static void responder(void *arg)
 {
+	int boot_pollctl = kvm_has(KVM_FEATURE_POLL_CONTROL) ? (int)(cost_pollctl_read() & 1) : -1;
+	bool polled = false;
+
 	(void)arg;
 	irq_disable();
 	for (;;) {
 		unsigned m = __atomic_load_n(&ex.mode, __ATOMIC_ACQUIRE);
 
+		responder_host_poll(m == MODE_HALT_POLLED, &polled, boot_pollctl);
 		if (m == MODE_EXIT)
 			break;
 		if (m == MODE_POLL) {
@@ -109,7 +129,7 @@ static void responder(void *arg)
 			while (__atomic_load_n(&ex.mode, __ATOMIC_ACQUIRE) == MODE_RUN)
 				cpu_relax();
 			irq_disable();
-		} else {
+		} else { /* MODE_HALT, MODE_HALT_POLLED */
 			uint64_t n = load(&ex.ipis);
 
 			store(&ex.halting, n + 1);
@@ -134,6 +154,7 @@ static void responder(void *arg)
 static uint64_t wait_responder_halted(void)
 {
 	uint64_t n = ex.ipis_sent + 1, epoch;
+	uint64_t settle = ex.mode == MODE_HALT_POLLED ? ex.poll_settle_cycles : ex.settle_cycles;
 
 	irq_enable();
 	while (load(&ex.halting) != n)
@@ -142,7 +163,7 @@ static uint64_t wait_responder_halted(void)
 		uint64_t t = cost_tsc();
 
 		epoch = load(&ex.halt_epoch);
-		while (cost_tsc() - t < ex.settle_cycles)
+		while (cost_tsc() - t < settle)
 			;
 	} while (load(&ex.halt_epoch) != epoch || epoch == 0);
 	irq_disable();
@@ -167,7 +188,7 @@ static void responder_mode(enum mode m)
 	unsigned old = ex.mode;
 
 	irq_disable();
-	if (old == MODE_HALT) {
+	if (old == MODE_HALT || old == MODE_HALT_POLLED) {
 		/* The new mode only once the responder is in HLT: stored earlier, a responder
 		 * between its last answer and its next announcement would read it and never
 		 * announce the halt this waits for. */
@@ -240,6 +261,7 @@ static uint64_t sample_ipi_send(void)
 	return dt;
 }
 
+/* ipi_halt_rtt's round trip; in MODE_HALT_POLLED, ipi_poll_rtt's. */
 static uint64_t sample_ipi_halt_rtt(void)
 {
 	uint64_t n = wait_responder_halted(), t0 = cost_tsc();
@@ -340,7 +362,7 @@ static uint64_t sample_timer_sleep(void)
 }
 
 static struct hist h;
-static uint64_t poll_p50_ps;
+static uint64_t poll_p50_ps, cpuid_p50_ps;
 
 /* Every CPU's shadow_breaks (kernel/idle.c): a primitive whose HLTs the host delivered an
  * interrupt on before they ran (a dropped STI shadow) timed no halt there, and says so. */
@@ -399,6 +421,11 @@ static const char *need_two_cpus(void)
 	return ncpus > RESPONDER_CPU ? 0 : "needs 2 CPUs: the responder runs on CPU 1";
 }
 
+static const char *need_pollctl_two_cpus(void)
+{
+	return need_two_cpus() ? need_two_cpus() : need_pollctl();
+}
+
 static const char *need_x2apic(void)
 {
 	return apic_x2apic_mode ? 0 : "the APIC is not in x2APIC mode (EOI is MMIO)";
@@ -436,6 +463,19 @@ static void setup_halt(void)
 		calibrate_settle();
 }
 
+/*
+ * The IPI goes out once the responder's HLT has exited to the host, and within the host's
+ * poll if it polls: the settle is one CPUID round trip, an exit and an entry, after the
+ * responder's last announcement of HLT. KVM's poll window starts at 0 and grows only on
+ * halts shorter than its maximum, so SETTLE_WARMUP round trips come first, untimed.
+ */
+static void setup_halt_polled(void)
+{
+	responder_mode(MODE_HALT_POLLED);
+	ex.poll_settle_cycles = clamp_to_tick(ns_to_tsc(cpuid_p50_ps / 1000) + 1);
+	measure(sample_ipi_halt_rtt, 1, SETTLE_WARMUP);
+}
+
 struct prim {
 	const char *name;
 	uint64_t (*sample)(void);
@@ -467,6 +507,8 @@ static const struct prim prims[] = {
     {"ipi_send", sample_ipi_send, 1, need_two_cpus, setup_halt, "target=halted", true},
     {"ipi_halt_rtt", sample_ipi_halt_rtt, 1, need_two_cpus, setup_halt,
      "target=halted answer=memory", true},
+    {"ipi_poll_rtt", sample_ipi_halt_rtt, 1, need_pollctl_two_cpus, setup_halt_polled,
+     "target=halted host_poll=allowed answer=memory", true},
     {"timer", sample_timer, 1, 0, 0, 0, false},
     {"timer_halt", sample_timer_halt, 1, 0, 0, 0, false},
     {"timer_sleep", sample_timer_sleep, 1, 0, 0, 0, false},
@@ -524,7 +566,7 @@ void bench_exits(void)
 			       p->name, r->skipped);
 			continue;
 		}
-		if (p->skip == need_two_cpus) {
+		if (p->skip == need_two_cpus || p->skip == need_pollctl_two_cpus) {
 			if (!responder_up) {
 				ex.mode = MODE_POLL;
 				join_init(&ex.join, 1);
@@ -543,6 +585,8 @@ void bench_exits(void)
 		r->p90_ps = hist_percentile(&h, 9000);
 		if (p->sample == sample_poll_wake_rtt)
 			poll_p50_ps = r->p50_ps;
+		if (p->sample == sample_cpuid)
+			cpuid_p50_ps = r->p50_ps;
 
 		if (!p->extra)
 			snprintf(extra, sizeof(extra), "timer=%s wait=%s%s",
@@ -553,7 +597,8 @@ void bench_exits(void)
 				     : "");
 		else if (p->settle)
 			snprintf(extra, sizeof(extra), "%s settle_ns=%lu", p->extra,
-				 tsc_to_ns(ex.settle_cycles));
+				 tsc_to_ns(p->setup == setup_halt_polled ? ex.poll_settle_cycles
+									 : ex.settle_cycles));
 		else
 			snprintf(extra, sizeof(extra), "%s", p->extra);
 		printk(

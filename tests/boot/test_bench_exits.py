@@ -9,11 +9,12 @@ from test_boot import ACCELS, boot
 ITERS = 50
 NAMES = {"alu", "pause", "rdtsc", "locked_rmw", "cli_sti", "cpuid", "wrmsr_pollctl",
          "ipi_send", "ipi_halt_rtt", "poll_wake_rtt", "timer", "ipi_run_rtt", "load", "call",
-         "pushf", "timer_halt", "eoi", "tsc_deadline", "timer_sleep"}
-PAIR = {"ipi_send", "ipi_halt_rtt", "poll_wake_rtt", "ipi_run_rtt"}
-# TCG offers no poll-control MSR, and its APIC here is xAPIC without the TSC-deadline timer:
-# no x2APIC EOI write and no deadline write to time
-TCG_SKIPS = {"wrmsr_pollctl", "eoi", "tsc_deadline"}
+         "pushf", "timer_halt", "eoi", "tsc_deadline", "timer_sleep", "ipi_poll_rtt"}
+PAIR = {"ipi_send", "ipi_halt_rtt", "poll_wake_rtt", "ipi_run_rtt", "ipi_poll_rtt"}
+# TCG offers no poll-control MSR (so no way to let the host poll the responder either), and
+# its APIC here is xAPIC without the TSC-deadline timer: no x2APIC EOI write and no deadline
+# write to time
+TCG_SKIPS = {"wrmsr_pollctl", "eoi", "tsc_deadline", "ipi_poll_rtt"}
 # The record layout is an interface: these fields first, in this order.
 LAYOUT = re.compile(r'@idlelab bench name=exits prim=(\w+) '
                     r'(?:ns_p50=\d+\.\d{3} ns_p90=\d+\.\d{3} n=\d+|skipped=1 why="[^"]+" n=0)'
@@ -61,10 +62,18 @@ def test_bench_exits_reports_every_primitive(accel):
         assert all(f["shadow_breaks"] == "0" for f in recs.values() if f.get("n") != "0")
     if accel == "tcg":
         assert "POLL_CONTROL" in recs["wrmsr_pollctl"]["why"]
+        assert "POLL_CONTROL" in recs["ipi_poll_rtt"]["why"]
         assert "x2APIC" in recs["eoi"]["why"] and "TSC-deadline" in recs["tsc_deadline"]["why"]
     assert recs["ipi_halt_rtt"]["answer"] == "memory"
     assert recs["ipi_halt_rtt"]["target"] == "halted"
     assert int(recs["ipi_halt_rtt"]["settle_ns"]) > 0
+    if accel == "kvm":
+        # the same round trip with the host let poll the responder, the IPI sent one CPUID
+        # round trip after its HLT (well before ipi_halt_rtt's settle, which outlasts a poll)
+        poll = recs["ipi_poll_rtt"]
+        assert (poll["target"], poll["host_poll"], poll["answer"]) == \
+            ("halted", "allowed", "memory")
+        assert 0 < int(poll["settle_ns"]) < int(recs["ipi_halt_rtt"]["settle_ns"])
     assert recs["poll_wake_rtt"]["answer"] == "memory"
     assert recs["timer"]["timer"] == ("tsc_deadline" if accel == "kvm" else "oneshot")
     # the timer as the idle loop meets it: armed with interrupts off, slept for in HLT

@@ -31,7 +31,8 @@ MIN_COMPARED = 100
 # Every cost zero but the guest's poll iteration (1 ns: a poll is seen to expire past W).
 ZERO_COSTS = "\n".join(f"{name} = 0" for name in (
     "ipi_send", "ipi_send_awake", "ipi_latency", "ipi_running", "halt_exit", "halt_sleep",
-    "vm_entry", "wake_latency", "wake_entry", "timer_wake", "timer_entry", "timer_slack",
+    "vm_entry", "poll_entry", "wake_latency", "wake_entry", "timer_wake", "timer_entry",
+    "timer_slack",
     "timer_wake_long", "timer_entry_long", "timer_slack_long", "timer_sleep_short",
     "timer_sleep_long",
     "timer_running", "host_poll_iter", "poll_wake", "irq_entry", "timer_irq", "timer_arm",

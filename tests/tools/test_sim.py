@@ -231,6 +231,47 @@ def test_here_splits_a_halt_by_the_traced_threads(tmp_path):
             int(f["cost.halt_sleep"])) == (500, 500, 0, 0)
 
 
+def test_here_prices_a_polled_wake_by_the_polled_round_trip(tmp_path):
+    """costs=here: KVM's way back in after a poll that caught the wake (poll_entry) is
+    bench=exits' round trip to a responder the host may poll less the IPI's way to the LAPIC,
+    the handler and the memory answer, with that round trip's spread; a table without it
+    prices it as an entry after a sleep (vm_entry); and a pingpong whose halts the host polls
+    takes the polled entry on each hand-over."""
+    def costs(folder):
+        r = sim("workload=idle", "duration=10ms", "smp=1", f"costs=here:{folder}")
+        assert r.returncode == 0, r.stderr
+        f = next(f for k, f in records.parse_records(r.stdout) if k == "sim")
+        return int(f["cost.poll_entry"]), int(f.get("spread.poll_entry", 0)), \
+            int(f["cost.vm_entry"])
+
+    plain = wakepath_folder(tmp_path / "plain", [])
+    assert costs(plain) == (500, 0, 500)
+    folder = wakepath_folder(tmp_path / "polled", [])
+    meta = json.loads((folder / "meta.json").read_text())
+    meta["cost_table"]["prims"]["ipi_poll_rtt"] = {"ns_p50": 80000.0, "ns_p90": 200000.0}
+    (folder / "meta.json").write_text(json.dumps(meta))
+    # 80000 - ipi_latency 500 - irq_entry (alu*40) 20000 - poll_wake 250; spread p90 - p50
+    assert costs(folder) == (59250, 120000, 500)
+    meta["cost_table"]["prims"]["ipi_poll_rtt"] = {"ns_p50": 10000.0, "ns_p90": 12000.0}
+    (folder / "meta.json").write_text(json.dumps(meta))
+    assert costs(folder)[:2] == (0, 2000)   # less than its parts: never negative
+
+    def rtt(folder):
+        r = sim("workload=pingpong", "duration=100ms", "smp=2", "hz=0", "idle=halt",
+                "halt_poll_ns=1000000", "halt_poll_ns_grow_start=500000",
+                f"costs=here:{folder}")
+        assert r.returncode == 0, r.stderr
+        host = [f for k, f in records.parse_records(r.stdout) if k == "host"]
+        res = next(f for k, f in records.parse_records(r.stdout) if k == "result")
+        assert all(int(h["successful_poll"]) > 0.9 * int(h["halt_exits"]) for h in host)
+        return int(res["rtt_p50_ns"])
+
+    meta["cost_table"]["prims"]["ipi_poll_rtt"] = {"ns_p50": 80000.0, "ns_p90": 80000.0}
+    (folder / "meta.json").write_text(json.dumps(meta))
+    # two polled hand-overs a round trip, each 58750 ns dearer than vm_entry's 500
+    assert 2 * 58750 * 0.97 < rtt(folder) - rtt(plain) < 2 * 58750 * 1.03
+
+
 def test_here_never_prices_the_traced_boots_own_table(tmp_path):
     """cost_table.traced_boot (the traced boot's table and unscaled parts) is kept for the
     record: where the table's own threads are a reason and a primitive is skipped, the

@@ -41,6 +41,7 @@
  *                   asleep (kvm_vcpu_block up to schedule(); charged): a wake meanwhile is
  *                   seen before it sleeps, as the poll's (KVM: not `waited`)
  *   vm_entry        from the vCPU thread running again to guest code running
+ *   poll_entry      from KVM's poll seeing the wake to guest code running (no sleep between)
  *   wake_latency    a sleeping vCPU thread's wake-up: event to thread on a host CPU (idle time)
  *   wake_entry      a woken vCPU thread from running again to vm_entry (charged to it)
  *   timer_wake      wake_latency for a thread its guest's timer woke (KVM's hrtimer to running)
@@ -114,7 +115,9 @@ static const char *const prim_names[] = {
     "thread_wake_timer_long", "thread_entry_timer_long", "thread_timer_late_long",
     "thread_timer_slept", "thread_timer_slept_long", "thread_wake_timer_long_p90",
     "thread_entry_timer_long_p90", "thread_timer_late_long_p90", "thread_timer_slept_p90",
-    "thread_timer_slept_long_p90"};
+    "thread_timer_slept_long_p90",
+    /* bench=exits' round trip to a halted vCPU the host may poll, then its p90 */
+    "ipi_poll_rtt", "ipi_poll_rtt_p90"};
 #define NPRIMS		     (sizeof(prim_names) / sizeof(prim_names[0]))
 #define PRIM_WAKEPATH_RUN    13
 #define PRIM_WAKEPATH_NOTICE 14
@@ -127,6 +130,7 @@ static const char *const prim_names[] = {
 #define PRIM_PREEMPT_RATE    57 /* thread_preempt_per_s */
 #define PRIM_TIMER_SLEEPS    58 /* the long sleeps' timer parts and both sleeps, then p90s */
 #define NTIMER_SLEEP_PARTS   5
+#define PRIM_POLL_RTT	     68 /* ipi_poll_rtt, then its p90 */
 _Static_assert(NPRIMS == SIM_NPRIMS, "sim.h's SIM_NPRIMS counts prim_names");
 #define PPM_MAX 1000000.0
 
@@ -357,6 +361,7 @@ static int read_prims(const char *path, double *prims, char *err, size_t errlen)
 	for (size_t i = 0; i < NEXIT_PRIMS; i++)
 		p50_p90(p, prim_names[PRIM_EXITS + i], &prims[PRIM_EXITS + i],
 			&prims[PRIM_EXITS + NEXIT_PRIMS + i]);
+	p50_p90(p, prim_names[PRIM_POLL_RTT], &prims[PRIM_POLL_RTT], &prims[PRIM_POLL_RTT + 1]);
 	for (size_t i = PRIM_INSNS; i < PRIM_P90; i++)
 		prims[i] = -1;
 	p = strstr(text, "\"path_insns\"");

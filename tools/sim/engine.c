@@ -502,14 +502,17 @@ static void host_halt_done(struct sim *s, struct vcpu *v, bool success)
 	};
 
 	hp_halt_end(&s->cfg->host, &v->host, &h);
-	/* a thread that slept runs its way back in first (charged, unlike wake_latency) */
-	set_state(s, v, V_ENTRY,
-		  sim_cost(s, COST_vm_entry) +
-		      (success ? 0
-			       : (v->timer_woken ? timer_cost(s, COST_timer_entry,
-							      COST_timer_entry_long, v->timer_slept)
-						 : sim_cost(s, COST_wake_entry)) +
-				     cold_cost(s, h.wait_ns)));
+	/* a poll that caught the wake goes straight back in; a thread that slept runs its way
+	 * back in first (charged, unlike wake_latency) */
+	if (success)
+		set_state(s, v, V_ENTRY, sim_cost(s, COST_poll_entry));
+	else
+		set_state(s, v, V_ENTRY,
+			  sim_cost(s, COST_vm_entry) +
+			      (v->timer_woken ? timer_cost(s, COST_timer_entry,
+							   COST_timer_entry_long, v->timer_slept)
+					      : sim_cost(s, COST_wake_entry)) +
+			      cold_cost(s, h.wait_ns));
 }
 
 static void halt_exit_done(struct sim *s, struct vcpu *v)

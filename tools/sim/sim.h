@@ -32,6 +32,7 @@
 	X(halt_exit)                                                                               \
 	X(halt_sleep)                                                                              \
 	X(vm_entry)                                                                                \
+	X(poll_entry)                                                                              \
 	X(wake_latency)                                                                            \
 	X(wake_entry)                                                                              \
 	X(timer_wake)                                                                              \
@@ -117,8 +118,9 @@ int sim_parse_args(int argc, char **argv, struct sim_config *cfg, FILE *err);
  * and tsc_deadline and their p90s, then thread_preempt_per_s (how often, per second on a CPU),
  * then the timer-woken halts after a long sleep (thread_wake_timer_long,
  * thread_entry_timer_long, thread_timer_late_long) and each class's sleep (thread_timer_slept,
- * thread_timer_slept_long), then those five's p90s. */
-#define SIM_NPRIMS 68
+ * thread_timer_slept_long), then those five's p90s, then bench=exits' ipi_poll_rtt and its
+ * p90. */
+#define SIM_NPRIMS 70
 int sim_costs_load(const char *spec, struct sim_costs *c, char *err, size_t errlen);
 int sim_costs_parse_text(const char *text, const char *what, const double *prims,
 			 struct sim_costs *c, char *err, size_t errlen);

@@ -201,7 +201,7 @@ def check_invariants(run):
 
 PRIMS = ("alu", "pause", "rdtsc", "locked_rmw", "cli_sti", "cpuid", "wrmsr_pollctl",
          "ipi_send", "ipi_halt_rtt", "poll_wake_rtt", "timer", "ipi_run_rtt", "load", "call",
-         "pushf", "timer_halt", "eoi", "tsc_deadline", "timer_sleep")
+         "pushf", "timer_halt", "eoi", "tsc_deadline", "timer_sleep", "ipi_poll_rtt")
 ITERS = 500              # samples per primitive: a few seconds under this nested KVM
 SMP = 2                  # the round trips need a second CPU
 _UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
@@ -369,8 +369,8 @@ def markdown(table):
             lines.append(f"| {prim} | skipped | | 0 | {e.get('why', '')} |")
             continue
         how = ", ".join(f"{k}={v}" for k, v in e.items()
-                        if k in ("target", "answer", "timer", "wait", "ops_per_sample", "chain",
-                                 "with"))
+                        if k in ("target", "host_poll", "answer", "timer", "wait",
+                                 "ops_per_sample", "chain", "with"))
         lines.append(f"| {prim} | {e.get('ns_p50', 0):.1f} | {e.get('ns_p90', 0):.1f} | "
                      f"{e.get('n', 0)} | {how} |")
     return lines + [""] + path_markdown(table.get("path_insns")) + \
