@@ -17,7 +17,7 @@
  *         ipi_send and ipi_halt_rtt. Every (re)entry into HLT bumps halt_epoch, so the
  *         sender can tell the responder stayed halted through the whole settle time.
  *   HALT_POLLED: the same, with the responder's MSR_KVM_POLL_CONTROL at 1 (the host may
- *         poll it: a boot whose idle policy polls itself has it at 0) and the IPI sent as
+ *         poll it; everywhere else the bench has it at 0: host_poll()) and the IPI sent as
  *         soon as its HLT has exited: ipi_poll_rtt, the wake a host poll catches.
  * The bench IPIs use their own vector (VEC_BENCH) and handler: the scheduler's IPI
  * counters never see them.
@@ -47,6 +47,8 @@
 #define SETTLE_RTTS	     4
 #define SETTLE_WARMUP	     32
 #define SETTLE_TICK_FRACTION 4
+/* ipi_poll_rtt's settle, in CPUID round trips: see setup_halt_polled() */
+#define POLL_SETTLE_CPUIDS 1
 
 enum mode {
 	MODE_HALT,
@@ -95,27 +97,30 @@ static void bench_ipi_interrupt(struct trap_frame *f)
 	__atomic_fetch_add(&ex.ipis, 1, __ATOMIC_RELEASE);
 }
 
-/* The responder's MSR_KVM_POLL_CONTROL: 1 in HALT_POLLED, the boot's own value otherwise
- * (the MSR is per vCPU: only the responder can write its own). */
-static void responder_host_poll(bool polled, bool *now, int boot_value)
+/*
+ * MSR_KVM_POLL_CONTROL of the calling CPU (the MSR is per vCPU: each CPU writes its own).
+ * The bench has it at 0, the host told not to poll, so that every halt it times sleeps in
+ * the host whatever the host's halt-polling parameters and the boot's idle policy; the
+ * responder has it at 1 in HALT_POLLED alone. *now: the value written last.
+ */
+static void host_poll(bool polled, bool *now)
 {
-	if (boot_value < 0 || polled == *now)
+	if (!kvm_has(KVM_FEATURE_POLL_CONTROL) || polled == *now)
 		return;
-	kvm_poll_control_set(polled ? true : boot_value);
+	kvm_poll_control_set(polled);
 	*now = polled;
 }
 
 static void responder(void *arg)
 {
-	int boot_pollctl = kvm_has(KVM_FEATURE_POLL_CONTROL) ? (int)(cost_pollctl_read() & 1) : -1;
-	bool polled = false;
+	bool polled = true;
 
 	(void)arg;
 	irq_disable();
 	for (;;) {
 		unsigned m = __atomic_load_n(&ex.mode, __ATOMIC_ACQUIRE);
 
-		responder_host_poll(m == MODE_HALT_POLLED, &polled, boot_pollctl);
+		host_poll(m == MODE_HALT_POLLED, &polled);
 		if (m == MODE_EXIT)
 			break;
 		if (m == MODE_POLL) {
@@ -138,6 +143,10 @@ static void responder(void *arg)
 				safe_halt(); /* the IPI is taken inside HLT, and wakes it */
 				irq_disable();
 			}
+			/* the mode an IPI leaves this one for gets its MSR before the answer the
+			 * sender waits for: no sample of that mode times the write */
+			host_poll(__atomic_load_n(&ex.mode, __ATOMIC_ACQUIRE) == MODE_HALT_POLLED,
+				  &polled);
 			store(&ex.halt_ack, n + 1);
 		}
 	}
@@ -465,14 +474,19 @@ static void setup_halt(void)
 
 /*
  * The IPI goes out once the responder's HLT has exited to the host, and within the host's
- * poll if it polls: the settle is one CPUID round trip, an exit and an entry, after the
- * responder's last announcement of HLT. KVM's poll window starts at 0 and grows only on
- * halts shorter than its maximum, so SETTLE_WARMUP round trips come first, untimed.
+ * poll if it polls: the settle is POLL_SETTLE_CPUIDS CPUID round trips (an exit and an
+ * entry each) after the responder's last announcement of HLT. The shortest: the median
+ * hardly moves with a longer one, but the spread grows with the time the host has polled
+ * (nested host, 2026-12-03: settles of 1, 4 and 10 round trips, p50 66-73, 66-69 and 78 us,
+ * p90 99-134, 138-151 and 214-231), and what ends a long poll early, the host's other
+ * tasks, is priced apart. KVM's poll window starts at 0 and grows only on halts shorter
+ * than its maximum, so SETTLE_WARMUP round trips come first, untimed.
  */
 static void setup_halt_polled(void)
 {
 	responder_mode(MODE_HALT_POLLED);
-	ex.poll_settle_cycles = clamp_to_tick(ns_to_tsc(cpuid_p50_ps / 1000) + 1);
+	ex.poll_settle_cycles =
+	    clamp_to_tick(ns_to_tsc(POLL_SETTLE_CPUIDS * cpuid_p50_ps / 1000) + 1);
 	measure(sample_ipi_halt_rtt, 1, SETTLE_WARMUP);
 }
 
@@ -507,11 +521,12 @@ static const struct prim prims[] = {
     {"ipi_send", sample_ipi_send, 1, need_two_cpus, setup_halt, "target=halted", true},
     {"ipi_halt_rtt", sample_ipi_halt_rtt, 1, need_two_cpus, setup_halt,
      "target=halted answer=memory", true},
-    {"ipi_poll_rtt", sample_ipi_halt_rtt, 1, need_pollctl_two_cpus, setup_halt_polled,
-     "target=halted host_poll=allowed answer=memory", true},
     {"timer", sample_timer, 1, 0, 0, 0, false},
     {"timer_halt", sample_timer_halt, 1, 0, 0, 0, false},
     {"timer_sleep", sample_timer_sleep, 1, 0, 0, 0, false},
+    /* after the timers: a responder the host may poll would change their conditions */
+    {"ipi_poll_rtt", sample_ipi_halt_rtt, 1, need_pollctl_two_cpus, setup_halt_polled,
+     "target=halted host_poll=allowed answer=memory", true},
     /* last: the responder spinning would change the conditions of the timer's samples */
     {"ipi_run_rtt", sample_ipi_run_rtt, 1, need_two_cpus, setup_run,
      "target=running answer=handler", false},
@@ -550,7 +565,9 @@ void bench_exits(void)
 	uint64_t iters = (uint64_t)knob(KNOB_iters), empty_ps, breaks;
 	bool responder_up = false;
 	char a[32], b[32], c[32], extra[96];
+	bool polled = true;
 
+	host_poll(false, &polled);
 	irq_register(VEC_BENCH, bench_ipi_interrupt);
 	bench_timer.fn = timer_fired;
 	measure(sample_empty, 1, iters);

@@ -88,3 +88,13 @@ def test_markdown_says_how_the_vcpu_threads_halts_split_or_why_not():
     assert records.markdown(t)[-2] == ("Its vCPU threads' halts were not split by the host's "
                                        "scheduler: no KVM host to trace (TCG)")
     assert not any(ln.startswith("Its vCPU") for ln in records.markdown(table()))
+
+
+def test_markdown_says_the_kvm_parameters_of_the_boots():
+    params = {"values": {"halt_poll_ns": 1000000000, "halt_poll_ns_grow": 1}, "set": True}
+    text = "\n".join(records.markdown(dict(table(), host_params=params)))
+    assert "kvm parameters halt_poll_ns=1000000000 halt_poll_ns_grow=1, set for them" in text
+    params = {"values": {"halt_poll_ns": 200000}, "set": False, "why": "read-only here: x"}
+    text = "\n".join(records.markdown(dict(table(), host_params=params)))
+    assert "the host's kvm parameters (halt_poll_ns=200000): read-only here: x." in text
+    assert "kvm parameters" not in "\n".join(records.markdown(table()))

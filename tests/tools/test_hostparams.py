@@ -199,3 +199,27 @@ def test_params_are_the_four_halt_polling_ones():
     assert PARAMS == ("halt_poll_ns", "halt_poll_ns_grow", "halt_poll_ns_grow_start",
                       "halt_poll_ns_shrink")
     assert platform.PARAM_DIR == "/sys/module/kvm/parameters"
+
+
+def test_cost_boot_params_set_for_the_boots_and_restored(pdir, journal, monkeypatch):
+    """The cost table's boots run with the seeds' always-poll values where the parameters are
+    writable (ipi_poll_rtt's responder polled from its first halt on), the host's put back
+    after, even when a boot fails; where they are read-only, the host's own, and why; and
+    nothing off KVM."""
+    monkeypatch.setattr(platform.qemu, "resolve_accel", lambda accel: accel)
+    with platform.cost_boot_params("kvm", pdir, journal) as got:
+        assert got == {"values": platform.COST_BOOT_PARAMS, "set": True}
+        assert platform.read_all(pdir) == platform.COST_BOOT_PARAMS
+    assert platform.read_all(pdir) == HOST and not os.path.exists(journal)
+    with pytest.raises(RuntimeError, match="boot"):
+        with platform.cost_boot_params("kvm", pdir, journal):
+            raise RuntimeError("boot failed")
+    assert platform.read_all(pdir) == HOST
+    os.chmod(os.path.join(pdir, "halt_poll_ns_grow"), 0o444)
+    with platform.cost_boot_params("kvm", pdir, journal) as got:
+        assert not got["set"] and got["values"] == HOST
+        assert "halt_poll_ns_grow" in got["why"] and "ipi_poll_rtt" in got["why"]
+    with platform.cost_boot_params("tcg", pdir, journal) as got:
+        assert got is None
+    with platform.cost_boot_params("kvm", pdir + "-none", journal) as got:
+        assert got["set"] is False and "no kvm module parameters" in got["why"]

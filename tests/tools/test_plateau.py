@@ -275,15 +275,31 @@ def test_a_missing_primitive_is_said_before_the_locating_boots(monkeypatch, tmp_
     assert costs is None
 
 
+PARAMS_SET = []
+
+
+@contextlib.contextmanager
+def fake_cost_boot_params(accel):
+    """platform.cost_boot_params without the host's parameters: says when it is entered
+    and left."""
+    PARAMS_SET.append((accel, "in"))
+    try:
+        yield {"values": {"halt_poll_ns": 1}, "set": True}
+    finally:
+        PARAMS_SET.append((accel, "out"))
+
+
 def test_the_table_is_the_untraced_boots_and_the_trace_a_second_boot(monkeypatch):
     """On KVM the cost table's primitives come from a boot nobody traces, as the runs are
     not, and the traced boot's parts are scaled to it; its own table is kept, last."""
+    PARAMS_SET.clear()
     from idlelab.bench import invocation
     from idlelab.host import costtrace
     boots = []
 
     def measure(accel, timeout, on_start=None):
         boots.append(on_start is not None)
+        assert PARAMS_SET == [("kvm", "in")]     # the parameters set around both boots
         k = 1.4 if on_start else 1.0
         return {"accel": "kvm", "iters": 500, "seconds": 1.0, "prims": {
             p: {"ns_p50": k * v, "ns_p90": 2 * k * v, "n": 500}
@@ -312,12 +328,16 @@ def test_the_table_is_the_untraced_boots_and_the_trace_a_second_boot(monkeypatch
     monkeypatch.setattr(invocation.qemu, "resolve_accel", lambda accel: "kvm")
     monkeypatch.setattr(costtrace, "ThreadTrace", Trace)
     monkeypatch.setattr(invocation.insncount, "path_insns", lambda: {"error": "not counted"})
+    monkeypatch.setattr(invocation.platform, "cost_boot_params", fake_cost_boot_params)
     costs, _ = invocation.measure_costs("kvm", [], 10)
     assert boots == [False, True]
     assert costs["prims"]["ipi_halt_rtt"]["ns_p50"] == 200_000
     assert round(costs["threads"]["thread_wake"]["ns_p50"]) == 100_000
     assert costs["traced_boot"]["threads"]["thread_wake"]["ns_p50"] == 140_000
     assert list(costs)[-1] == "traced_boot"
+    # and put back once, after both; the table keeps what they were
+    assert PARAMS_SET == [("kvm", "in"), ("kvm", "out")]
+    assert costs["host_params"] == {"values": {"halt_poll_ns": 1}, "set": True}
 
 
 def test_no_second_boot_where_the_host_cannot_be_traced(monkeypatch):
@@ -332,6 +352,7 @@ def test_no_second_boot_where_the_host_cannot_be_traced(monkeypatch):
     def unavailable(*args):
         raise tracefs.Unavailable("not mounted")
     monkeypatch.setattr(tracefs, "Session", unavailable)
+    monkeypatch.setattr(invocation.platform, "cost_boot_params", fake_cost_boot_params)
     costs = invocation.measure_traced("kvm", 10)
     assert boots == [None] and costs["threads"] == {"what": "threads",
                                                     "why": "tracefs: not mounted"}

@@ -41,7 +41,8 @@
  *                   asleep (kvm_vcpu_block up to schedule(); charged): a wake meanwhile is
  *                   seen before it sleeps, as the poll's (KVM: not `waited`)
  *   vm_entry        from the vCPU thread running again to guest code running
- *   poll_entry      from KVM's poll seeing the wake to guest code running (no sleep between)
+ *   poll_entry      from KVM seeing the wake before the thread slept (its poll, or its way
+ *                   to sleep) to guest code running
  *   wake_latency    a sleeping vCPU thread's wake-up: event to thread on a host CPU (idle time)
  *   wake_entry      a woken vCPU thread from running again to vm_entry (charged to it)
  *   timer_wake      wake_latency for a thread its guest's timer woke (KVM's hrtimer to running)

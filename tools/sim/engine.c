@@ -502,8 +502,9 @@ static void host_halt_done(struct sim *s, struct vcpu *v, bool success)
 	};
 
 	hp_halt_end(&s->cfg->host, &v->host, &h);
-	/* a poll that caught the wake goes straight back in; a thread that slept runs its way
-	 * back in first (charged, unlike wake_latency) */
+	/* a wake KVM saw before its thread slept (in the poll, or on the way to sleep: the
+	 * same return from kvm_vcpu_block without a schedule) goes straight back in; a thread
+	 * that slept runs its way back in first (charged, unlike wake_latency) */
 	if (success)
 		set_state(s, v, V_ENTRY, sim_cost(s, COST_poll_entry));
 	else

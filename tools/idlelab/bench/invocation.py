@@ -279,7 +279,16 @@ def measure_traced(accel, timeout):
     halts split by the host's scheduler in "threads" (host/costtrace.py: the parts or why not),
     scaled to the untraced boot's speed (threadtrace.unprobed()), and that boot's own table
     kept in "traced_boot". The primitives are the untraced boot's: the runs are not traced,
-    and the trace slows every exit (by a third on the nested host)."""
+    and the trace slows every exit (by a third on the nested host). Both boots run with the
+    kvm parameters of platform.cost_boot_params(), kept in "host_params"."""
+    with platform.cost_boot_params(accel) as params:
+        costs = _measure_traced(accel, timeout)
+    if params is not None:
+        costs["host_params"] = params
+    return costs
+
+
+def _measure_traced(accel, timeout):
     costs = platform.measure(accel, timeout=timeout)
     if qemu.resolve_accel(accel) != "kvm":
         return costs

@@ -373,8 +373,21 @@ def markdown(table):
                                  "ops_per_sample", "chain", "with"))
         lines.append(f"| {prim} | {e.get('ns_p50', 0):.1f} | {e.get('ns_p90', 0):.1f} | "
                      f"{e.get('n', 0)} | {how} |")
-    return lines + [""] + path_markdown(table.get("path_insns")) + \
-        threads_markdown(table.get("threads"))
+    return lines + [""] + params_markdown(table.get("host_params")) + \
+        path_markdown(table.get("path_insns")) + threads_markdown(table.get("threads"))
+
+
+def params_markdown(params):
+    """The kvm parameters the cost table's boots ran with (platform.cost_boot_params), one
+    line; nothing off KVM or for a folder measured before they were kept."""
+    if not params:
+        return []
+    vals = " ".join(f"{k}={v}" for k, v in (params.get("values") or {}).items()) or "none"
+    if params.get("set"):
+        return [f"Its boots ran with the kvm parameters {vals}, set for them: every halt of "
+                "`ipi_poll_rtt`'s responder polled 500 µs (every other halt sleeps: "
+                "bench=exits has the poll-control MSR at 0).", ""]
+    return [f"Its boots ran with the host's kvm parameters ({vals}): {params.get('why')}.", ""]
 
 
 def threads_markdown(threads):

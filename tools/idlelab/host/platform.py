@@ -421,6 +421,42 @@ def get_halt_poll_ns(ctl_path, timeout=5.0):
 
 # --- The cost table, measured -------------------------------------------------------------
 
+# The cost table's boots: bench=exits keeps every vCPU's poll-control MSR at 0 (the host
+# does not poll its halts) but for ipi_poll_rtt's responder, whose every halt the host should
+# then poll long enough to catch the IPI: the seeds' always-poll values (a 500 us window from
+# the first halt on, never grown or shrunk), where the host lets them be set.
+COST_BOOT_PARAMS = {"halt_poll_ns": 1_000_000_000, "halt_poll_ns_grow": 1,
+                    "halt_poll_ns_grow_start": 500_000, "halt_poll_ns_shrink": 1}
+
+
+@contextlib.contextmanager
+def cost_boot_params(accel, param_dir=PARAM_DIR, journal=JOURNAL):
+    """The kvm parameters for the cost table's boots (with-block): COST_BOOT_PARAMS where
+    they are writable, restored on every exit, else the host's own. Yields what the boots
+    ran with, {"values": {...}, "set": bool} ("why" where not set), or None off KVM."""
+    if qemu.resolve_accel(accel) != "kvm":
+        yield None
+        return
+    try:
+        values = read_all(param_dir)
+    except FileNotFoundError:
+        yield {"values": None, "set": False, "why": f"no kvm module parameters at {param_dir}"}
+        return
+    ro = read_only_params(COST_BOOT_PARAMS, param_dir)
+    if ro:
+        yield {"values": values, "set": False,
+               "why": f"read-only here: {', '.join(ro)}: ipi_poll_rtt is polled only as "
+                      "far as the host's own values poll"}
+        return
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(override(COST_BOOT_PARAMS, journal, param_dir))
+        except (ParamsReadOnly, JournalError) as e:
+            yield {"values": values, "set": False, "why": str(e)}
+            return
+        yield {"values": read_all(param_dir), "set": True}
+
+
 def measure(accel, iters=ITERS, timeout=120, on_start=None):
     """Boots bench=exits once; returns {"accel", "iters", "seconds", "prims": parse()}.
     on_start(popen): qemu.run's. Raises CostTableError if the guest did not finish or a
