@@ -113,7 +113,7 @@ static void host_poll(bool polled, bool *now)
 
 static void responder(void *arg)
 {
-	bool polled = true;
+	bool polled = true; /* not written yet: the first host_poll() writes 0 */
 
 	(void)arg;
 	irq_disable();
@@ -432,7 +432,9 @@ static const char *need_two_cpus(void)
 
 static const char *need_pollctl_two_cpus(void)
 {
-	return need_two_cpus() ? need_two_cpus() : need_pollctl();
+	const char *why = need_two_cpus();
+
+	return why ? why : need_pollctl();
 }
 
 static const char *need_x2apic(void)
@@ -565,7 +567,7 @@ void bench_exits(void)
 	uint64_t iters = (uint64_t)knob(KNOB_iters), empty_ps, breaks;
 	bool responder_up = false;
 	char a[32], b[32], c[32], extra[96];
-	bool polled = true;
+	bool polled = true; /* as in responder() */
 
 	host_poll(false, &polled);
 	irq_register(VEC_BENCH, bench_ipi_interrupt);
