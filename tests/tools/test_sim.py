@@ -11,7 +11,7 @@ import pytest
 from idlelab.bench import matrix
 from idlelab.derive import records, threadtrace
 from idlelab.report.layouts import governors as governors_table
-from idlelab.sim import governors as sim_governors, predict, simrun
+from idlelab.sim import ceiling, governors as sim_governors, predict, simrun
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SIM = os.path.join(ROOT, "build", "idlelab-sim")
@@ -578,6 +578,52 @@ def test_the_control_holds_a_run_made_again_against_its_first_making():
     assert predict.control_line(firsts).startswith("1 of 2 runs within the bar of the same "
                                                    "run measured again (results/x)")
     assert predict.control_line([entry("z", 1, 1, 1.0)]) is None
+
+
+def test_the_ceiling_is_the_deepest_point_of_the_makings_bars():
+    """One prediction per configuration can be within the bar of at most as many makings as
+    one point lies in of their boxes: found exactly (against every point of a fine grid),
+    a dimension a box lacks bounding nothing."""
+    boxes = [{"a": (0, 10), "b": (0, 10)}, {"a": (5, 15), "b": (8, 20)},
+             {"a": (12, 20), "b": (0, 9)}, {"a": (9, 11)}, {"b": (30, 40)}]
+    grid = [x / 2 for x in range(-2, 84)]
+    brute = max(sum(all(b[d][0] <= v <= b[d][1] for d, v in (("a", x), ("b", y)) if d in b)
+                    for b in boxes) for x in grid for y in grid)
+    assert ceiling.deepest(boxes) == brute == 3
+    assert ceiling.deepest([]) == 0 and ceiling.deepest([{}, {}]) == 2
+    assert ceiling.deepest([{"a": (0, 1)}, {"a": (2, 3)}]) == 1
+    assert ceiling.deepest([{"a": (0, 1)}, {"a": (1, 3)}]) == 2    # the bar's edges count
+
+
+def test_the_ceiling_splits_the_misses_into_the_hosts_spread_and_the_models():
+    """Three makings of a configuration whose halts spread 1000, 1090 and 1300: one set of
+    figures is within the bar of two at best, so one miss is the host's; a model within one
+    makes the other the model's. A configuration made once bounds nothing; a folder with no
+    configuration made twice has no ceiling."""
+    fig = dict.fromkeys(predict.FIGURES, 0)
+
+    def entry(name, repeat, halts, ok, accel="kvm"):
+        return {"matrix": "m", "name": name, "repeat": repeat, "accel": accel,
+                "ok": ok if accel != "tcg" else None,
+                "measured": dict(fig, host_halt_exits=halts, host_cpu_pct=50.0)}
+    entries = [entry("a", 1, 1000, True), entry("a", 2, 1090, False),
+               entry("a", 3, 1300, False),
+               entry("b", 1, 500, True), entry("b", 2, 505, True),
+               entry("c", 1, 100, False),
+               entry("d", 1, 100, None, "tcg"), entry("d", 2, 900, None, "tcg")]
+    confs = ceiling.configurations(entries, predict.box)
+    assert [(c["key"][1], c["made"], c["model"], c["at_best"]) for c in confs] == [
+        ("a", 3, 1, 2), ("b", 2, 2, 2), ("c", 1, 0, 1)]
+    line = predict.ceiling_line(entries)
+    assert line.startswith("At best 5 of 6 measured runs within the bar (83 %)")
+    assert "1 missed by any such prediction (the host's spread), 2 by the model's " \
+        "(3 of 6)." in line
+    md = predict.ceiling_markdown(entries)
+    assert md[-2] == line and "| m a | 3 | 1 | 2 | 1 | 1 |" in md and "| m c | 1 | 0 | 1 | 0 | 1 |" in md
+    assert not any(r.startswith("| m b ") for r in md)
+    assert predict.ceiling_line(entries[5:]) is None and predict.ceiling_markdown(entries[5:]) == []
+    assert md[0] in predict.markdown([dict(e, why=None, simulated=False, predicted={},
+                                           error={}) for e in entries])
 
 
 def governors_sweep(*args):
