@@ -626,6 +626,41 @@ def test_the_ceiling_splits_the_misses_into_the_hosts_spread_and_the_models():
                                            error={}) for e in entries])
 
 
+def test_the_model_is_never_above_the_ceiling():
+    """Random makings, one prediction per configuration judged by predict.bar itself, some
+    predictions lacking a figure the runs have (bar() then leaves it out, and so must the
+    ceiling), values on the bar's very edge among them: the model's count never exceeds
+    the deepest point, and the deepest point is never below a brute-force search over
+    every low edge."""
+    import itertools
+    import random
+    rng = random.Random(27)
+    keys = predict.COUNTS + ("host_cpu_pct",)
+    for case in range(300):
+        made = rng.randint(1, 5)
+        base = {k: rng.choice([0, 5, 50, 100, 1000]) for k in keys}
+        runs = [{k: (None if rng.random() < 0.05 else
+                     max(0, round(v * rng.uniform(0.7, 1.3) + rng.choice([0, 10, -10]), 2)))
+                 for k, v in base.items()} for _ in range(made)]
+        pred = {k: round(v * rng.uniform(0.8, 1.2), 2) for k, v in base.items()}
+        if case % 3 == 0:
+            pred[rng.choice(keys)] = None
+        if case % 5 == 0:       # a prediction exactly on a run's edge
+            pred["host_cpu_pct"] = runs[0]["host_cpu_pct"] and runs[0]["host_cpu_pct"] + 10.0
+        entries = [{"matrix": "m", "name": "c", "measured": r, "predicted": pred,
+                    "ok": predict.bar(r, pred)} for r in runs]
+        entries = [e for e in entries if e["ok"] is not None]
+        for c in ceiling.configurations(entries, predict.box):
+            assert c["model"] <= c["at_best"] <= c["made"], (case, c, runs, pred)
+            boxes = [predict.box(e["measured"], pred) for e in entries]
+            dims = sorted({d for b in boxes for d in b})
+            lows = [sorted({b[d][0] for b in boxes if d in b}) for d in dims]
+            brute = max((sum(all(b[d][0] <= x <= b[d][1] for d, x in zip(dims, p) if d in b)
+                             for b in boxes) for p in itertools.product(*lows)),
+                        default=len(boxes))
+            assert c["at_best"] == brute, (case, c, brute)
+
+
 def governors_sweep(*args):
     res = subprocess.run([os.path.join(ROOT, "tools", "sim", "governors"), *args],
                          capture_output=True, text=True, timeout=120)

@@ -5,10 +5,12 @@ idlelab-sim predicts every making of a run alike (the same configuration, the sa
 table, the same seed), so a configuration made k times is judged k times against one
 prediction. Each making's bar is a box in the judged figures (predict.box); the best any one
 prediction can do is to lie in as many of the k boxes as possible: the deepest point of
-them. Chosen knowing the runs, it is an upper bound for every model that does not see them,
-randomised ones included (a random prediction's expected count is an average of depths, no
-more than the deepest). The makings the deepest point leaves out are the host's spread; a
-model's count below the depth is the model's own miss.
+them. On these runs it bounds every prediction that gives the configuration one set of
+figures, whatever it knew; a randomised model that cannot tell the makings apart (the same
+distribution for each) does no better in expectation, its expected count being an average of
+depths. The makings the deepest point leaves out are the host's spread; a model's count below
+the depth is the model's own miss. For other runs of the same configurations it is an
+estimate from a sample, biased upward (the point is fitted to the makings it counts).
 """
 
 
@@ -37,16 +39,26 @@ def deepest(boxes, dims=None):
     return best
 
 
+# The search grows as the makings to the power of the figures (five): about a second at 50
+# makings; a configuration made more often is counted whole (a bound still, a loose one).
+MAX_SEARCHED = 40
+
+
 def configurations(entries, box):
     """Per configuration ((matrix, name), in first-seen order) of the judged entries (those
-    with a verdict, `ok` not None): {"key", "made", "model", "at_best"}: how many makings,
-    how many the model is within the bar of, and the deepest point of their boxes
-    (`box(measured)`)."""
+    with a verdict, `ok` not None): {"key", "made", "model", "at_best", "searched"}: how many
+    makings, how many the model is within the bar of, and the deepest point of their boxes
+    (`box(measured, predicted)`: the figures the bar judges for that making)."""
     groups = {}
     for e in entries:
         if e.get("ok") is None:
             continue
         groups.setdefault((e["matrix"], e["name"]), []).append(e)
-    return [{"key": key, "made": len(g), "model": sum(1 for e in g if e["ok"]),
-             "at_best": deepest([box(e["measured"]) for e in g])}
-            for key, g in groups.items()]
+    out = []
+    for key, g in groups.items():
+        searched = len(g) <= MAX_SEARCHED
+        out.append({"key": key, "made": len(g), "model": sum(1 for e in g if e["ok"]),
+                    "searched": searched,
+                    "at_best": deepest([box(e["measured"], e.get("predicted"))
+                                        for e in g]) if searched else len(g)})
+    return out

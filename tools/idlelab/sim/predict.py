@@ -60,16 +60,19 @@ def within(measured, predicted, key):
     except (TypeError, ValueError):
         return None
     t = tolerance(m, key)
-    return None if t is None else abs(p - m) <= t
+    return None if t is None else m - t <= p <= m + t     # box()'s test, to the last bit
 
 
-def box(measured):
-    """The predictions within the bar of one run: {figure: (low, high)} over its judged
-    figures (a figure it lacks bounds nothing)."""
+def box(measured, predicted=None):
+    """The predictions within the bar of one run: {figure: (low, high)} over the figures
+    bar() judges, those the run has and, given a prediction, the prediction has too (a figure
+    left out bounds nothing)."""
     out = {}
     for k in COUNTS + ("host_cpu_pct",):
         try:
             m = float(measured.get(k))
+            if predicted is not None:
+                float(predicted.get(k))
         except (TypeError, ValueError):
             continue
         t = tolerance(m, k)
@@ -258,21 +261,28 @@ def control_markdown(entries):
 def ceiling_line(entries):
     """How many measured runs one set of figures per configuration could be within the bar
     of at best, and whose the misses are (None where no configuration was made twice)."""
-    confs = ceiling.configurations(entries, box)
+    return _ceiling_line(ceiling.configurations(entries, box))
+
+
+def _ceiling_line(confs):
     if not any(c["made"] > 1 for c in confs):
         return None
     made, best, model = (sum(c[k] for c in confs) for k in ("made", "at_best", "model"))
+    unsearched = sum(c["made"] for c in confs if not c["searched"])
     return (f"At best {best} of {made} measured runs within the bar "
             f"({100.0 * best / made:.0f} %): no prediction that gives each configuration one "
-            f"set of figures, as the simulator does, is within it of more. {made - best} "
-            f"missed by any such prediction (the host's spread), {best - model} by the model's "
-            f"({model} of {made}).")
+            f"set of figures, as the simulator does, is within it of more of these runs. "
+            f"{made - best} missed by any such prediction (the host's spread), {best - model} "
+            f"by the model's ({model} of {made})."
+            + (f" ({unsearched} runs of configurations made more than "
+               f"{ceiling.MAX_SEARCHED} times counted whole, not searched.)" if unsearched else ""))
 
 
 def ceiling_markdown(entries):
     """The ceiling's table, a row for each configuration where the host's spread or the
     model costs a run, and its line (none where no configuration was made twice)."""
-    line = ceiling_line(entries)
+    confs = ceiling.configurations(entries, box)
+    line = _ceiling_line(confs)
     if line is None:
         return []
     lines = ["## The bar's ceiling: the host's spread and the model's misses", "",
@@ -281,7 +291,7 @@ def ceiling_markdown(entries):
              "tools/idlelab/sim/ceiling.py).", "",
              "| configuration | made | the model within | at best | missed: the host's spread "
              "| missed: the model |", "|---|---|---|---|---|---|"]
-    for c in ceiling.configurations(entries, box):
+    for c in confs:
         if c["made"] > c["model"]:
             lines.append(f"| {' '.join(c['key'])} | {c['made']} | {c['model']} | "
                          f"{c['at_best']} | {c['made'] - c['at_best']} | "
