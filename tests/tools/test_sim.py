@@ -595,7 +595,7 @@ def test_the_ceiling_is_the_deepest_point_of_the_makings_bars():
     assert ceiling.deepest([{"a": (0, 1)}, {"a": (1, 3)}]) == 2    # the bar's edges count
 
 
-def test_the_ceiling_splits_the_misses_into_the_hosts_spread_and_the_models():
+def test_the_ceiling_splits_the_misses_into_the_hosts_spread_and_the_models(monkeypatch):
     """Three makings of a configuration whose halts spread 1000, 1090 and 1300: one set of
     figures is within the bar of two at best, so one miss is the host's; a model within one
     makes the other the model's. A configuration made once bounds nothing; a folder with no
@@ -624,6 +624,11 @@ def test_the_ceiling_splits_the_misses_into_the_hosts_spread_and_the_models():
     assert predict.ceiling_line(entries[5:]) is None and predict.ceiling_markdown(entries[5:]) == []
     assert md[0] in predict.markdown([dict(e, why=None, simulated=False, predicted={},
                                            error={}) for e in entries])
+    # a configuration made more often than the search allows is counted whole, and said so
+    monkeypatch.setattr(ceiling, "MAX_SEARCHED", 2)
+    assert predict.ceiling_line(entries).startswith("At best 6 of 6") and \
+        predict.ceiling_line(entries).endswith("(3 runs of configurations made more than 2 "
+                                               "times counted whole, not searched.)")
 
 
 def test_the_model_is_never_above_the_ceiling():
