@@ -9,7 +9,9 @@ own cost table) and prints, per run, measured / predicted / error. `tools/bench 
 does the same at the end of a bench. A run the bench could not run (e.g. seed 004's
 shrink=0 here) is predicted all the same and labelled `simulated`. The control holds the
 host against itself by the same bar: a run made again (a repeat, or OTHER's namesake)
-against its first making.
+against its first making. The ceiling (sim/ceiling.py) is the most runs of the folder one
+prediction per configuration could be within the bar of: the misses beyond it are the
+host's spread, the rest the model's.
 """
 import argparse
 import json
