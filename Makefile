@@ -8,6 +8,16 @@ NASM	:= nasm
 OBJCOPY := objcopy
 PYTHON	?= /usr/bin/python3
 
+# Build output as Linux's Kbuild prints it: one line a step ("  CC      kernel/idle.c"), so
+# that warnings stand out; the full command lines with V=1 and with make -n (what would run),
+# nothing with make -s. A recipe opens with $(call quiet,TAG,WHAT); a .mk file made on its
+# own (make -f) has no such definition and prints its command lines. make's single-letter
+# flags are the first word of MAKEFLAGS, or it starts with a blank if there are none.
+V ?= 0
+make_short_flags = $(firstword -$(MAKEFLAGS))
+quiet_off = $(filter 1,$(V))$(findstring s,$(make_short_flags))$(findstring n,$(make_short_flags))
+quiet = $(if $(quiet_off),,@printf '  %-7s %s\n' '$(1)' '$(2)';)
+
 KERNEL_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -I. \
 	-ffreestanding -fno-builtin -nostdlib -fno-pic -fno-pie -fno-stack-protector \
 	-fomit-frame-pointer -fno-asynchronous-unwind-tables \
@@ -26,38 +36,39 @@ all: build/idlelab.elf build/idlelab32.elf build/idlelab-sim build/idlelab-drop-
 
 build/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(KERNEL_CFLAGS) -c $< -o $@
+	$(call quiet,CC,$<)$(CC) $(KERNEL_CFLAGS) -c $< -o $@
 
 build/obj/%.o: %.asm
 	@mkdir -p $(dir $@)
-	$(NASM) -f elf64 -w+all -Werror -o $@ $<
+	$(call quiet,AS,$<)$(NASM) -f elf64 -w+all -Werror -o $@ $<
 
 build/obj/boot/ap_trampoline.bin: boot/ap_trampoline.asm
 	@mkdir -p $(dir $@)
-	$(NASM) -f bin -w+all -Werror -o $@ $<
+	$(call quiet,AS,$<)$(NASM) -f bin -w+all -Werror -o $@ $<
 
 build/obj/boot/ap_blob.o: boot/ap_blob.asm build/obj/boot/ap_trampoline.bin
-	$(NASM) -f elf64 -i build/obj/boot/ -o $@ $<
+	$(call quiet,AS,$<)$(NASM) -f elf64 -i build/obj/boot/ -o $@ $<
 
 build/idlelab.elf: $(C_OBJS) $(ASM_OBJS) linker.ld
-	$(LD) $(LDFLAGS) -o $@ $(ASM_OBJS) $(C_OBJS)
+	$(call quiet,LD,$@)$(LD) $(LDFLAGS) -o $@ $(ASM_OBJS) $(C_OBJS)
 
 # QEMU's -kernel loader takes multiboot1 images only as 32-bit ELF; the bytes are the same.
 build/idlelab32.elf: build/idlelab.elf
-	$(OBJCOPY) -O elf32-i386 $< $@
+	$(call quiet,OBJCOPY,$@)$(OBJCOPY) -O elf32-i386 $< $@
 
 # The fault build: the same kernel, except that every FAULT_DROP_WAKE_IPI-th wake IPI is
 # dropped (kernel/sched.c), so the tests can show that a guest losing a wake-up fails.
 FAULT_DROP_WAKE_IPI := 1000
 build/fault/sched.o: kernel/sched.c Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(KERNEL_CFLAGS) -DIDLELAB_FAULT_DROP_WAKE_IPI=$(FAULT_DROP_WAKE_IPI) -c $< -o $@
+	$(call quiet,CC,$< (FAULT_DROP_WAKE_IPI=$(FAULT_DROP_WAKE_IPI)))$(CC) $(KERNEL_CFLAGS) \
+		-DIDLELAB_FAULT_DROP_WAKE_IPI=$(FAULT_DROP_WAKE_IPI) -c $< -o $@
 build/idlelab-drop-ipi.elf: $(filter-out build/obj/kernel/sched.o,$(C_OBJS)) $(ASM_OBJS) \
 		build/fault/sched.o linker.ld
-	$(LD) $(LDFLAGS) -o $@ $(ASM_OBJS) $(filter-out build/obj/kernel/sched.o,$(C_OBJS)) \
-		build/fault/sched.o
+	$(call quiet,LD,$@)$(LD) $(LDFLAGS) -o $@ $(ASM_OBJS) \
+		$(filter-out build/obj/kernel/sched.o,$(C_OBJS)) build/fault/sched.o
 build/idlelab-drop-ipi32.elf: build/idlelab-drop-ipi.elf
-	$(OBJCOPY) -O elf32-i386 $< $@
+	$(call quiet,OBJCOPY,$@)$(OBJCOPY) -O elf32-i386 $< $@
 
 # The ISO bakes ISO_CMDLINE into its grub.cfg, so it depends on $(ISO).cmdline, which holds
 # the command line it was built with and is rewritten (new mtime) only when ISO_CMDLINE
@@ -67,7 +78,7 @@ ISO_CMDLINE ?=
 ISO ?= build/idlelab.iso
 iso: $(ISO)
 $(ISO): build/idlelab.elf tools/mkiso build/host/knobdoc $(ISO).cmdline
-	tools/mkiso $@ '$(subst ','\'',$(value ISO_CMDLINE))'
+	$(call quiet,MKISO,$@)tools/mkiso $@ '$(subst ','\'',$(value ISO_CMDLINE))'
 $(ISO).cmdline: iso-cmdline-force
 	@mkdir -p $(@D)
 	@printf '%s\n' '$(subst ','\'',$(value ISO_CMDLINE))' > $@.tmp
@@ -110,11 +121,12 @@ FORMAT_SRCS = $(shell git ls-files '*.c' '*.h' 2>/dev/null) $(filter-out $(shell
 format:
 	clang-format -i $(sort $(FORMAT_SRCS))
 format-check:
-	clang-format --dry-run --Werror $(sort $(FORMAT_SRCS))
+	$(call quiet,CHECK,clang-format)clang-format --dry-run --Werror $(sort $(FORMAT_SRCS))
 
 # cppcheck sees the kernel as the host would: the freestanding pieces are plain C.
 lint:
-	cppcheck --quiet --error-exitcode=1 --enable=warning,style,performance,portability \
+	$(call quiet,CHECK,cppcheck)cppcheck --quiet --error-exitcode=1 \
+	  --enable=warning,style,performance,portability \
 	  --inline-suppr --suppress=missingIncludeSystem --std=c11 -I. \
 	  boot arch drivers kernel lib tests/unit tests/fuzz tools
 
@@ -156,6 +168,13 @@ test: deps
 
 clean:
 	rm -rf build
+
+# How long a new user's `make run` takes from a fresh clone (tools/bench-make-run; the goal is
+# 60 s here): BENCH_RUN_ARGS="--repeat N" for the spread.
+BENCH_RUN_ARGS ?=
+.PHONY: bench-run
+bench-run: deps
+	$(PYTHON) tools/bench-make-run $(BENCH_RUN_ARGS)
 
 # The scheduler benchmark (numbers, not a verdict) under each accelerator that is usable.
 BENCH_SCHED_ITERS ?= 2000

@@ -15,7 +15,7 @@ exit-codes-doc-check:
 	@fail=0; for f in $(EXITDOC_FILES); do $(PYTHON) tools/exitdoc --check $$f || fail=1; done; exit $$fail
 
 doc-links-check:
-	$(PYTHON) tools/doclinks $(DOCLINKS_PATHS)
+	$(call quiet,CHECK,links in $(DOCLINKS_PATHS))$(PYTHON) tools/doclinks $(DOCLINKS_PATHS)
 
 docs: knobs-doc exit-codes-doc
 

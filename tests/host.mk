@@ -23,13 +23,13 @@ FUZZ_BINS := $(addprefix build/host/fuzz_,$(FUZZERS))
 
 .SECONDEXPANSION:
 build/host/test_%: $$(UNIT_SRCS_$$*) $$(wildcard kernel/*.h kernel/*/*.h lib/*.h tests/unit/*.h) | build/host
-	$(HOST_CC) $(HOST_CFLAGS) -o $@ $(UNIT_SRCS_$*) $(HOST_LDLIBS)
+	$(call quiet,HOSTCC,$@)$(HOST_CC) $(HOST_CFLAGS) -o $@ $(UNIT_SRCS_$*) $(HOST_LDLIBS)
 
 build/host/fuzz_%: $$(FUZZ_SRCS_$$*) $$(wildcard kernel/*.h kernel/*/*.h lib/*.h) | build/host
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(FUZZ_SRCS_$*)
+	$(call quiet,HOSTCC,$@)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(FUZZ_SRCS_$*)
 
 build/host:
-	mkdir -p $@
+	@mkdir -p $@
 
 .PHONY: unit fuzz
 # Every unit binary runs even if an earlier one fails; the target fails if any did.

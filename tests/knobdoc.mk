@@ -16,7 +16,7 @@ KNOBDOC_KNOB_SRCS := $(wildcard kernel/knobs/*.c)
 build/host/knobdoc: tools/knobdoc.c $(KNOBDOC_KNOB_SRCS) $(wildcard kernel/knobs/*.h) \
                     lib/string.h lib/format.h boot/bootinfo.h
 	@mkdir -p $(@D)
-	$(KNOBDOC_CC) $(KNOBDOC_CFLAGS) -o $@ tools/knobdoc.c $(KNOBDOC_KNOB_SRCS)
+	$(call quiet,HOSTCC,$@)$(KNOBDOC_CC) $(KNOBDOC_CFLAGS) -o $@ tools/knobdoc.c $(KNOBDOC_KNOB_SRCS)
 
 .PHONY: knobs-doc knobs-doc-check readme-knobs readme-knobs-check
 knobs-doc: build/host/knobdoc

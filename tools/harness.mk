@@ -11,7 +11,7 @@ HARNESS_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -fPIC -shared -pthread
 
 build/host/libhaltpoll_cap.so: tools/haltpoll_cap.c tools/harness.mk
 	@mkdir -p $(@D)
-	$(HARNESS_CC) $(HARNESS_CFLAGS) -o $@ tools/haltpoll_cap.c -ldl
+	$(call quiet,HOSTCC,$@)$(HARNESS_CC) $(HARNESS_CFLAGS) -o $@ tools/haltpoll_cap.c -ldl
 
 .PHONY: harness-lib
 harness-lib: build/host/libhaltpoll_cap.so build/host/libinsncount.so build/host/hog
@@ -19,8 +19,9 @@ harness-lib: build/host/libhaltpoll_cap.so build/host/libinsncount.so build/host
 # The TCG plugin that counts guest instructions between probe marks (tools/insncount).
 build/host/libinsncount.so: tools/insncount/insncount.c tools/insncount/qemu_plugin_api.h
 	@mkdir -p $(@D)
-	$(HARNESS_CC) $(HARNESS_CFLAGS) -I. -o $@ tools/insncount/insncount.c
+	$(call quiet,HOSTCC,$@)$(HARNESS_CC) $(HARNESS_CFLAGS) -I. -o $@ tools/insncount/insncount.c
 
 build/host/hog: tools/hog.c tools/harness.mk
 	@mkdir -p $(@D)
-	$(HARNESS_CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -pthread -o $@ tools/hog.c
+	$(call quiet,HOSTCC,$@)$(HARNESS_CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -pthread \
+		-o $@ tools/hog.c

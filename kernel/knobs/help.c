@@ -9,7 +9,7 @@ static void put_help_range(struct text *t, const struct knob_def *d)
 	else if (d->type == KNOB_T_ENUM)
 		knob_put_choices(t, d, "|");
 	else
-		knob_put_range(t, d);
+		knob_put_range(t, d, "");
 }
 
 static void put_help_default(struct text *t, const struct knob_def *d)

@@ -9,9 +9,11 @@
  *
  *   ident     C identifier; kernel code reads it as knob(KNOB_ident)
  *   name      what is typed on the command line: no spaces, tabs or '='; dots are fine
- *   TYPE      BOOL, INT, TIME (stored in ns) or ENUM (stored as the choice's index)
+ *   TYPE      BOOL, INT, MASK (an INT that is a bit mask, printed in hex), TIME (stored in
+ *             ns) or ENUM (stored as the choice's index)
  *   default   value when the knob is not given; write times with KNOB_US/KNOB_MS/KNOB_S
- *   min, max  inclusive range. BOOL: always 0, 1. ENUM: always 0, 0 (the choices are the range)
+ *   min, max  inclusive range. BOOL: always 0, 1. ENUM: always 0, 0 (the choices are the range).
+ *             MASK: min >= 0
  *   choices   ENUM: a KNOB_CHOICES_* list defined above the table; otherwise KNOB_NO_CHOICES
  *   help      one line, shown by `help` and in docs/knobs.md
  *
@@ -152,7 +154,7 @@
 	  "length of a workload's measured window (pingpong: unless iters= is given)") \
 	K(warmup, "warmup", TIME, KNOB_MS(100), 0, KNOB_S(600), KNOB_NO_CHOICES, \
 	  "how long a workload runs before its measured window opens") \
-	K(cpus, "cpus", INT, 0, 0, 0x7fffffffffffffff, KNOB_NO_CHOICES, \
+	K(cpus, "cpus", MASK, 0, 0, 0x7fffffffffffffff, KNOB_NO_CHOICES, \
 	  "bit mask of the CPUs a workload uses (0x5 = CPUs 0 and 2); 0 = all; the rest idle") \
 	K(pairs, "pairs", INT, 1, 1, 32, KNOB_NO_CHOICES, \
 	  "pingpong: thread pairs; pair k uses the 2k-th and (2k+1)-th CPU of cpus=") \

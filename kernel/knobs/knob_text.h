@@ -94,10 +94,14 @@ struct knob_time_unit {
 extern const struct knob_time_unit knob_time_units[4];
 
 void knob_put_value(struct text *t, const struct knob_def *d, int64_t v);
-void knob_put_range(struct text *t, const struct knob_def *d);
+/*
+ * min..max of an INT, MASK or TIME knob as it reads best, which is not always as it is typed;
+ * each bound between two quotes (markdown's `, or "").
+ */
+void knob_put_range(struct text *t, const struct knob_def *d, const char *quote);
 void knob_put_choices(struct text *t, const struct knob_def *d, const char *sep);
 void knob_put_bool_words(struct text *t, const char *open, const char *close, const char *sep);
-/* "bool", "int", "time" or "enum". */
+/* "bool", "int", "mask", "time" or "enum". */
 const char *knob_type_name(enum knob_type type);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -114,5 +118,9 @@ int knob_fail_unknown(struct text *msg, const struct token *tok);
 int knob_fail_syntax(struct text *msg, const struct token *tok);
 int knob_fail_duplicate(struct text *msg, const struct token *tok);
 int knob_fail_value(struct text *msg, int rc, const struct knob_def *d, const struct token *tok);
+
+/* ------------------------------------------------------------------------------------------ */
+/* The closest knob name to word[0..len) (suggest.c), or NULL if none is close enough. */
+const char *knob_suggest(const char *word, size_t len);
 
 #endif

@@ -24,6 +24,7 @@
 enum knob_type {
 	KNOB_T_BOOL,
 	KNOB_T_INT,
+	KNOB_T_MASK, /* an INT read and written as a bit mask */
 	KNOB_T_TIME,
 	KNOB_T_ENUM,
 };
@@ -45,6 +46,7 @@ enum {
 /* KNOB__IF_ENUM_<TYPE>(yes, no): generate something for ENUM knobs only. */
 #define KNOB__IF_ENUM_BOOL(yes, no) no
 #define KNOB__IF_ENUM_INT(yes, no)  no
+#define KNOB__IF_ENUM_MASK(yes, no) no
 #define KNOB__IF_ENUM_TIME(yes, no) no
 #define KNOB__IF_ENUM_ENUM(yes, no) yes
 
@@ -116,9 +118,9 @@ int knobs_parse(const char *cmdline, struct knob_values *out, char *err, size_t 
 
 /*
  * Canonical text of value v for knob id, which knobs_parse accepts back: the choice name
- * for ENUM, 0/1 for BOOL, decimal for INT, TIME in its largest exact unit (250us, 5s,
- * 1500ns). Returns the full length like snprintf (the text is truncated to len), or -1 for
- * an invalid id.
+ * for ENUM, 0/1 for BOOL, decimal for INT, 0x hex for MASK, TIME in its largest exact unit
+ * (250us, 5s, 1500ns). Returns the full length like snprintf (the text is truncated to len),
+ * or -1 for an invalid id.
  */
 int knob_format_value(enum knob_id id, int64_t v, char *buf, size_t len);
 

@@ -43,9 +43,7 @@ static void put_md_range(struct text *t, const struct knob_def *d)
 		}
 		return;
 	}
-	put_md_value(t, d, d->min);
-	text_puts(t, "..");
-	put_md_value(t, d, d->max);
+	knob_put_range(t, d, "`");
 }
 
 static void put_md_row(struct text *t, const struct knob_def *d)
@@ -69,8 +67,8 @@ static void put_md_syntax(struct text *t)
 	text_puts(t, "Knobs go on the kernel command line as `name=value`, separated by spaces. "
 		     "Booleans take ");
 	knob_put_bool_words(t, "`", "`", ", ");
-	text_puts(t, "; a bare name means `1`. Integers are decimal or `0x` hex. Times are an "
-		     "integer with an optional unit ");
+	text_puts(t, "; a bare name means `1`. Integers and masks are decimal or `0x` hex (a "
+		     "mask prints in hex). Times are an integer with an optional unit ");
 	for (size_t u = ARRAY_SIZE(knob_time_units); u-- > 0;) {
 		put_md_code(t, knob_time_units[u].suffix);
 		text_puts(t, u ? ", " : " (no unit means ns).");

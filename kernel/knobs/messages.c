@@ -15,11 +15,15 @@ static void put_accepted(struct text *t, const struct knob_def *d)
 		return;
 	case KNOB_T_INT:
 		text_puts(t, "expected an integer (decimal or 0x hex), range ");
-		knob_put_range(t, d);
+		knob_put_range(t, d, "");
+		return;
+	case KNOB_T_MASK:
+		text_puts(t, "expected a bit mask (0x hex or decimal), range ");
+		knob_put_range(t, d, "");
 		return;
 	case KNOB_T_TIME:
 		text_puts(t, "expected a time like 250us, 10ms or 2s (ns if no unit), range ");
-		knob_put_range(t, d);
+		knob_put_range(t, d, "");
 		return;
 	case KNOB_T_ENUM:
 		text_puts(t, "must be one of ");
@@ -72,9 +76,17 @@ static void put_quoted(struct text *t, const char *s, size_t n)
 
 int knob_fail_unknown(struct text *msg, const struct token *tok)
 {
+	const char *near = knob_suggest(tok->s, tok->name_len);
+
 	text_puts(msg, "unknown knob ");
 	put_quoted(msg, tok->s, tok->name_len);
-	text_puts(msg, " (boot with 'help' to list knobs)");
+	text_puts(msg, " (");
+	if (near) {
+		text_puts(msg, "did you mean '");
+		text_puts(msg, near);
+		text_puts(msg, "'? ");
+	}
+	text_puts(msg, "boot with 'help' to list knobs)");
 	return KNOB_E_UNKNOWN;
 }
 
@@ -103,7 +115,7 @@ int knob_fail_value(struct text *msg, int rc, const struct knob_def *d, const st
 		put_accepted(msg, d);
 	} else if (rc == KNOB_E_RANGE) {
 		text_puts(msg, ": out of range, accepted ");
-		knob_put_range(msg, d);
+		knob_put_range(msg, d, "");
 	} else {
 		text_puts(msg, ": ");
 		put_accepted(msg, d);

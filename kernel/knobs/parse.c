@@ -155,6 +155,7 @@ static int parse_value(const struct knob_def *d, const char *s, size_t n, int64_
 	case KNOB_T_BOOL:
 		return parse_bool(s, n, v);
 	case KNOB_T_INT:
+	case KNOB_T_MASK:
 		return parse_int(d, s, n, v);
 	case KNOB_T_TIME:
 		return parse_time(d, s, n, v);

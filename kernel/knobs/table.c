@@ -18,7 +18,10 @@ KNOB_LIST(KNOB__CHOICE_ARRAY)
 	_Static_assert((df_) == 0 || (df_) == 1, "BOOL knob " #id_ ": default must be 0 or 1");
 #define KNOB__CHECK_RANGE(id_, df_, lo_, hi_, ch_)                                                 \
 	_Static_assert((lo_) <= (df_) && (df_) <= (hi_), "knob " #id_ ": default out of range");
-#define KNOB__CHECK_INT(id_, df_, lo_, hi_, ch_)  KNOB__CHECK_RANGE(id_, df_, lo_, hi_, ch_)
+#define KNOB__CHECK_INT(id_, df_, lo_, hi_, ch_) KNOB__CHECK_RANGE(id_, df_, lo_, hi_, ch_)
+#define KNOB__CHECK_MASK(id_, df_, lo_, hi_, ch_)                                                  \
+	KNOB__CHECK_RANGE(id_, df_, lo_, hi_, ch_)                                                 \
+	_Static_assert((lo_) >= 0, "MASK knob " #id_ ": a mask has no sign, min must be >= 0");
 #define KNOB__CHECK_TIME(id_, df_, lo_, hi_, ch_) KNOB__CHECK_RANGE(id_, df_, lo_, hi_, ch_)
 #define KNOB__CHECK_ENUM(id_, df_, lo_, hi_, ch_)                                                  \
 	_Static_assert((lo_) == 0 && (hi_) == 0, "ENUM knob " #id_ ": write 0, 0 for min, max");   \

@@ -36,6 +36,8 @@ static int format_value(const struct knob_def *d, int64_t v, char *buf, size_t l
 		return snprintf(buf, len, "%s", d->choices[v]);
 	if (d->type == KNOB_T_TIME)
 		return format_time(v, buf, len);
+	if (d->type == KNOB_T_MASK)
+		return snprintf(buf, len, "0x%llx", (unsigned long long)v);
 	/* BOOL, INT, and an ENUM value that is no choice (only possible if set by hand). */
 	return snprintf(buf, len, "%lld", (long long)v);
 }
@@ -60,11 +62,77 @@ void knob_put_value(struct text *t, const struct knob_def *d, int64_t v)
 	text_puts(t, val);
 }
 
-void knob_put_range(struct text *t, const struct knob_def *d)
+/* N if v is 2^N - 1 or -2^N, the limits of an N+1-bit signed or N-bit unsigned type; else 0. */
+static unsigned type_limit_bits(int64_t v)
 {
-	knob_put_value(t, d, d->min);
+	uint64_t edge = v < 0 ? -(uint64_t)v : (uint64_t)v + 1;
+	unsigned bits = 0;
+
+	if (edge == 0 || (edge & (edge - 1)) != 0)
+		return 0;
+	while (edge >>= 1)
+		bits++;
+	return bits;
+}
+
+/* A time in the largest unit it reaches, with a decimal point if need be: 4.294967295s. */
+static void put_time_decimal(struct text *t, const struct knob_def *d, int64_t v)
+{
+	uint64_t mag = v < 0 ? -(uint64_t)v : (uint64_t)v;
+	size_t u = 0;
+	uint64_t whole, frac;
+	char digits[KNOB_VALUE_MAX];
+	size_t n = 0;
+
+	while (u + 1 < ARRAY_SIZE(knob_time_units) && mag < knob_time_units[u].ns)
+		u++;
+	whole = mag / knob_time_units[u].ns;
+	frac = mag % knob_time_units[u].ns;
+	if (frac == 0) {
+		/* The canonical text then is the same (and 0 stays 0s, not 0ns). */
+		knob_put_value(t, d, v);
+		return;
+	}
+	snprintf(digits, sizeof(digits), "%s%llu.", v < 0 ? "-" : "", (unsigned long long)whole);
+	text_puts(t, digits);
+	for (uint64_t place = knob_time_units[u].ns / 10; frac; place /= 10) {
+		digits[n++] = (char)('0' + frac / place);
+		frac %= place;
+	}
+	text_putn(t, digits, n);
+	text_puts(t, knob_time_units[u].suffix);
+}
+
+/*
+ * A range's bounds are read, never typed back, so they are written to be read: the limit of
+ * a 32- or 64-bit type as 2^N-1 (Linux's u32 haltpoll parameters, any seed), a time in the
+ * largest unit it reaches even where that takes a decimal point.
+ */
+static void put_bound(struct text *t, const struct knob_def *d, int64_t v)
+{
+	unsigned bits = d->type == KNOB_T_INT ? type_limit_bits(v) : 0;
+	char val[KNOB_VALUE_MAX];
+
+	if (bits < 32) {
+		if (d->type == KNOB_T_TIME)
+			put_time_decimal(t, d, v);
+		else
+			knob_put_value(t, d, v);
+		return;
+	}
+	snprintf(val, sizeof(val), v < 0 ? "-2^%u" : "2^%u-1", bits);
+	text_puts(t, val);
+}
+
+void knob_put_range(struct text *t, const struct knob_def *d, const char *quote)
+{
+	text_puts(t, quote);
+	put_bound(t, d, d->min);
+	text_puts(t, quote);
 	text_puts(t, "..");
-	knob_put_value(t, d, d->max);
+	text_puts(t, quote);
+	put_bound(t, d, d->max);
+	text_puts(t, quote);
 }
 
 void knob_put_choices(struct text *t, const struct knob_def *d, const char *sep)
@@ -94,6 +162,8 @@ const char *knob_type_name(enum knob_type type)
 		return "bool";
 	case KNOB_T_INT:
 		return "int";
+	case KNOB_T_MASK:
+		return "mask";
 	case KNOB_T_TIME:
 		return "time";
 	case KNOB_T_ENUM:

@@ -98,6 +98,8 @@ def test_microvm_acpi_goes_through_the_xsdt():
 
 @pytest.mark.parametrize("cmdline, knob, says", [
     ("nosuchknob=1", "nosuchknob", "unknown knob"),
+    ("duraton=1s", "duraton", "(did you mean 'duration'? boot with 'help'"),
+    ("cpus=-1", "cpus", "range 0x0..0x7fffffffffffffff"),
     ("boot_timeout=1ms", "boot_timeout", "10ms..600s"),
     ("boot_timeout=fast", "boot_timeout", "expected a time"),
     ("panic_test=segv", "panic_test", "none|ud|de|pf|gp|null"),

@@ -31,6 +31,7 @@
 #include "kernel/knobs/markdown.c"
 #include "kernel/knobs/messages.c"
 #include "kernel/knobs/parse.c"
+#include "kernel/knobs/suggest.c"
 #include "kernel/knobs/table.c"
 #include "kernel/knobs/values.c"
 
@@ -92,7 +93,7 @@ static const char *find_value(const char *cmdline, int id, size_t *len)
 }
 
 /*
- * An independent reading of an accepted INT or TIME value in 128-bit arithmetic, where
+ * An independent reading of an accepted INT, MASK or TIME value in 128-bit arithmetic, where
  * no accepted text can overflow: catches a parser that wraps into a plausible value.
  */
 static __int128 reference_value(enum knob_type type, const char *s, size_t n)
@@ -103,7 +104,7 @@ static __int128 reference_value(enum knob_type type, const char *s, size_t n)
 	size_t i = s[0] == '-';
 	unsigned base = 10;
 
-	if (type == KNOB_T_INT && n > i + 2 && s[i] == '0' && (s[i + 1] | 0x20) == 'x') {
+	if (type != KNOB_T_TIME && n > i + 2 && s[i] == '0' && (s[i + 1] | 0x20) == 'x') {
 		base = 16;
 		i += 2;
 	}
@@ -129,7 +130,7 @@ static void check_against_reference(const char *cmdline, int id, int64_t v)
 	size_t len;
 	const char *text;
 
-	if (type != KNOB_T_INT && type != KNOB_T_TIME)
+	if (type != KNOB_T_INT && type != KNOB_T_MASK && type != KNOB_T_TIME)
 		return;
 	text = find_value(cmdline, id, &len);
 	CHECK(reference_value(type, text, len) == v);
@@ -143,6 +144,21 @@ static void check_message(const char *err)
 	CHECK(len > 0 && len < KNOB_ERR_MAX - 1);
 	for (size_t i = 0; i < len; i++)
 		CHECK(err[i] >= 0x20 && err[i] < 0x7f);
+}
+
+/* Only an unknown name gets a suggestion, and what it suggests is a knob. */
+static void check_suggestion(int rc, const char *err)
+{
+	static const char open[] = "(did you mean '";
+	const char *hint = strstr(err, open);
+	const char *end;
+
+	if (!hint)
+		return;
+	CHECK(rc == KNOB_E_UNKNOWN);
+	hint += strlen(open);
+	end = strchr(hint, '\'');
+	CHECK(end != NULL && lookup(hint, (size_t)(end - hint)) >= 0);
 }
 
 static bool is_error(int rc)
@@ -197,6 +213,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		CHECK(is_error(rc));
 		check_message(err);
+		check_suggestion(rc, err);
 		for (int i = 0; i < KNOB__COUNT; i++)
 			CHECK(!v.given[i]);
 		check_truncated_message(cmdline, rc, err, 1 + size % 24);

@@ -2,6 +2,8 @@
 (build/host/knobdoc --check-cmdline), on the full command line each run would boot with;
 a matrix's sweeps are capped before they are expanded; `make iso` follows ISO_CMDLINE."""
 import os
+import random
+import re
 import subprocess
 import time
 
@@ -42,6 +44,33 @@ def test_check_cmdline_reads_many_lines_and_names_each_bad_one():
     assert [l.split(":")[0] for l in res.stdout.splitlines()] == ["3", "5"]
 
 
+def test_unknown_knob_gets_the_matrix_parsers_suggestion():
+    """The kernel's "did you mean" (kernel/knobs/suggest.c) is the matrix parser's
+    (difflib's get_close_matches), for misspellings of every kind and for words far from
+    any name."""
+    names = sorted(matrix.guest_knob_names())
+    rnd = random.Random(7)
+    words = {"duraton", "hzz", "xyz", "window", "poll", "guest_halt_poll_ns"}
+    while len(words) < 3000:
+        w = rnd.choice(names)
+        for _ in range(rnd.randint(1, 5)):
+            p = rnd.randrange(len(w) + 1)
+            w = rnd.choice((w[:p] + rnd.choice("abehilnoprstu._") + w[p:], w[:p] + w[p + 1:],
+                            w[:p] + rnd.choice(names)[:rnd.randint(1, 9)] + w[p:]))
+        if w and w not in names:
+            words.add(w)
+    words = sorted(words)
+    res = subprocess.run([KNOBDOC, "--check-cmdline", "-"], text=True, capture_output=True,
+                         input="".join(f"{w}=1\n" for w in words), timeout=60)
+    got = [re.search(r"\(did you mean ('[^']*')\? ", line) for line in res.stdout.splitlines()]
+    assert len(got) == len(words)
+    wrong = [(w, m and m.group(1), matrix._did_you_mean(w, names))
+             for w, m in zip(words, got)
+             if (f" (did you mean {m.group(1)}?)" if m else "") != matrix._did_you_mean(w, names)]
+    assert not wrong, wrong[:5]
+    assert sum(m is not None for m in got) > len(words) / 3      # most are close to a name
+
+
 def test_knobdoc_table_modes_still_work(tmp_path):
     for doc in ("docs/knobs.md", "README.md"):
         path = os.path.join(TOP, doc)
@@ -63,6 +92,18 @@ def test_bad_guest_value_in_a_matrix_fails_list(tmp_path, capsys, line, words):
     assert len(err.splitlines()) == 1
     for w in words:
         assert w.replace("m.txt:1", "m.txt:2") in err, err
+
+
+def test_a_time_without_a_unit_is_ns_to_the_kernel_and_the_matrix_alike():
+    """One rule for times: duration=1000000 is 1 ms to both; duration=300 is 300 ns, which
+    both refuse by the knob's range alone."""
+    assert check("workload=idle duration=1000000").returncode == 0
+    assert "out of range, accepted 1ms..3600s" in check("workload=idle duration=300").stdout
+    (r,) = matrix.parse("a: workload=idle duration=1000000", "m")
+    assert r.duration_ns == 1_000_000
+    with pytest.raises(matrix.MatrixError, match=r"^m:1: duration=300: expected a duration in "
+                                                 r"1ms\.\.3600s \(read as 300 ns"):
+        matrix.parse("a: workload=idle duration=300", "m")
 
 
 def test_window_hold_is_part_of_the_checked_line(monkeypatch):
@@ -114,12 +155,12 @@ def test_make_iso_rebuilds_when_only_iso_cmdline_changes(tmp_path):
 
     assert make("verbose=1").returncode == 0 and baked() == ["verbose=1"]
     again = make("verbose=1")
-    assert again.returncode == 0 and "mkiso" not in again.stdout      # up to date
+    assert again.returncode == 0 and "MKISO" not in again.stdout      # up to date
     assert make("verbose=1 hz=100").returncode == 0 and baked() == ["verbose=1 hz=100"]
     bad = make("hz=3")
     assert bad.returncode != 0 and "the kernel would refuse it" in bad.stderr
     assert baked() == ["verbose=1 hz=100"]      # the old ISO stands, and is not up to date:
-    assert "mkiso" in make("hz=3").stdout
+    assert "MKISO" in make("hz=3").stdout
     assert not [n for n in os.listdir(tmp_path) if n.startswith(".iso-stage")]
 
 

@@ -46,6 +46,8 @@
 	K(t_sint, "t.sint", INT, 0, -100, 100, KNOB_NO_CHOICES, "a signed integer") \
 	K(t_wide, "t.wide", INT, 0, INT64_MIN, INT64_MAX, KNOB_NO_CHOICES, "any int64") \
 	K(t_time, "t.time_wide", TIME, 0, INT64_MIN, INT64_MAX, KNOB_NO_CHOICES, "any time") \
+	K(t_time_odd, "t.time_odd", TIME, KNOB_NS(1500), KNOB_NS(1500), KNOB_NS(2000000001), \
+	  KNOB_NO_CHOICES, "a time whose bounds are no whole number of a unit") \
 	K(t_color, "t.color", ENUM, COLOR_GREEN, 0, 0, KNOB_TEST_CHOICES_COLOR, "red | green | blue") \
 	K(t_many, "t.many_choices_and_a_long_name_up_to_the_limit", ENUM, MANY_16, 0, 0, \
 	  KNOB_TEST_CHOICES_MANY, "sixteen choices")
@@ -56,6 +58,7 @@
 #include "kernel/knobs/markdown.c"
 #include "kernel/knobs/messages.c"
 #include "kernel/knobs/parse.c"
+#include "kernel/knobs/suggest.c"
 #include "kernel/knobs/table.c"
 #include "kernel/knobs/values.c"
 
@@ -226,16 +229,87 @@ static void test_given_even_at_default(void **state)
 static void test_unknown_knob(void **state)
 {
 	(void)state;
-	check_err("hzz", KNOB_E_UNKNOWN, "unknown knob 'hzz' (boot with 'help' to list knobs)");
-	check_err("hzz=5", KNOB_E_UNKNOWN, "unknown knob 'hzz' (boot with 'help' to list knobs)");
+	check_err("hzz", KNOB_E_UNKNOWN,
+		  "unknown knob 'hzz' (did you mean 'hz'? boot with 'help' to list knobs)");
+	check_err("hzz=5", KNOB_E_UNKNOWN,
+		  "unknown knob 'hzz' (did you mean 'hz'? boot with 'help' to list knobs)");
+	check_err("xyz", KNOB_E_UNKNOWN, "unknown knob 'xyz' (boot with 'help' to list knobs)");
 	/* Names match exactly: no case folding, no prefixes. */
 	check_err("Verbose", KNOB_E_UNKNOWN, NULL);
 	check_err("verb", KNOB_E_UNKNOWN, NULL);
 	check_err("verbosex", KNOB_E_UNKNOWN, NULL);
 	check_err("t", KNOB_E_UNKNOWN, NULL);
 	check_err("t.int.x=1", KNOB_E_UNKNOWN,
-		  "unknown knob 't.int.x' (boot with 'help' to list knobs)");
+		  "unknown knob 't.int.x' (did you mean 't.int'? boot with 'help' to list knobs)");
 	check_err("verbose hzz", KNOB_E_UNKNOWN, NULL);
+}
+
+/*
+ * The suggestion is what the host's matrix parser suggests for a misspelt guest knob:
+ * difflib.get_close_matches(word, names, n=1, cutoff=0.6). Each want below is that call's
+ * answer for the word against this file's table (the real knobs and the t.* ones).
+ */
+static void check_suggestion(const char *why, const char *word, const char *want)
+{
+	char cmd[160];
+	char hint[KNOB_NAME_MAX + 32];
+	const char *got = knob_suggest(word, strlen(word));
+
+	snprintf(cmd, sizeof(cmd), "%s=1", word);
+	snprintf(hint, sizeof(hint), "(did you mean '%s'? ", want ? want : "");
+	if (parse(cmd) != KNOB_E_UNKNOWN || (got == NULL) != (want == NULL) ||
+	    (want && strcmp(got, want) != 0) || (strstr(err, "did you mean") != NULL) != !!want ||
+	    (want && !strstr(err, hint))) {
+		print_error("%s: '%s' suggests '%s' (want '%s'); err '%s'\n", why, word,
+			    got ? got : "(none)", want ? want : "(none)", err);
+		fail();
+	}
+}
+
+static void test_unknown_knob_suggests_the_closest_name(void **state)
+{
+	static const struct {
+		const char *why;
+		const char *word;
+		const char *want; /* NULL: no name is close enough */
+	} cases[] = {
+	    {"a letter too many", "hzz", "hz"},
+	    {"a letter missing", "duraton", "duration"},
+	    {"two letters swapped", "peroid", "period"},
+	    {"another case is another letter", "Verbose", "verbose"},
+	    {"a prefix of the name", "verb", "verbose"},
+	    {"the name's prefix left off", "guest_halt_poll_ns", "haltpoll.guest_halt_poll_ns"},
+	    {"nothing alike", "xyz", NULL},
+	    {"a piece of a long name is far from it", "steal", NULL},
+	    {"a ratio of exactly 0.6 is close enough", "speb", "spread"},
+	    {"a tie goes to the name that sorts last (window_hold)", "window", "window_sync"},
+	    {"a tie goes to the name that sorts last (hostpoll)", "poll", "pollflag"},
+	    {"a better ratio beats a tie below it (t.sint, t.wide)", "t.i", "t.int"},
+	    /* difflib matches the name's blocks against the word's, not the other way round. */
+	    {"name against word: 0.44 for seed (word against name: 0.67)", "e_esd", NULL},
+	    {"name against word: 0.67 for idle (word against name: 0.5)", "deitdtle", "idle"},
+	    {"matched characters, not edits (timeline: 4 edits, boot_timeout: 5)", "timeout",
+	     "boot_timeout"},
+	    {"matched characters, not edits (selftest: 6 edits)", "steal_thresh",
+	     "haltpoll.steal_threshold"},
+	};
+	const char *longest = knob_defs[KNOB_t_many].name;
+	size_t n = strlen(longest);
+	/* The most junk after a whole name for which 2n / (2n + junk) is still >= 0.6. */
+	size_t junk = 4 * n / 3;
+	char word[KNOB_NAME_MAX * 3];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		check_suggestion(cases[i].why, cases[i].word, cases[i].want);
+	assert_null(strchr(longest, 'x'));
+	memcpy(word, longest, n);
+	memset(word + n, 'x', junk + 1);
+	word[n + junk] = '\0';
+	check_suggestion("the longest name and the most junk it allows", word, longest);
+	word[n + junk] = 'x';
+	word[n + junk + 1] = '\0';
+	check_suggestion("the longest name and a junk byte too many", word, NULL);
 }
 
 static void test_missing_name(void **state)
@@ -401,8 +475,7 @@ static void test_int64_edges(void **state)
 	check_ok("t.wide=-1", KNOB_t_wide, -1);
 	check_ok("t.wide=000000000000000000000000000042", KNOB_t_wide, 42);
 	check_err("t.wide=9223372036854775808", KNOB_E_RANGE,
-		  "knob 't.wide=9223372036854775808': out of range, accepted "
-		  "-9223372036854775808..9223372036854775807");
+		  "knob 't.wide=9223372036854775808': out of range, accepted -2^63..2^63-1");
 	check_err("t.wide=-9223372036854775809", KNOB_E_RANGE, NULL);
 	check_err("t.wide=0x8000000000000000", KNOB_E_RANGE, NULL);
 	check_err("t.wide=-0x8000000000000001", KNOB_E_RANGE, NULL);
@@ -488,7 +561,7 @@ static void test_time_overflow(void **state)
 	check_err("t.time_wide=18446744073709551616ns", KNOB_E_RANGE, NULL);
 	check_err("t.time_wide=-9223372036854775809", KNOB_E_RANGE,
 		  "knob 't.time_wide=-9223372036854775809': out of range, accepted "
-		  "-9223372036854775808ns..9223372036854775807ns");
+		  "-9223372036.854775808s..9223372036.854775807s");
 }
 
 /* --- messages under stress --- */
@@ -578,7 +651,8 @@ static void test_control_bytes_are_escaped(void **state)
 {
 	(void)state;
 	check_err("verbose\n", KNOB_E_UNKNOWN,
-		  "unknown knob 'verbose\\x0a' (boot with 'help' to list knobs)");
+		  "unknown knob 'verbose\\x0a' (did you mean 'verbose'? boot with 'help' to list "
+		  "knobs)");
 	check_err("a\x01\x7f\xff", KNOB_E_UNKNOWN,
 		  "unknown knob 'a\\x01\\x7f\\xff' (boot with 'help' to list knobs)");
 	check_err("boot_timeout=1\rs", KNOB_E_VALUE, NULL);
@@ -634,6 +708,61 @@ static void check_round_trip(enum knob_id id, int64_t v)
 	knob_format_value(id, v, text, sizeof(text));
 	snprintf(cmd, sizeof(cmd), "%s=%s", knob_defs[id].name, text);
 	check_ok(cmd, id, v);
+}
+
+/* A mask is an INT read as one: typed in hex or decimal, printed in hex. */
+static void test_mask_values(void **state)
+{
+	(void)state;
+	assert_int_equal(knob_defs[KNOB_cpus].type, KNOB_T_MASK);
+	assert_string_equal(knob_type_name(KNOB_T_MASK), "mask");
+	check_ok("cpus=0x5", KNOB_cpus, 5);
+	check_ok("cpus=0X5", KNOB_cpus, 5);
+	check_ok("cpus=5", KNOB_cpus, 5);
+	check_ok("cpus=0x7fffffffffffffff", KNOB_cpus, INT64_MAX);
+	check_format(KNOB_cpus, 5, "0x5");
+	check_format(KNOB_cpus, 0, "0x0");
+	check_format(KNOB_cpus, INT64_MAX, "0x7fffffffffffffff");
+	check_err("cpus=0x8000000000000000", KNOB_E_RANGE,
+		  "knob 'cpus=0x8000000000000000': out of range, accepted 0x0..0x7fffffffffffffff");
+	check_err("cpus=-1", KNOB_E_VALUE,
+		  "knob 'cpus=-1': expected a bit mask (0x hex or decimal), range "
+		  "0x0..0x7fffffffffffffff");
+	check_err("cpus", KNOB_E_MISSING, NULL);
+}
+
+/* Ranges are written to be read: a type's limit as 2^N-1, a time in its largest unit. */
+static void test_range_text(void **state)
+{
+	static const struct {
+		const char *why;
+		enum knob_id id;
+		const char *want;
+	} cases[] = {
+	    {"a small int as it is", KNOB_t_int, "1..1000"},
+	    {"a signed int as it is", KNOB_t_sint, "-100..100"},
+	    {"a u32 limit (Linux's uint parameter)", KNOB_guest_halt_poll_grow, "0..2^32-1"},
+	    {"an int64 limit", KNOB_seed, "0..2^63-1"},
+	    {"both int64 limits", KNOB_t_wide, "-2^63..2^63-1"},
+	    {"a mask in hex", KNOB_cpus, "0x0..0x7fffffffffffffff"},
+	    {"whole units as typed", KNOB_boot_timeout, "10ms..600s"},
+	    {"the u32 ns limit in seconds, exactly", KNOB_guest_halt_poll_ns, "0s..4.294967295s"},
+	    {"the largest unit reached, its zeros kept", KNOB_t_time_odd, "1.5us..2.000000001s"},
+	    {"the int64 ns limits", KNOB_t_time, "-9223372036.854775808s..9223372036.854775807s"},
+	};
+	char buf[KNOB_LINE_MAX];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct text t = text_init(buf, sizeof(buf));
+
+		knob_put_range(&t, &knob_defs[cases[i].id], "");
+		if (strcmp(buf, cases[i].want) != 0) {
+			print_error("%s: %s's range '%s' (want '%s')\n", cases[i].why,
+				    knob_defs[cases[i].id].name, buf, cases[i].want);
+			fail();
+		}
+	}
 }
 
 static void test_format_round_trip(void **state)
@@ -835,6 +964,7 @@ int main(void)
 	    cmocka_unit_test(test_unrelated_knobs_keep_defaults),
 	    cmocka_unit_test(test_given_even_at_default),
 	    cmocka_unit_test(test_unknown_knob),
+	    cmocka_unit_test(test_unknown_knob_suggests_the_closest_name),
 	    cmocka_unit_test(test_missing_name),
 	    cmocka_unit_test(test_duplicates),
 	    cmocka_unit_test(test_missing_value),
@@ -846,6 +976,8 @@ int main(void)
 	    cmocka_unit_test(test_int_values),
 	    cmocka_unit_test(test_int_range),
 	    cmocka_unit_test(test_int_syntax),
+	    cmocka_unit_test(test_mask_values),
+	    cmocka_unit_test(test_range_text),
 	    cmocka_unit_test(test_int64_edges),
 	    cmocka_unit_test(test_time_values),
 	    cmocka_unit_test(test_time_range),

@@ -11,7 +11,7 @@ LINUXGUEST_SRCS   := $(wildcard tools/linuxguest/*.c) lib/histogram.c $(wildcard
 build/linuxguest/idlelab-linux: $(LINUXGUEST_SRCS) $(wildcard tools/linuxguest/*.h) \
 		$(wildcard kernel/knobs/*.h) lib/histogram.h kernel/exit_codes.h tools/linuxguest/linuxguest.mk
 	@mkdir -p $(@D)
-	$(LINUXGUEST_CC) $(LINUXGUEST_CFLAGS) -static -o $@ $(LINUXGUEST_SRCS)
+	$(call quiet,CC,$@)$(LINUXGUEST_CC) $(LINUXGUEST_CFLAGS) -static -o $@ $(LINUXGUEST_SRCS)
 
 build/linuxguest/initrd.img: build/linuxguest/idlelab-linux tools/linuxguest/init \
 		tools/linuxguest/mkinitramfs

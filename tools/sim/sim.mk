@@ -11,4 +11,4 @@ SIM_SRCS := $(filter-out tools/sim/main.c,$(wildcard tools/sim/*.c)) $(SIM_GUEST
 
 build/idlelab-sim: tools/sim/main.c $(SIM_SRCS) $(wildcard tools/sim/*.h kernel/policy/*.h kernel/knobs/*.h lib/*.h) tools/sim/sim.mk
 	@mkdir -p $(@D)
-	$(SIM_CC) $(SIM_CFLAGS) -o $@ tools/sim/main.c $(SIM_SRCS) -lm
+	$(call quiet,HOSTCC,$@)$(SIM_CC) $(SIM_CFLAGS) -o $@ tools/sim/main.c $(SIM_SRCS) -lm
