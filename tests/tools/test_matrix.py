@@ -66,6 +66,17 @@ def test_time_units():
         [7, 7, 7_000, 7_000_000, 7_000_000_000]
 
 
+def test_a_time_without_a_unit_is_ns_for_every_key():
+    """The kernel's rule (kernel/knobs/parse.c: no unit, ns) in every time of a matrix."""
+    (r,) = parse("r: workload=w duration=5000000 stall=1@1000000+2000000 "
+                 "halt_poll_ns=200000", "m")
+    assert (r.duration_ns, r.stall, r.vm_halt_poll_ns) == (
+        5_000_000, matrix.Stall(vcpu=1, offset_ns=1_000_000, duration_ns=2_000_000), 200_000)
+    assert matrix.guest_cmdline(r).startswith("workload=w duration=5000000 ")
+    assert [r.duration_ns for r in parse("a: workload=w duration=1ms,3600s", "m")] == \
+        [1_000_000, 3_600_000_000_000]
+
+
 def test_guest_knobs_checked_against_the_kernel_table():
     knobs = matrix.guest_knob_names()
     assert {"help", "verbose", "boot_timeout"} <= knobs
@@ -95,8 +106,15 @@ BAD = [
     ("a: workload=x duration=1s,,2s", "matrix.txt:1: duration: empty value"),
     ("a: workload=x duration=1s,1s", "matrix.txt:1: duration: a value repeats"),
     ("a: workload=x duration=1s smp=2 smp=3", "matrix.txt:1: key 'smp' given twice"),
-    ("a: workload=x duration=10", "matrix.txt:1: duration=10: expected an integer with a unit"),
-    ("a: workload=x duration=0s", "matrix.txt:1: duration=0s: expected a duration above 0"),
+    ("a: workload=x duration=300", "matrix.txt:1: duration=300: expected a duration in "
+     "1ms..3600s (read as 300 ns: a time without a unit is in ns, as the kernel reads it)"),
+    ("a: workload=x duration=0s", "matrix.txt:1: duration=0s: expected a duration in "
+     "1ms..3600s"),
+    ("a: workload=x duration=999999", "matrix.txt:1: duration=999999: expected a duration in "
+     "1ms..3600s (read as 999999 ns"),
+    ("a: workload=x duration=3601s", "matrix.txt:1: duration=3601s: expected a duration in "
+     "1ms..3600s"),
+    ("a: workload=x duration=1.5s", "matrix.txt:1: duration=1.5s: expected a time: an integer"),
     ("a: workload=X duration=1s", "matrix.txt:1: workload=X: expected a name"),
     ("a: workload=x duration=1s smp=0", "matrix.txt:1: smp=0: expected an integer in 1..64"),
     ("a: workload=x duration=1s smp=two", "matrix.txt:1: smp=two: expected an integer"),
@@ -124,8 +142,8 @@ BAD = [
      "or VCPU@OFFSET+DURATION, e.g. 1@100ms+300ms"),
     ("a: workload=x duration=1s stall=yes", "matrix.txt:1: stall=yes: expected 'none' or"),
     ("a: workload=x duration=1s stall=-1@1ms+1ms", "matrix.txt:1: stall=-1@1ms+1ms: expected"),
-    ("a: workload=x duration=1s stall=1@100+300ms", "matrix.txt:1: stall=1@100+300ms: expected "
-     "VCPU@OFFSET+DURATION with OFFSET and DURATION an integer with a unit"),
+    ("a: workload=x duration=1s stall=1@100x+300ms", "matrix.txt:1: stall=1@100x+300ms: "
+     "expected VCPU@OFFSET+DURATION with OFFSET and DURATION a time"),
     ("a: workload=x duration=1s stall=1@100ms+0.3s", "matrix.txt:1: stall=1@100ms+0.3s: "
      "expected VCPU@OFFSET+DURATION with OFFSET and DURATION"),
     ("a: workload=x duration=1s stall=1@100ms+0ms", "matrix.txt:1: stall=1@100ms+0ms: expected "
@@ -134,6 +152,18 @@ BAD = [
      "'a' has no vCPU 2 (smp=2: vCPUs 0..1)"),
     ("defaults: stall=1@1ms+1ms\n\na: workload=x duration=1s smp=1",
      "matrix.txt:3: stall=1@1ms+1ms: run 'a' has no vCPU 1 (smp=1: vCPUs 0..0)"),
+    # A value a defaults line sets is reported there, unless a later line made it wrong.
+    ("defaults: duration=7200s\n# runs\na: workload=x", "matrix.txt:1: duration=7200s: "
+     "expected a duration in 1ms..3600s"),
+    ("defaults: workload=x duration=1s stall=0@900ms+300ms\n\na:\n",
+     "matrix.txt:1: stall=0@900ms+300ms: run 'a' would stall until 1200 ms"),
+    ("defaults: stall=1@1ms+1ms\ndefaults: smp=1\na: workload=x duration=1s",
+     "matrix.txt:2: stall=1@1ms+1ms: run 'a' has no vCPU 1"),
+    ("defaults: pin=0\n\na: workload=x duration=1s", "matrix.txt:1: pin=0: run 'a' has 2 vCPUs"),
+    ("defaults: linux_kernel=debian\n\na: workload=x duration=1s",
+     "matrix.txt:1: linux_kernel=debian: run 'a' boots guest=idlelab"),
+    ("defaults: linux_kernel=debian\n\na: workload=x duration=1s guest=idlelab",
+     "matrix.txt:3: linux_kernel=debian: run 'a' boots guest=idlelab"),
     ("a: workload=x duration=1s stall=1@800ms+300ms", "matrix.txt:1: stall=1@800ms+300ms: run "
      "'a' would stall until 1100 ms into its window, past duration=1s (1000 ms)"),
     ("a: workload=x duration=1s,500ms stall=0@200ms+300ms+1", "matrix.txt:1: "
@@ -223,8 +253,9 @@ def test_linux_kernel_key_chooses_the_linux_guests_kernel_and_defaults_to_debian
     with pytest.raises(MatrixError, match=r"m:1: linux_kernel=mine: expected one of debian, "
                                           r"haltpoll-gov"):
         parse("a: workload=x duration=1s guest=linux linux_kernel=mine", "m")
-    # an idlelab run has its own kernel: asking it for Linux's is a mistake, not ignored
-    with pytest.raises(MatrixError, match=r"m:2: linux_kernel=haltpoll-gov: run 'a' boots "
+    # an idlelab run has its own kernel: asking it for Linux's is a mistake, not ignored,
+    # named at the defaults line that asks
+    with pytest.raises(MatrixError, match=r"m:1: linux_kernel=haltpoll-gov: run 'a' boots "
                                           r"guest=idlelab; linux_kernel= is for guest=linux"):
         parse("defaults: linux_kernel=haltpoll-gov\na: workload=x duration=1s\n", "m")
 

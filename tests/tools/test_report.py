@@ -1,6 +1,8 @@
 """tools/bench's reports from canned run records (no QEMU): the RunRow of a run, the
 accuracy check, TCG marking, repeats, runs.csv, each seed's markdown table and the plots."""
+import builtins
 import csv
+import errno
 import json
 import os
 import re
@@ -10,7 +12,8 @@ import subprocess
 import pytest
 
 from conftest import TOP
-from idlelab.bench import cli
+from idlelab import usage
+from idlelab.bench import cli, invocation
 from idlelab.derive import records, runrow as derive, runrow, tolerance
 from idlelab.report import output, plots, tables
 from idlelab.report.layouts import governors as governors_table
@@ -527,6 +530,119 @@ def test_report_only_rebuilds_from_raw(tmp_path, capsys):
     assert cli.main(["--report", str(tmp_path)]) == 0
     assert (tmp_path / "seed003.md").exists() and (tmp_path / "runs.csv").exists()
     assert sorted(os.listdir(tmp_path / "raw"))[0] == "001-seed000-no-poll.idle-hz=0.json"
+
+
+def test_a_run_name_too_long_for_a_file_name_keeps_its_raw_file(tmp_path):
+    """A sweep's expanded name can outgrow a file name (255 bytes): the raw file's name is
+    cut and ends in a hash of the whole, the record keeps the name in full, and the folder
+    reads back and resumes (its files still start NNN-)."""
+    long = "pingpong" + "".join(f"-knob{i}=1000us" for i in range(24))     # 344 characters
+    recs = [record("m", long + end, "pingpong", "pingpong") for end in ("-a", "-b")]
+    for i, rec in enumerate(recs, 1):
+        output.write_json(output.raw_path(str(tmp_path), i, rec), rec)
+    names = sorted(os.listdir(tmp_path / "raw"))
+    assert [n[:6] for n in names] == ["001-m-", "002-m-"]
+    assert all(len(os.fsencode(n + ".tmp")) <= 255 for n in names), names
+    assert [r["name"] for r in output.read_raw(str(tmp_path))] == [long + "-a", long + "-b"]
+    assert invocation.resume_state(str(tmp_path))["recs"] == recs
+    # the hash tells apart names alike up to the cut, whatever their number
+    assert output.raw_path("d", 1, recs[0]) != output.raw_path("d", 1, recs[1])
+    assert output.raw_path("d", 7, record("m", "a", "a", "idle")) == "d/raw/007-m-a.json"
+
+
+def complete_folder(path, recs):
+    """A results folder its bench completed, holding these records."""
+    for i, rec in enumerate(recs, 1):
+        output.write_json(output.raw_path(str(path), i, rec), rec)
+    planned = {}
+    for rec in recs:
+        planned[rec["matrix"]] = planned.get(rec["matrix"], 0) + 1
+    output.write_meta(str(path), dict(META, status="complete", runs_made=len(recs),
+                                      runs_planned=len(recs), runs_planned_by_matrix=planned,
+                                      seconds=9.0))
+
+
+def test_report_says_raw_records_missing_from_a_complete_folder(tmp_path, capsys):
+    recs = [record("m", f"r{i}", "r", "pingpong") for i in range(3)]
+    complete_folder(tmp_path, recs + [record("n", "s", "s", "idle")])
+    assert cli.main(["--report", str(tmp_path)]) == 0
+    assert "missing" not in capsys.readouterr().err
+    assert "Incomplete" not in (tmp_path / "m.md").read_text()
+    os.remove(output.raw_path(str(tmp_path), 2, recs[1]))
+    assert cli.main(["--report", str(tmp_path)]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "1 of the 4 raw records its bench wrote is missing from raw/" \
+        in err[0], err
+    assert "**Incomplete: 2 of 3 runs of this matrix in raw/** (its bench completed" in \
+        (tmp_path / "m.md").read_text()
+    assert "1 of the 4 raw records it wrote is missing from raw/" in \
+        (tmp_path / "m.md").read_text()
+    assert "Incomplete" not in (tmp_path / "n.md").read_text()      # n has all its runs
+    with open(tmp_path / "runs.csv") as f:
+        assert [r["name"] for r in csv.DictReader(f)] == ["r0", "r2", "s"]
+    meta = output.read_meta(str(tmp_path))
+    assert (meta["status"], meta["runs_made"]) == ("complete", 4)  # what the bench made
+
+
+def test_report_says_raw_records_missing_from_an_interrupted_folder(tmp_path, capsys):
+    recs = [record("m", f"r{i}", "r", "pingpong") for i in range(3)]
+    complete_folder(tmp_path, recs)
+    meta = output.read_meta(str(tmp_path))
+    output.write_meta(str(tmp_path), dict(meta, status="interrupted", runs_planned=5,
+                                          runs_planned_by_matrix={"m": 5}, signal="SIGINT",
+                                          where="between runs 3 and 4 of 5"))
+    os.remove(output.raw_path(str(tmp_path), 1, recs[0]))
+    assert cli.main(["--report", str(tmp_path)]) == 0
+    assert "1 of the 3 raw records its bench wrote is missing" in capsys.readouterr().err
+    assert ("**Incomplete: 2 of 5 runs of this matrix in raw/** (interrupted by SIGINT "
+            "between runs 3 and 4 of 5; 3 of 5 runs in all; 1 of the 3 raw records it wrote "
+            "is missing from raw/).") in (tmp_path / "m.md").read_text()
+
+
+@pytest.fixture(params=["complete", "incomplete"])
+def read_only(request, tmp_path, monkeypatch):
+    """A results folder that cannot be written, complete or left by a killed bench (which
+    --report marks first). As root chmod a-w stops no write: a read-only bind mount of it
+    where this process may mount, else report/output.py's open() refusing to write there
+    as a read-only filesystem does (EROFS)."""
+    folder = tmp_path / "res"
+    complete_folder(folder, [record("m", "a", "a", "pingpong")])
+    if request.param == "incomplete":
+        output.write_meta(str(folder), dict(META, status="running",
+                                            owner={"pid": 999999999, "start": 1}))
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    try:
+        mounted = subprocess.run(["mount", "--bind", str(folder), str(ro)],
+                                 capture_output=True).returncode == 0
+    except OSError:             # no mount(8)
+        mounted = False
+    if mounted:
+        try:
+            subprocess.run(["mount", "-o", "remount,bind,ro", str(ro)], check=True,
+                           capture_output=True)
+            with pytest.raises(OSError):
+                open(ro / "probe", "w").close()
+            yield ro
+        finally:
+            subprocess.run(["umount", str(ro)], check=True)
+        return
+
+    def refusing(path, mode="r", *args, **kwargs):
+        if set(mode) & set("wax+") and os.path.abspath(path).startswith(f"{folder}/"):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), path)
+        return builtins.open(path, mode, *args, **kwargs)
+    monkeypatch.setattr(output, "open", refusing, raising=False)
+    yield folder
+
+
+def test_report_into_a_read_only_folder_is_one_line(read_only, capsys):
+    before = (read_only / "meta.json").read_text()
+    assert cli.main(["--report", str(read_only)]) == usage.EXIT_USAGE
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"bench: --report {read_only}/"), err
+    assert "cannot write it: Read-only file system" in err[0], err
+    assert (read_only / "meta.json").read_text() == before
 
 
 def test_console_summary_shows_each_seed_table(varied):

@@ -1,6 +1,7 @@
 """Every user-input error of every tool (bench, qemu-run, demo, mkiso) is one line on stderr
 naming the input, exit status 2, no traceback, and nothing left behind: each case the issue
 listed is driven here through the real scripts."""
+import json
 import os
 import subprocess
 import sys
@@ -8,6 +9,7 @@ import sys
 import pytest
 
 from conftest import TOP
+from test_report import META, record
 
 TOOLS = os.path.join(TOP, "tools")
 
@@ -40,6 +42,12 @@ def place(tmp_path):
     (tmp_path / "fieldless" / "raw").mkdir(parents=True)
     (tmp_path / "fieldless" / "raw" / "001-m-a.json").write_text(
         '{"matrix": "m", "name": "a", "status": "ok"}')
+    csvdir = tmp_path / "csvdir"            # a complete folder, a folder where runs.csv goes
+    (csvdir / "raw").mkdir(parents=True)
+    (csvdir / "raw" / "001-m-a.json").write_text(json.dumps(record("m", "a", "a", "idle")))
+    (csvdir / "meta.json").write_text(json.dumps(dict(META, status="complete", runs_made=1,
+                                                      runs_planned=1, seconds=1.0)))
+    (csvdir / "runs.csv").mkdir()
     return tmp_path
 
 
@@ -52,6 +60,8 @@ BENCH_CASES = {
     "report-file": (["--report", "plain"], ["--report plain", "not a folder"]),
     "report-truncated": (["--report", "trunc"], ["001-m-a.json", "invalid JSON"]),
     "report-fields-missing": (["--report", "fieldless"], ["001-m-a.json", "no 'halt_poll'"]),
+    "report-csv-a-folder": (["--report", "csvdir"], ["--report csvdir/runs.csv",
+                                                     "cannot write it: Is a directory"]),
     "results-dir-under-file": (["--results-dir", "plain/x", "--accel", "tcg", "--quick"],
                                ["--results-dir plain/x", "plain is a file"]),
     "timeout-nan": (["--timeout", "nan", "--list"], ["--timeout", "'nan'"]),

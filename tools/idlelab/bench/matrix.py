@@ -15,6 +15,8 @@ One run per line::
   adds to or overrides the ones in force. A key on a run line beats the defaults.
 * `#` starts a comment (anywhere on a line); blank lines are ignored. Tokens are separated
   by whitespace, so values hold no spaces, `#` or `,`.
+* A time is an integer with an optional unit `ns|us|ms|s`; without one it is in ns, as the
+  kernel reads its time knobs (`duration=300` is 300 ns).
 * Sweeps: `key=a,b,c` makes one run per value. Several swept keys (on the line or in the
   defaults) give their cartesian product: keys in the order they first appear (defaults
   lines, then the run line), the last varying fastest. Each expanded run is named
@@ -25,7 +27,8 @@ Keys
 ----
 ==================  =======================================================================
 workload            required. The workload's name (`[a-z][a-z0-9_-]*`); guest_cmdline() below maps it onto the guest command line.
-duration            required. How long to measure: an integer with a unit, `ns|us|ms|s`.
+duration            required. How long to measure: a time (no unit = ns), in the range of the
+                    kernel's duration= knob (kernel/knobs/knob_table.h: 1ms..3600s).
 repeat              how many times to make the run (default 1).
 smp                 vCPUs, 1..64 (default 2).
 machine             QEMU machine: microvm, pc, q35 (default microvm).
@@ -41,7 +44,7 @@ host_shrink         kvm module parameter halt_poll_ns_shrink.
 stall               a fault injected on purpose: `VCPU@OFFSET+DURATION` stops vCPU VCPU's
                     host thread (ptrace, that thread only) OFFSET after the window opens (the
                     probe's acknowledgement of the open marker) for DURATION, e.g.
-                    `stall=1@100ms+300ms`; times need a unit. `none` (default): no fault.
+                    `stall=1@100ms+300ms` (times; no unit = ns). `none` (default): no fault.
                     VCPU must be below smp and OFFSET+DURATION within duration. The record's
                     `fault` says what actually happened; the report marks the run disturbed.
 neighbour           another task on the host while the run is measured (neighbour.py):
@@ -78,9 +81,13 @@ at once instead of hanging `--list`.
 
 Every mistake is an error naming the file and line, e.g.
 `matrix.txt:7: unknown key 'peroid' (did you mean 'guest.period'?)`; nothing falls back to a
-default silently. Pass `guest_knobs` (e.g. guest_knob_names()) to check `guest.` names too.
+default silently. A value wrong in itself is reported at the line that sets it, a defaults
+line included; one wrong only beside another key's value (`stall=` past the `duration=`), at
+the later of the lines that set them. Pass `guest_knobs` (e.g. guest_knob_names()) to check
+`guest.` names too.
 """
 import difflib
+import functools
 import itertools
 import math
 import os
@@ -252,14 +259,20 @@ def join_cpu_lists(items):
     return out
 
 
-def parse_time(text, unit_required=False):
-    """ns from `<int>[ns|us|ms|s]`."""
+def parse_time(text):
+    """ns from `<int>[ns|us|ms|s]`: no unit is ns, the kernel's rule for its time knobs
+    (kernel/knobs/parse.c), so a matrix value means on the guest's command line what it
+    means here."""
     m = re.fullmatch(r"(\d+)(ns|us|ms|s)?", text)
-    if not m or (unit_required and not m.group(2)):
-        units = "|".join(_UNITS)
-        raise ValueError(f"an integer with a unit {units}" if unit_required
-                         else f"a time: an integer, optionally with a unit {units}")
+    if not m:
+        raise ValueError(f"a time: an integer, optionally with a unit {'|'.join(_UNITS)}")
     return int(m.group(1)) * _UNITS[m.group(2) or "ns"]
+
+
+def format_time(ns):
+    """A time in its largest exact unit, as the kernel prints a range (1000000 -> 1ms)."""
+    unit = max((u for u, n in _UNITS.items() if ns % n == 0), key=_UNITS.get)
+    return f"{ns // _UNITS[unit]}{unit}"
 
 
 def _int_in(lo, hi):
@@ -284,10 +297,28 @@ def _workload(text):
     return text
 
 
+@functools.lru_cache(maxsize=None)
+def knob_range(name, table=KNOB_TABLE):
+    """(min, max) of a kernel knob, read from kernel/knobs/knob_table.h (its one definition):
+    `K(ident, "name", TYPE, default, min, max, ...`, a bound an integer or KNOB_NS/US/MS/S(n)."""
+    with open(table) as f:
+        text = f.read()
+    m = re.search(rf'\bK\(\s*\w+\s*,\s*"{re.escape(name)}"(?:\s*,[^,]+){{2}},([^,]+),([^,]+),',
+                  text)
+    bounds = [re.fullmatch(r"KNOB_(NS|US|MS|S)\((\d+)\)|(0x[0-9a-f]+|\d+)", b.strip())
+              for b in (m.groups() if m else ())]
+    if not bounds or not all(bounds):
+        raise ValueError(f"{table}: no range of knob {name!r} found")
+    return tuple(int(b[3], 0) if b[3] else int(b[2]) * _UNITS[b[1].lower()] for b in bounds)
+
+
 def _duration(text):
-    ns = parse_time(text, unit_required=True)
-    if ns == 0:
-        raise ValueError("a duration above 0")
+    ns = parse_time(text)
+    lo, hi = knob_range("duration")
+    if not lo <= ns <= hi:
+        bare = (f" (read as {ns} ns: a time without a unit is in ns, as the kernel reads it)"
+                if text.isdigit() else "")
+        raise ValueError(f"a duration in {format_time(lo)}..{format_time(hi)}{bare}")
     return ns
 
 
@@ -328,7 +359,7 @@ def _stall(text):
     if not m:
         raise ValueError("'none' or VCPU@OFFSET+DURATION, e.g. 1@100ms+300ms")
     try:
-        offset, length = (parse_time(t, unit_required=True) for t in m.group(2, 3))
+        offset, length = (parse_time(t) for t in m.group(2, 3))
     except ValueError as e:
         raise ValueError(f"VCPU@OFFSET+DURATION with OFFSET and DURATION {e}") from None
     if length == 0:
@@ -441,6 +472,7 @@ def parse(text, filename="<matrix>", guest_knobs=None):
     MatrixError naming file:line on any mistake."""
     p = _Parser(filename, guest_knobs)
     defaults, runs, seen = {}, [], {}
+    set_at = {}         # {key: the defaults line its value in force comes from}
     count = 0
     lines = text.splitlines()
     for p.lineno, raw in enumerate(lines, 1):
@@ -453,17 +485,20 @@ def parse(text, filename="<matrix>", guest_knobs=None):
                           f"got {line!r}")
         name, body = m.group(1), m.group(2)
         if name == "defaults":
-            defaults.update(p.settings(body))
+            given = p.settings(body)
+            defaults.update(given)
+            set_at.update(dict.fromkeys(given, p.lineno))
             continue
-        merged = dict(defaults)
-        merged.update(p.settings(body))
+        given = p.settings(body)
+        merged = {**defaults, **given}
+        lines = {**set_at, **dict.fromkeys(given, p.lineno)}
         for key, value in DEFAULTS.items():
             merged.setdefault(key, [value])
         count += math.prod(len(v) for v in merged.values())
         if count > MAX_RUNS:
             raise p.error(f"the sweeps expand to {count} runs by this line; a matrix may "
                           f"have at most {MAX_RUNS}")
-        for run in _expand(p, name, merged):
+        for run in _expand(p, name, merged, lines):
             if run.name in seen:
                 raise p.error(f"run name {run.name!r} already used at {seen[run.name]}")
             seen[run.name] = run.where
@@ -474,8 +509,9 @@ def parse(text, filename="<matrix>", guest_knobs=None):
     return runs
 
 
-def _expand(p, name, merged):
-    """One Run per combination of the swept keys' values."""
+def _expand(p, name, merged, lines):
+    """One Run per combination of the swept keys' values; `lines`, {key: the line that set
+    it}, places a mistake found in a run's combination of values."""
     missing = [k for k in REQUIRED if k not in merged]
     if missing:
         raise p.error(f"run {name!r} has no {', '.join(missing)} (set it on the line or in "
@@ -490,40 +526,49 @@ def _expand(p, name, merged):
         values = {k: chosen.get(k, v[0]) for k, v in merged.items()}
         suffix = "".join(f"-{short_key(k)}={v.replace(':', '_')}" for k, v in chosen.items())
         run = _make_run(f"{p.filename}:{p.lineno}", name + suffix, values, chosen)
-        _check_stall(p, run)
-        _check_pin(p, run)
-        _check_linux_kernel(p, run)
+        _check_stall(p, run, lines)
+        _check_pin(p, run, lines)
+        _check_linux_kernel(p, run, lines)
         yield run
 
 
-def _check_stall(p, run):
+def _last_line(lines, *keys):
+    """Where a mistake of these keys' values together is reported: the last of the lines
+    that set them (a key left to the built-in defaults has none), so a defaults line whose
+    values clash among themselves is named, not the run line below that inherits them."""
+    return max(lines[k] for k in keys if k in lines)
+
+
+def _check_stall(p, run, lines):
     """stall= against the run's other keys: an existing vCPU, inside the measured window."""
     s, text = run.stall, run.settings.get("stall")
     if s is None:
         return
     if s.vcpu >= run.smp:
         raise p.error(f"stall={text}: run {run.name!r} has no vCPU {s.vcpu} (smp={run.smp}: "
-                      f"vCPUs 0..{run.smp - 1})")
+                      f"vCPUs 0..{run.smp - 1})", _last_line(lines, "stall", "smp"))
     end = s.offset_ns + s.duration_ns
     if end > run.duration_ns:
         raise p.error(f"stall={text}: run {run.name!r} would stall until "
                       f"{end / 1e6:g} ms into its window, past duration="
                       f"{run.settings['duration']} ({run.duration_ns / 1e6:g} ms); the stall "
-                      "must end inside the window")
+                      "must end inside the window", _last_line(lines, "stall", "duration"))
 
 
-def _check_pin(p, run):
+def _check_pin(p, run, lines):
     """pin= names one host CPU per vCPU."""
     if run.pin is not None and len(run.pin) != run.smp:
         raise p.error(f"pin={run.settings['pin']}: run {run.name!r} has {run.smp} vCPUs; pin= "
-                      f"needs one host CPU per vCPU, joined by '+', not {len(run.pin)}")
+                      f"needs one host CPU per vCPU, joined by '+', not {len(run.pin)}",
+                      _last_line(lines, "pin", "smp"))
 
 
-def _check_linux_kernel(p, run):
+def _check_linux_kernel(p, run, lines):
     """linux_kernel= chooses the Linux guest's kernel: an idlelab run has its own."""
     if "linux_kernel" in run.settings and run.guest_os != "linux":
         raise p.error(f"linux_kernel={run.settings['linux_kernel']}: run {run.name!r} boots "
-                      f"guest={run.guest_os}; linux_kernel= is for guest=linux runs")
+                      f"guest={run.guest_os}; linux_kernel= is for guest=linux runs",
+                      _last_line(lines, "linux_kernel", "guest"))
 
 
 def short_key(key):

@@ -24,6 +24,7 @@ per finished run (stderr, as it ends) and the summary at the end (stdout): count
 matrix's main table, the files written."""
 import contextlib
 import csv
+import hashlib
 import json
 import os
 import re
@@ -46,6 +47,9 @@ STATUS = "status"
 RUNNING, COMPLETE, INTERRUPTED, INCOMPLETE = "running", "complete", "interrupted", "incomplete"
 FINISHED = (COMPLETE, INTERRUPTED)
 _STAMP = re.compile(r"\d{8}-\d{6}(-\d+)?")
+# The longest raw file name, in bytes: a file name is at most 255 on Linux's filesystems,
+# with room for the ".tmp" write_json() adds while it writes.
+RAW_NAME_MAX = 200
 
 
 class FolderError(ValueError):
@@ -111,10 +115,18 @@ def point_latest(outdir):
 
 
 def raw_path(outdir, index, rec):
-    """raw/NNN-<matrix>-<run>[-rK].json: one file per boot."""
+    """raw/NNN-<matrix>-<run>[-rK].json: one file per boot. A sweep's expanded run name can
+    be longer than a file name may be: past RAW_NAME_MAX the name is cut and ends in a hash
+    of the whole, so names alike up to the cut still differ. The record inside holds the
+    name in full (read_raw reads that), and NNN- still starts the file (resume_state)."""
     safe = re.sub(r"[^A-Za-z0-9_.=-]", "_", rec["name"])
     rep = f"-r{rec['repeat']}" if rec.get("repeats", 1) > 1 else ""
-    return os.path.join(outdir, RAW, f"{index:03d}-{rec['matrix']}-{safe}{rep}.json")
+    stem = os.fsencode(f"{index:03d}-{rec['matrix']}-{safe}{rep}")
+    if len(stem) + len(".json") > RAW_NAME_MAX:
+        digest = hashlib.sha256(stem).hexdigest()[:12]
+        cut = stem[:RAW_NAME_MAX - len(f"-{digest}.json")]
+        stem = cut.decode(errors="ignore").encode() + f"-{digest}".encode()
+    return os.path.join(outdir, RAW, os.fsdecode(stem) + ".json")
 
 
 def write_json(path, data):
@@ -268,6 +280,23 @@ def count_raw(outdir):
     return len([f for f in os.listdir(raw) if f.endswith(".json")]) if os.path.isdir(raw) else 0
 
 
+def missing_raw(meta, found):
+    """How many of the runs meta.json says were made have no raw record among the `found`
+    read back (deleted or moved away since): 0 if none, or if meta.json does not say."""
+    made = meta.get("runs_made")
+    return made - found if isinstance(made, int) and found is not None and made > found else 0
+
+
+def missing_note(outdir, meta, found):
+    """One line saying how many raw records are missing from a folder, None if none are."""
+    lost = missing_raw(meta, found)
+    if not lost:
+        return None
+    return (f"{outdir}: {lost} of the {meta['runs_made']} raw records its bench wrote "
+            f"{'is' if lost == 1 else 'are'} missing from raw/ (deleted or moved away?); "
+            f"reporting the {found} there")
+
+
 def incomplete_note(outdir, meta):
     """One line saying what is missing from a folder cut short."""
     n = count_raw(outdir)
@@ -326,14 +355,30 @@ CSV_NAME = "runs.csv"
 
 def write_csv(rows, path):
     """runs.csv: one row per boot, COLUMNS in order, None as an empty cell; written under a
-    temporary name and renamed, so a reader never sees half of it."""
+    temporary name and renamed, so a reader never sees half of it (nor, when it cannot be
+    written, the temporary file)."""
     tmp = path + ".tmp"
-    with open(tmp, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(COLUMNS)
-        for r in rows:
-            w.writerow(csv_cells(r))
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(COLUMNS)
+            for r in rows:
+                w.writerow(csv_cells(r))
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def writing(path):
+    """An OSError writing `path` (a read-only folder, a folder where the file goes, a full
+    disk) as a FolderError naming it: one line for the user, not a traceback."""
+    try:
+        yield
+    except OSError as e:
+        raise FolderError(f"{path}: cannot write it: {e.strerror or e}") from None
 
 
 def append_csv(row, path):
@@ -350,17 +395,25 @@ def run_key(rec):
     return rec["matrix"], rec["name"], rec.get("repeat")
 
 
-def completeness(meta, made, planned):
-    """The line a table of a folder cut short carries (None for a complete one): how many
-    runs of its matrix it holds of how many, and why the rest are missing."""
+def completeness(meta, made, planned, found=None):
+    """The line a table of a folder short of runs carries (None for a complete one): how many
+    runs of its matrix it holds of how many, and why the rest are missing: its bench cut
+    short, or raw records gone from raw/ since it wrote them (`found`, the raw records of
+    the whole folder read back, against meta.json's runs_made: missing_raw)."""
     state = status(meta)
-    if state == COMPLETE:
+    lost = missing_raw(meta, found)
+    if state == COMPLETE and (not lost or planned is not None and made >= planned):
         return None
     of = f"{made} of {planned}" if planned is not None else f"{made} of an unknown number of"
     total = (f"; {meta['runs_made']} of {meta['runs_planned']} runs in all"
              if meta.get("runs_planned") is not None and meta.get("runs_made") is not None
              else "")
-    if state == INTERRUPTED:
+    if lost:
+        total += (f"; {lost} of the {meta['runs_made']} raw records it wrote "
+                  f"{'is' if lost == 1 else 'are'} missing from raw/")
+    if state == COMPLETE:
+        why = "its bench completed"
+    elif state == INTERRUPTED:
         why = (f"interrupted by {meta['signal']}" if meta.get("signal")
                else f"stopped by an error ({meta.get('error', 'not recorded')})")
         why += f" {meta['where']}" if meta.get("where") else ""
@@ -368,7 +421,8 @@ def completeness(meta, made, planned):
         why = "its bench ended without finishing (killed?)"
     else:
         why = f"its bench is still running (status {state})"
-    return f"**Incomplete: {of} runs of this matrix made** ({why}{total})."
+    return (f"**Incomplete: {of} runs of this matrix {'in raw/' if lost else 'made'}** "
+            f"({why}{total}).")
 
 
 def write_all(outdir, recs, meta, predicted=None, hardware=None):
@@ -377,13 +431,15 @@ def write_all(outdir, recs, meta, predicted=None, hardware=None):
     {predicted_* column: value}} (predict.py), fills the predicted columns, and the tables
     show a run that could not be run here by its simulated figures, labelled so.
     `hardware`, [RunRow] (sim/simrun.py), is the same matrices predicted with hardware
-    costs, which the seed tables show beside the measured ones."""
+    costs, which the seed tables show beside the measured ones. A file it cannot write is a
+    FolderError naming it."""
     rows = [derive.summarize(r) for r in recs]
     if predicted:
         rows = [replace(row, **predicted.get(run_key(rec), {}))
                 for row, rec in zip(rows, recs)]
     written = [os.path.join(outdir, CSV_NAME)]
-    write_csv(rows, written[0])
+    with writing(written[0]):
+        write_csv(rows, written[0])
     matrices = by_matrix(aggregate(rows))
     meta = dict(meta, hardware_rows=hardware or [])
     for mid in meta.get("runs_planned_by_matrix") or {}:
@@ -393,12 +449,13 @@ def write_all(outdir, recs, meta, predicted=None, hardware=None):
     for mid, mrows in matrices.items():
         path = os.path.join(outdir, f"{mid}.md")
         made = sum(r["matrix"] == mid for r in recs)
-        with open(path, "w") as f:
+        with writing(path), open(path, "w") as f:
             f.write(tables.markdown(mid, mrows, dict(meta, completeness=completeness(
-                meta, made, (meta.get("runs_planned_by_matrix") or {}).get(mid)))))
+                meta, made, (meta.get("runs_planned_by_matrix") or {}).get(mid), len(recs)))))
         written.append(path)
         for name, draw in plots.PLOTS.get(mid, []) if plt and mrows else []:
-            draw(mrows, os.path.join(outdir, name), plt)
+            with writing(os.path.join(outdir, name)):
+                draw(mrows, os.path.join(outdir, name), plt)
             written.append(os.path.join(outdir, name))
     if wants_plots and plt is None:
         written.append(plots.SKIPPED.format(python=sys.executable))
