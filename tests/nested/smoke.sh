@@ -3,7 +3,7 @@
 set -e
 echo "smoke kvm=$([ -c /dev/kvm ] && echo 1 || echo 0) host=$IDLELAB_HOST attempt=$IDLELAB_NESTED_ATTEMPT"
 # the VM /init holds for the host's life (tools/nested/hold-kvm-keys): still there
-held=$(cat /run/kvm-keys-held)
+held=$(cat /dev/shm/kvm-keys-held)
 echo "smoke keys-held=$([ -d "/proc/$held" ] && echo 1 || echo 0)"
 p=/sys/module/kvm/parameters/halt_poll_ns
 old=$(cat $p)

@@ -146,7 +146,7 @@ def test_auto_says_which_host_and_why(monkeypatch):
     monkeypatch.setenv(qemu.KVM_ENV, "off")
     accel, why = hosts.choose("auto")
     assert accel == "nested" and "nested KVM host" in why
-    monkeypatch.setattr(hosts, "available", lambda: (False, "no image"))
+    monkeypatch.setattr(hosts, "available", lambda build=True: (False, "no image"))
     accel, why = hosts.choose("auto")
     assert accel == "tcg" and "no image" in why
 
@@ -188,7 +188,7 @@ def test_a_bench_goes_on_run_by_run_across_host_faults(tmp_path, monkeypatch):
 
     monkeypatch.setattr(hosts, "run_job", fake_run_job)
     assert hosts.delegate_bench(["--quick", "--accel", "nested"]) == 0
-    assert calls[0] == ["tools/bench", "--quick", "--accel", "kvm"]
+    assert calls[0] == [str(tmp_path / "tools" / "bench"), "--quick", "--accel", "kvm"]
     assert calls[1][calls[1].index("--resume") + 1] == str(folder)
     assert "retried" in calls[1][calls[1].index("--resume-note") + 1]
     assert "--resume-fail" not in calls[1]

@@ -223,22 +223,53 @@ def test_progress_line_counts_down_and_estimates():
 
 def test_accel_choice(monkeypatch):
     monkeypatch.setattr(cli.qemu, "kvm_usable", lambda: False)
-    monkeypatch.setattr(cli.hosts, "available", lambda: (True, None))
+    monkeypatch.setattr(cli.hosts, "available", lambda build=True: (True, None))
     accel, msg, code = cli.choose_accel("auto", True)      # the nested host is a KVM host
     assert (accel, code) == ("nested", None) and "nested KVM host" in msg
-    monkeypatch.setattr(cli.hosts, "available", lambda: (False, "no image here"))
+    assert msg.startswith("host: nested, ")
+    monkeypatch.setattr(cli.hosts, "available", lambda build=True: (False, "no image here"))
     accel, msg, code = cli.choose_accel("auto", False)
     assert (accel, code) == ("tcg", None) and "n/a (TCG)" in msg and "no image here" in msg
     accel, msg, code = cli.choose_accel("auto", True)
     assert (accel, code) == (None, cli.EXIT_NO_KVM) and "required" in msg
     assert cli.choose_accel("kvm", False)[2] == cli.EXIT_NO_KVM
     monkeypatch.setattr(cli.qemu, "kvm_usable", lambda: True)
-    assert cli.choose_accel("auto", True) == ("kvm", None, None)
+    accel, msg, code = cli.choose_accel("auto", True)
+    assert (accel, code) == ("kvm", None) and "(auto: /dev/kvm is usable)" in msg
+
+
+class ReadOnly:
+    """A host whose kvm parameters are all read-only, at Linux's defaults."""
+    values = {"halt_poll_ns": 200000, "halt_poll_ns_grow": 2,
+              "halt_poll_ns_grow_start": 10000, "halt_poll_ns_shrink": 0}
+    read_only = list(values)
+    changes_for = cli.HostParams.changes_for
+
+
+def test_auto_takes_the_nested_host_for_runs_the_local_kvm_cannot_make(monkeypatch):
+    loaded = [("m", "x", parse("defaults: workload=pingpong duration=1s\n"
+                               "same: halt_poll_ns=global:200us\n"
+                               "vm: halt_poll_ns=100us\n"
+                               "other: host_shrink=2\n"
+                               "scaled: halt_poll_ns=global:timer+200us\n", "m"))]
+    needs = cli.params_needed(loaded, ReadOnly())
+    # the host's own value needs no change; a value in the cost table's terms is not known
+    assert needs == "2 of 4 runs set halt_poll_ns, halt_poll_ns_shrink, read-only in this " \
+                    "machine's KVM"
+    assert cli.params_needed(loaded[:1] and [("m", "x", loaded[0][2][:2])], ReadOnly()) is None
+    monkeypatch.setattr(cli.qemu, "kvm_usable", lambda: True)
+    monkeypatch.setattr(cli.hosts, "available", lambda build=True: (True, None))
+    accel, msg, code = cli.choose_accel("auto", False, needs)
+    assert (accel, code) == ("nested", None) and needs in msg and "--accel kvm keeps" in msg
+    assert cli.choose_accel("kvm", False, needs)[0] == "kvm"
+    monkeypatch.setattr(cli.hosts, "available", lambda build=True: (False, "no QEMU"))
+    accel, msg, _ = cli.choose_accel("auto", False, needs)
+    assert accel == "kvm" and "no nested host (no QEMU)" in msg and "not run" in msg
 
 
 def test_require_kvm_without_kvm_exits_3_and_writes_nothing(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(cli.qemu, "kvm_usable", lambda: False)
-    monkeypatch.setattr(cli.hosts, "available", lambda: (False, "no image here"))
+    monkeypatch.setattr(cli.hosts, "available", lambda build=True: (False, "no image here"))
     code = cli.main(["--quick", "--require-kvm", "--results-dir", str(tmp_path / "r")])
     assert code == cli.EXIT_NO_KVM == 3
     assert not (tmp_path / "r").exists()

@@ -18,7 +18,7 @@ PKG_DIR = os.path.join(TOP, "tools", "idlelab")
 # a late wake-up was from the guest's output; a record's row; KVM deltas; the accuracy rule.
 # And the matrix format (with each run's guest command line) and the tables laid out from rows.
 PURE = ("idlelab.derive.", "idlelab.bench.matrix", "idlelab.report.tables",
-        "idlelab.report.layouts.")
+        "idlelab.report.console", "idlelab.report.layouts.")
 # The root package only defines TOP (a path).
 PURE_ROOT = "idlelab"
 IO_MODULES = {"subprocess", "socket", "ctypes", "mmap", "fcntl", "signal", "select",

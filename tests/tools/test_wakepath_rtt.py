@@ -78,8 +78,9 @@ def test_within_the_spread_is_the_before_kernels_min_to_max():
 
 def test_before_needs_a_build_folder(tmp_path, capsys):
     assert w.main(["--accel", "tcg", "--before", str(tmp_path)]) == EXIT_USAGE
-    assert capsys.readouterr().err == (f"wakepath-rtt: --before: no idlelab.elf in {tmp_path} "
-                                       "(a kernel's build folder)\n")
+    host, refusal = capsys.readouterr().err.splitlines()
+    assert host.startswith("wakepath-rtt: host: tcg, ")
+    assert refusal == f"wakepath-rtt: --before: no idlelab.elf in {tmp_path} (a kernel's build folder)"
 
 
 @pytest.mark.parametrize("argv", [["--repeats", "0"], ["--repeats", "x"],

@@ -14,9 +14,10 @@
   wakepath/  the wake path's round trips and instruction counts (make wakepath-*)
   sim/       idlelab-sim's predictions beside a bench, and the governors in the simulator
 
-usage.py (the tools' exit statuses and one-line errors) is shared by the tools.
+usage.py (the tools' exit statuses and one-line errors) and timings.py (what a boot, the
+cost table and the nested host's start took on each host) are shared by the tools.
 tests/tools/test_packages.py keeps the structure: no import cycle, and no I/O in the pure
-modules; tests/tools/test_runpath.py, that one bench run crosses at most 15 modules."""
+modules."""
 import os
 
 # The source tree's top: every path the harness reads or builds is under it.

@@ -10,12 +10,13 @@ import signal
 import sys
 
 from idlelab.derive import records
-from idlelab import usage
+from idlelab import timings, usage
 from idlelab.report import output
 from idlelab.bench import matrix
 from idlelab.host import hosts, qemu
+from idlelab.host.platform import HostParams
 from idlelab.sim import predict, simrun
-from idlelab.bench.invocation import (KnobCheckUnavailable, RUN_OVERHEAD_S, SEEDS, Signals, TOP,
+from idlelab.bench.invocation import (KnobCheckUnavailable, SEEDS, Signals, TOP,
     builtin_matrices, check_cmdlines, estimate_s, load_matrices, run_all)
 from idlelab.report.output import say
 from idlelab.usage import EXIT_NO_KVM, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
@@ -23,26 +24,40 @@ from idlelab.usage import EXIT_NO_KVM, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 RESULTS_DIR = os.path.join(TOP, "results")
 
 
-def choose_accel(requested, require_kvm):
-    """(accel, message or None, exit code or None); accel kvm, nested or tcg (hosts.choose).
-    Without a KVM host a bench cannot read host counters: with --require-kvm that is an
-    error with its own exit code (the nested host is a KVM host), and so is --accel kvm on
-    a machine without /dev/kvm; otherwise the runs go ahead under TCG with the host columns
-    marked n/a (TCG)."""
+def choose_accel(requested, require_kvm, needs_params=None):
+    """(accel, message or None, exit code or None); accel kvm, nested or tcg (hosts.choose,
+    with what the runs need of the kvm parameters); the message is the host line
+    (hosts.host_line). Without a KVM host a bench cannot read host counters: with
+    --require-kvm that is an error with its own exit code (the nested host is a KVM host),
+    and so is --accel kvm on a machine without /dev/kvm; otherwise the runs go ahead under
+    TCG with the host columns marked n/a (TCG)."""
     if requested == "kvm" and not qemu.kvm_usable():
         return None, ("/dev/kvm is missing or not usable: KVM was required, so nothing was "
                       f"run (exit {EXIT_NO_KVM}; --accel nested runs on the emulated KVM host)"), \
             EXIT_NO_KVM
-    accel, why = hosts.choose(requested)
+    accel, why = hosts.choose(requested, needs_params)
     if accel == "tcg" and require_kvm:
         return None, (f"{why or 'TCG asked for'}: KVM was required, so nothing was run "
                       f"(exit {EXIT_NO_KVM})"), EXIT_NO_KVM
-    if accel == "tcg" and requested == "tcg":
-        return "tcg", "running under TCG as asked: host KVM columns are n/a (TCG)", None
+    line = None if hosts.inside() else hosts.host_line(accel, why)
     if accel == "tcg":
-        return "tcg", f"{why}; the host KVM columns are n/a (TCG) (--require-kvm makes this " \
-                      "an error)", None
-    return accel, why, None
+        line += "; the host KVM columns are n/a (TCG)" + (
+            "" if requested == "tcg" else " (--require-kvm makes this an error)")
+    return accel, line, None
+
+
+def params_needed(loaded, params=None):
+    """One line naming the runs that must set kvm parameters which this machine's KVM has
+    read-only (hosts.choose then takes the nested host), or None when every run can be made
+    here. A value in the cost table's terms is not known yet, so it counts as a change."""
+    params = params or HostParams()
+    runs = [r for _, _, rs in loaded for r in rs if r.accel != "tcg"]
+    stuck = [r for r in runs if params.changes_for(r)[1]]
+    if not stuck:
+        return None
+    names = sorted({k for r in stuck for k in r.host_params})
+    return (f"{len(stuck)} of {len(runs)} runs set {', '.join(names)}, read-only in this "
+            "machine's KVM")
 
 
 REPEAT = usage.int_in(1, matrix.MAX_REPEAT)     # --repeat N
@@ -113,6 +128,10 @@ def parse_args(argv):
     ap.add_argument("--resume-fail", action="store_true",
                     help="with --resume: record the first run not made as failed, with "
                          "--resume-note as its reason, instead of making it")
+    ap.add_argument("--side-by-side", action="store_true",
+                    help="after each run, its per-vCPU table: the guest's HLT count beside "
+                         "KVM's halt_exits, KVM's polls, IPIs sent and avoided, poll share and "
+                         "the vCPU thread's host CPU")
     ap.add_argument("--list", action="store_true",
                     help="print the matrices' runs and the time estimate; run nothing")
     ap.add_argument("--report", metavar="RESULTS_FOLDER",
@@ -148,12 +167,14 @@ def missing_linux_files(loaded):
     return None
 
 
-def list_matrices(loaded):
-    """--list: each matrix, its runs and the expected time."""
+def list_matrices(loaded, host, cost_table):
+    """--list: each matrix, its runs and the expected time on `host` (the one the bench
+    would take), from what benches measured there (timings.py)."""
+    learned, guessed = timings.costs(host)
     total = 0.0
     for mid, path, runs in loaded:
         boots = sum(r.repeat for r in runs)
-        secs = sum(estimate_s(r) * r.repeat for r in runs)
+        secs = sum(estimate_s(r, learned["boot_s"]) * r.repeat for r in runs)
         total += secs
         print(f"{mid}: {os.path.relpath(path, TOP)}: {len(runs)} runs, {boots} boots, "
               f"~{secs:.0f}s")
@@ -169,13 +190,21 @@ def list_matrices(loaded):
                   + (f" guest={r.guest_os}" if r.guest_os != "idlelab" else "")
                   + (f" linux_kernel={r.linux_kernel}" if r.linux_kernel not in
                      (None, qemu.LINUX_KERNELS[0]) else ""))
-    print(f"total ~{total:.0f}s (about {RUN_OVERHEAD_S:.0f}s per boot besides warm-up and "
-          "window)")
+    extra = [("the cost table", learned["cost_table_s"] if cost_table else 0),
+             ("the nested host's start", learned.get("host_start_s", 0))]
+    total += sum(s for _, s in extra)
+    print(f"total ~{total:.0f}s on the {host} host: {learned['boot_s']:.1f}s per boot besides "
+          "warm-up and window"
+          + "".join(f", {s:.0f}s {what}" for what, s in extra if s)
+          + f" ({timings.describe(host, guessed)})")
 
 
 def rebuild_report(outdir):
     """--report: the reports of an existing folder, from its raw records. A folder a killed
-    bench left is said to be incomplete, marked so, and reported from what it holds."""
+    bench left is said to be incomplete, marked so, and reported from what it holds; one
+    whose raw/ lacks runs its bench made is said to, and its tables say how many. A folder
+    it cannot write (read-only, a folder where runs.csv goes) is one line and EXIT_USAGE,
+    as one it cannot read."""
     try:
         output.check_folder(outdir)
         meta = output.read_meta(outdir)
@@ -188,10 +217,20 @@ def rebuild_report(outdir):
         say(f"--report {outdir}: still being written by the bench with pid "
             f"{meta['owner']['pid']}: wait for it to end")
         return EXIT_USAGE
-    if status == output.INCOMPLETE:
-        say(output.incomplete_note(outdir, meta) + "; reporting those")
-        meta = output.mark_incomplete(outdir, meta, "--report")
-    for path in output.write_all(outdir, recs, meta, hardware=simrun.rows_if_built(recs)):
+    # Said once the reports are written: a folder that cannot be written ends in that line.
+    notes = [output.missing_note(outdir, meta, len(recs))]
+    try:
+        if status == output.INCOMPLETE:
+            notes.insert(0, output.incomplete_note(outdir, meta) + "; reporting those")
+            with output.writing(os.path.join(outdir, output.META)):
+                meta = output.mark_incomplete(outdir, meta, "--report")
+        written = output.write_all(outdir, recs, meta, hardware=simrun.rows_if_built(recs))
+    except output.FolderError as e:
+        say(f"--report {e}")
+        return EXIT_USAGE
+    for note in filter(None, notes):
+        say(note)
+    for path in written:
         print(path)
     return EXIT_OK
 
@@ -223,7 +262,9 @@ def main(argv=None):
                 "(e.g. `timer*2`), so it must be measured")
             return EXIT_USAGE
     if args.list:
-        list_matrices(loaded)
+        accel, _ = hosts.choose(args.accel, params_needed(loaded), build=False)
+        host = hosts.describe(accel)["host"] if accel != "nested" else "nested"
+        list_matrices(loaded, host, not args.no_cost_table)
         return EXIT_OK
     missing = missing_linux_files(loaded)
     if missing:
@@ -236,17 +277,18 @@ def main(argv=None):
     except output.FolderError as e:
         say(f"{'--resume' if args.resume else '--results-dir'} {e}")
         return EXIT_USAGE
-    accel, msg, code = choose_accel(args.accel, args.require_kvm)
+    accel, msg, code = choose_accel(args.accel, args.require_kvm, params_needed(loaded))
     if msg:
         say(msg)
     if code is not None:
         return code
     if accel == "nested":
         outside = [d for d in (args.results_dir, args.resume) if d and not
-                   os.path.realpath(d).startswith(TOP + os.sep)]
+                   hosts.writable_inside(d)]
         if outside:
-            say(f"{outside[0]}: the nested host writes results into the project tree only "
-                f"(it shares {TOP} read-write, the rest read-only)")
+            say(f"{outside[0]}: the nested host writes results only into the project tree, "
+                f"/tmp and /run (it shares those read-write, the rest of this machine "
+                "read-only)")
             return EXIT_USAGE
         return hosts.delegate_bench(sys.argv[1:] if argv is None else list(argv))
     with Signals() as signals:

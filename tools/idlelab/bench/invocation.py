@@ -23,13 +23,14 @@ import tempfile
 import threading
 import time
 
+from idlelab import timings
 from idlelab.bench import matrix, onerun, plateau
 from idlelab.bench.onerun import Context, execute
 from idlelab.derive import records, runrow, threadtrace
 from idlelab.host import hosts, platform, qemu
 from idlelab.host.platform import HostParams
 from idlelab.host.samplers import QuietWaiter, loadavg
-from idlelab.report import output
+from idlelab.report import console, output
 from idlelab.report.output import append_csv, say, write_csv
 from idlelab.sim import simrun
 from idlelab.usage import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
@@ -127,13 +128,14 @@ class Place:
         return f"between runs {self.after} and {self.after + 1} of {self.planned}"
 
 
-def run_all(args, loaded, accel, signals=None):
-    """Runs the work list and reports; returns the exit status."""
+def run_all(args, loaded, accel, signals=None, summary=True):
+    """Runs the work list and reports; returns the exit status. summary=False leaves the
+    closing summary (counts, tables, files) to the caller (tools/demo prints its own)."""
     signals = signals or Signals()
     reclaim(args.results_dir)
     params = HostParams()
     ctx = Context(accel=accel, params=params, window_hold=args.window_hold,
-                  timeout_s=args.timeout)
+                  timeout_s=args.timeout, side_by_side=args.side_by_side)
     try:
         resumed = resume_state(args.resume) if args.resume else None
     except output.FolderError as e:
@@ -193,7 +195,11 @@ def run_all(args, loaded, accel, signals=None):
         elif args.no_cost_table:
             costs = {"error": "not measured (--no-cost-table)", "skipped": True}
         else:
+            started = time.monotonic()
             costs, loaded = measure_costs(accel, loaded, args.timeout)
+            if costs is not None and "prims" in costs:
+                timings.learn(hosts.describe(accel)["host"], "cost_table_s",
+                              time.monotonic() - started)
         if costs is None:
             meta.setdefault("error", "the cost table could not be measured, and the "
                             "matrices place their values by it")
@@ -212,7 +218,8 @@ def run_all(args, loaded, accel, signals=None):
             meta.update(interrupted=True, where=place.describe())
             code = EXIT_RUN_FAILED
         else:
-            say(f"{len(work)} boots from {', '.join(m for m, _, _ in loaded)} under {accel}; "
+            say(f"{len(work)} boot{'s' if len(work) != 1 else ''} from "
+                f"{', '.join(m for m, _, _ in loaded)} under {hosts.describe(accel)['host']}; "
                 f"results in {relpath(outdir)}")
             waited = waiter.wait("before the first run")
             run_work(work, ctx, outdir, waiter, waited, recs, args.quiet_below, signals,
@@ -256,7 +263,8 @@ def run_all(args, loaded, accel, signals=None):
             "writes them again")
         return EXIT_RUN_FAILED
     output.write_meta(outdir, meta)
-    print(output.summary(recs, meta, written), flush=True)
+    if summary:
+        print(output.summary(recs, meta, written), flush=True)
     if error is not None:
         raise error
     if meta.get("signal"):
@@ -376,8 +384,12 @@ def prepare_kvm(ctx, work):
     note = ctx.params.recover()
     if note:
         say(note)
-    say(ctx.params.describe() + ("; runs that need other values are reported as not run"
-                                 if ctx.params.read_only else ""))
+    # outside the nested host the host line (hosts.host_line) has said the parameters
+    said = [ctx.params.describe()] if hosts.inside() else []
+    if ctx.params.read_only:
+        said.append("runs that need other kvm parameters than these are reported as not run")
+    if said:
+        say("; ".join(said))
     if any(run.vm_halt_poll_ns is not None and ctx.run_accel(run) == "kvm"
            for _, run, _ in work):
         ctx.library = platform.build()
@@ -390,7 +402,7 @@ def run_work(work, ctx, outdir, waiter, waited, recs, quiet_below, signals, plac
     load. Resuming (recs holds the runs made), the loop starts after them; the first run it
     makes carries the resume note (`retried`), or with resume_fail is recorded as failed
     with that note instead of being run."""
-    progress = Progress(work)
+    progress = Progress(work, hosts.describe(ctx.accel)["host"])
     start = len(recs)
     csv_path = os.path.join(outdir, output.CSV_NAME)
     for i, (mid, run, rep) in enumerate(work):
@@ -422,6 +434,8 @@ def run_work(work, ctx, outdir, waiter, waited, recs, quiet_below, signals, plac
             output.write_meta(outdir, meta)
             place.run, place.after = None, i + 1
         print(output.result_line(rec, row), file=sys.stderr, flush=True)
+        if ctx.side_by_side:
+            print("\n".join(console.vcpu_table(rec)), file=sys.stderr, flush=True)
         waited = (0.0, None, None)
         if output.saw_other_load(row, quiet_below) and i + 1 < len(work):
             waited = waiter.wait("the last run saw other load")
@@ -543,10 +557,9 @@ def plan(loaded):
             for run in runs if i <= run.repeat]
 
 
-def estimate_s(run):
+def estimate_s(run, boot_s=RUN_OVERHEAD_S):
     """Expected wall time of one boot, for the ETA: fixed cost + warm-up + window."""
-    warmup = matrix.parse_time(run.guest.get("warmup", "100ms"))
-    return RUN_OVERHEAD_S + (warmup + run.duration_ns) / 1e9
+    return timings.run_s(run, boot_s, matrix.parse_time)
 
 
 def relpath(path):
@@ -559,14 +572,16 @@ def relpath(path):
 class Progress:
     """Which run, how many left, and the time the rest should take."""
 
-    def __init__(self, work):
-        self.work = work
+    def __init__(self, work, host=None):
+        self.work, self.host = work, host
         self.started = time.monotonic()
         self.overheads = []
+        # before this bench's first boot, what the benches before it measured on this host
+        self.prior_s = timings.costs(host)[0]["boot_s"] if host else RUN_OVERHEAD_S
 
     def eta_s(self, index):
         overhead = (sum(self.overheads) / len(self.overheads)) if self.overheads \
-            else RUN_OVERHEAD_S
+            else self.prior_s
         return sum(estimate_s(run) - RUN_OVERHEAD_S + overhead
                    for _, run, _ in self.work[index:])
 
@@ -585,3 +600,5 @@ class Progress:
         if q:
             warm = matrix.parse_time(run.guest.get("warmup", "100ms"))
             self.overheads.append(max(0.0, q["seconds"] - (warm + run.duration_ns) / 1e9))
+            if self.host and rec.get("status") == "ok":
+                timings.learn(self.host, "boot_s", self.overheads[-1])

@@ -68,6 +68,7 @@ class Context:
     ncpus: int = field(default_factory=host_cpus)
     # neighbour= specs measured alone in this invocation: (spec text, duration) -> throughput
     alone: dict = field(default_factory=dict)
+    side_by_side: bool = False       # each run's per-vCPU table on the terminal as it ends
 
     def run_accel(self, run):
         return run_accel(run, self.accel)
@@ -121,8 +122,12 @@ def socket_path(folder, name):
 
 
 def sockets_work(folder):
-    """True if a UNIX socket can be bound in `folder`: not on every filesystem (the nested
-    host's 9p share of the tree refuses it, ENXIO), and a boot's QMP socket lives there."""
+    """True if a UNIX socket can be bound in `folder`: not on every filesystem, and a boot's
+    QMP socket lives there. 9p (the nested host's shares) refuses it, and QEMU's 9p server
+    then prints "broken or compromised client detected" on the host's console: a folder on
+    9p is known without trying."""
+    if mount_type(folder) == "9p":
+        return False
     path, fd = socket_path(folder, f"probe-{os.getpid()}")
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
@@ -136,6 +141,20 @@ def sockets_work(folder):
             os.unlink(path)
         if fd is not None:
             os.close(fd)
+
+
+def mount_type(path):
+    """The filesystem type of the mount that holds `path` (/proc/self/mounts), or None."""
+    real, best = os.path.realpath(path), (-1, None)
+    with contextlib.suppress(OSError):
+        with open("/proc/self/mounts") as f:
+            for line in f:
+                _, point, kind = line.split()[:3]
+                point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), point)
+                if (real == point or real.startswith(point.rstrip("/") + "/")) and \
+                        len(point) > best[0]:
+                    best = (len(point), kind)
+    return best[1]
 
 
 def reclaim_temp_dirs(tmpdir=None, own=False):

@@ -238,8 +238,9 @@ def by_matrix(rows):
 
 # --- From one raw record to its RunRow ----------------------------------------------------
 
-GUEST_SIDE = ("hlt", "halts_aborted", "wakeups", "ipi_received", "timer_irqs", "poll_hits",
-              "ipi_avoided", "steal_ns", "polls_suspended", "shadow_breaks")
+GUEST_SIDE = ("hlt", "halts_aborted", "wakeups", "ipi_sent", "ipi_received", "timer_irqs",
+              "poll_hits", "ipi_avoided", "poll_ns", "steal_ns", "polls_suspended",
+              "shadow_breaks")
 HOST_SIDE = ("halt_exits", "halt_attempted_poll", "halt_successful_poll", "halt_wakeup",
              "halt_poll_invalid", "exits")
 TIME_UNITS_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}

@@ -37,16 +37,24 @@ import subprocess
 import sys
 import time
 
+from idlelab import timings
 from idlelab.host import qemu
+from idlelab.host.platform import HostParams
 from idlelab.host.samplers import OUTER_ENV, OuterWaitWriter
 
 
 ACCELS = ("auto", "kvm", "nested", "tcg")
 
 
-def choose(requested):
+def choose(requested, needs_params=None, build=True):
     """(accel, why): accel is kvm, nested or tcg; why is one line for the user, or None when
-    the choice is simply what was asked. Inside the nested host, nested is its local KVM."""
+    the choice is simply what was asked. Inside the nested host, nested is its local KVM.
+
+    needs_params says what of the job must set kvm module parameters this machine's KVM has
+    read-only (a line, or None): auto then takes the nested host, whose parameters are its
+    own, so that those runs are made rather than reported not run. `kvm` asked for keeps the
+    local KVM whatever the job needs. build=False: a nested host whose image is not built
+    yet counts as available (for a plan: nothing is built or booted)."""
     if requested not in ACCELS:
         raise ValueError(f"accel must be one of {'|'.join(ACCELS)}, not {requested!r}")
     if inside():
@@ -56,13 +64,43 @@ def choose(requested):
     if requested != "auto":
         return requested, None
     if qemu.kvm_usable():
-        return "kvm", None
-    ok, why = available()
+        if not needs_params:
+            return "kvm", "/dev/kvm is usable" + ("" if needs_params is None else
+                                                  " and the job sets no kvm parameter")
+        ok, why = available(build)
+        if ok:
+            return "nested", (f"{needs_params}; --accel kvm keeps this machine's KVM and "
+                              "reports those runs not run")
+        return "kvm", f"{needs_params}, and there is no nested host ({why}): those runs are " \
+                      "reported not run"
+    ok, why = available(build)
     if ok:
         return "nested", "no usable /dev/kvm here: running on the nested KVM host (Debian's " \
                          "kernel with kvm_amd under QEMU's emulated SVM; slow exits, real KVM)"
     return "tcg", f"no usable /dev/kvm and no nested host ({why}): running under TCG " \
                   "(no KVM counters)"
+
+
+def host_line(accel, why=None):
+    """The one line a tool says before anything runs: the host, why it was chosen, its
+    kernel, and its kvm parameters with whether they are writable."""
+    reason = f" (auto: {why})" if why else ""
+    if accel == "tcg":
+        return (f"host: tcg, QEMU's emulator on this machine (Linux {platform.release()}): no "
+                f"KVM, so no host polling and no KVM counts{reason}")
+    if accel == "nested":
+        try:
+            m = manifest()
+            kernel = f"Debian's {m['package']} {m['version']}"
+        except (OSError, ValueError, KeyError):
+            kernel = "Debian's kernel"
+        return (f"host: nested, {kernel} with kvm_amd under QEMU's emulated SVM on this "
+                f"machine; its kvm parameters are its own and writable, set per run and "
+                f"recorded{reason}")
+    kind = "nested" if inside() else "kvm"
+    where = "the nested host's own KVM" if kind == "nested" else "this machine's /dev/kvm"
+    return (f"host: {kind}, {where}, Linux {platform.release()}; "
+            f"{HostParams().describe()}{reason}")
 
 
 def describe(accel):
@@ -98,7 +136,8 @@ def delegate(tool, argv, prog, timeout=None):
     its KVM, and returns the exit status to exit with. A host that cannot be had, or that
     wedged twice, is one line naming why and its own exit code (tools/nested/exit-codes)."""
     try:
-        res = run_job([tool] + with_accel(argv, "kvm"), timeout=timeout)
+        res = run_job([os.path.join(TOP, tool)] + with_accel(argv, "kvm"), timeout=timeout,
+                      cwd=os.getcwd())
     except NestedError as e:
         print(f"{prog}: nested host: {e}", file=sys.stderr, flush=True)
         return e.code
@@ -110,13 +149,14 @@ def delegate(tool, argv, prog, timeout=None):
     return res.status
 
 
-def place(prog, tool, requested, argv):
+def place(prog, tool, requested, argv, needs_params=None):
     """The one step every --accel tool takes first: (accel, None) to run here under kvm or
-    tcg, or (nested, exit status) once the tool has run inside the nested host. Says why
-    in one line when the choice was not simply the one asked for."""
-    accel, why = choose(requested)
-    if why:
-        print(f"{prog}: {why}", file=sys.stderr, flush=True)
+    tcg, or (nested, exit status) once the tool has run inside the nested host. Says the
+    host in one line (host_line) before anything runs; inside the nested host the tool
+    outside has said it already."""
+    accel, why = choose(requested, needs_params)
+    if not inside():
+        print(f"{prog}: {host_line(accel, why)}", file=sys.stderr, flush=True)
     if accel != "nested":
         return accel, None
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -125,7 +165,7 @@ def place(prog, tool, requested, argv):
     return accel, delegate(tool, argv, prog)
 
 
-RESULTS_AT = re.compile(r"results in (\S+)$")
+RESULTS_AT = re.compile(r"results in (.+)$")
 MAX_WEDGES = 10
 
 
@@ -144,8 +184,9 @@ def delegate_bench(argv, prog="bench"):
             folder = os.path.join(TOP, m.group(1))
     while True:
         try:
-            res = run_job(["tools/bench"] + with_accel(argv + extra, "kvm"),
-                                 on_line=on_line, retries=0)
+            res = run_job([os.path.join(TOP, "tools", "bench")]
+                          + with_accel(argv + extra, "kvm"), on_line=on_line, retries=0,
+                          cwd=os.getcwd())
         except NestedError as e:
             print(f"{prog}: nested host: {e}", file=sys.stderr, flush=True)
             return e.code
@@ -185,6 +226,10 @@ BUSYBOX = "/bin/busybox"
 INPUTS = [os.path.join(TOOLS, f) for f in ("mkimage", "init", "kernel-package", "modules")] \
     + [BUSYBOX]
 
+# What of this machine the host's jobs see read-write besides the tree (tools/nested/init
+# mounts them; the rest of the root is read-only there): a file a command names under them is
+# the same file inside, and what the job writes there stays.
+WRITABLE_SHARES = (("tmp", "/tmp"), ("run", "/run"))
 SMP, MEM = 2, "2G"
 CPU = "max"        # under TCG: SVM with nested paging and vGIF (no nrip-save)
 BOOT_S = 90        # emulated host start to its job (about 5 s here); beyond, it is wedged
@@ -225,6 +270,13 @@ class NestedError(Exception):
     def __init__(self, name, why):
         super().__init__(why)
         self.name, self.code = name, CODES[name]
+
+
+def writable_inside(path):
+    """True if a job in the nested host can write `path` (the tree or a writable share)."""
+    real = os.path.realpath(path)
+    return any(real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+               for top in [TOP] + [p for _, p in WRITABLE_SHARES])
 
 
 def inside():
@@ -285,13 +337,13 @@ def ensure_image():
     return manifest()
 
 
-def available():
+def available(build=True):
     """(True, None) if the nested host can be used here, else (False, why): QEMU is
-    installed and the image exists or could be built now."""
+    installed and the image exists or could be built now (build=False: is not built now)."""
     if not _which("qemu-system-x86_64"):
         return False, "qemu-system-x86_64 is not installed"
-    if re.search(r"\s", TOP):
-        return False, f"the tree's path {TOP!r} has white space (it goes on a kernel command line)"
+    if not build:
+        return True, None
     try:
         ensure_image()
     except NestedError as e:
@@ -335,8 +387,11 @@ def host_command(run_dir, job_path, image=IMAGE, cpu=CPU):
         # window's edges): the host's scheduler queues a kicked vCPU thread behind its waker
         # on this 2-CPU host for hundreds of round trips at a time (docs/notebook).
         "schedstats=enable",
-        f"idlelab.tree={TOP}", f"idlelab.job={job_path}", f"idlelab.image={image}",
+        f"idlelab.tree={encode(TOP)}", f"idlelab.job={encode(job_path)}",
+        f"idlelab.image={encode(image)}",
     ] + os.environ.get("IDLELAB_NESTED_APPEND", "").split())
+    shares = [("root", "/", "readonly=on,"), ("tree", TOP, "")] + \
+        [(name, path, "") for name, path in WRITABLE_SHARES]
     return [
         "qemu-system-x86_64", "-accel", "tcg,thread=multi", "-cpu", cpu,
         "-smp", str(SMP), "-m", MEM, "-name", "idlelab-nested-host,debug-threads=on",
@@ -345,26 +400,38 @@ def host_command(run_dir, job_path, image=IMAGE, cpu=CPU):
         # mid-job can still be dumped; the harness ends QEMU once /init said the job ended.
         "-action", "reboot=shutdown,shutdown=pause",
         "-serial", "stdio", "-serial", f"file:{os.path.join(run_dir, 'heartbeat')}",
-        "-monitor", f"unix:{os.path.join(run_dir, 'monitor.sock')},server=on,wait=off",
+        "-monitor", f"unix:{opt(os.path.join(run_dir, 'monitor.sock'))},server=on,wait=off",
         "-kernel", os.path.join(image, "vmlinuz"),
         "-initrd", os.path.join(image, "initrd.img"),
         "-append", append,
-        "-fsdev", "local,id=root,path=/,security_model=none,readonly=on,multidevs=remap",
-        "-device", "virtio-9p-pci,fsdev=root,mount_tag=root",
-        "-fsdev", f"local,id=tree,path={TOP},security_model=none,multidevs=remap",
-        "-device", "virtio-9p-pci,fsdev=tree,mount_tag=tree",
-    ]
+    ] + [a for tag, path, ro in shares for a in (
+        "-fsdev", f"local,id={tag},path={opt(path)},security_model=none,{ro}multidevs=remap",
+        "-device", f"virtio-9p-pci,fsdev={tag},mount_tag={tag}")]
 
 
-def job_script(argv, attempt, run_dir):
-    """The job /init runs in the chroot, from the tree's top folder."""
+def encode(path):
+    """A path as a value on the host's kernel command line, which a space would end: every
+    byte but letters, digits and `/._-` as %XX (tools/nested/init decodes it)."""
+    return "".join(chr(b) if chr(b).isascii() and (chr(b).isalnum() or chr(b) in "/._-")
+                   else f"%{b:02X}" for b in os.fsencode(path))
+
+
+def opt(value):
+    """A value inside one of QEMU's comma-separated options: a comma is written twice."""
+    return value.replace(",", ",,")
+
+
+def job_script(argv, attempt, run_dir, cwd=TOP):
+    """The job /init runs in the chroot: argv from `cwd` (the tree's top, or the folder the
+    user ran a delegated tool from, so that the paths it was given mean the same inside)."""
     return ("# written by tools/idlelab/host/hosts.py: one tool run inside the nested host\n"
             f"export {ATTEMPT_ENV}={attempt}\n"
             f"export {OUTER_ENV}={shlex.quote(os.path.join(run_dir, OUTER_WAIT_FILE))}\n"
+            f"cd {shlex.quote(cwd)} || exit {CODES['NESTED_BOOT_FAILED']}\n"
             f"exec {' '.join(shlex.quote(a) for a in argv)}\n")
 
 
-def run_job(argv, echo=True, on_line=None, timeout=None, retries=1, cpu=CPU):
+def run_job(argv, echo=True, on_line=None, timeout=None, retries=1, cpu=CPU, cwd=TOP):
     """Runs argv (a command from the tree's top folder, e.g. ["tools/bench", "--accel",
     "kvm"]) inside a fresh nested host and returns a JobResult. The job's output goes to
     stdout as it arrives (echo) and to on_line. A wedged host is dumped and the job retried
@@ -375,7 +442,9 @@ def run_job(argv, echo=True, on_line=None, timeout=None, retries=1, cpu=CPU):
     for attempt in range(1, retries + 2):
         run_dir = os.path.join(RUNS, f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{attempt}")
         os.makedirs(run_dir)
-        res = _attempt(argv, run_dir, attempt, echo, on_line, timeout, cpu)
+        res = _attempt(argv, run_dir, attempt, echo, on_line, timeout, cpu, cwd)
+        if res.boot_s is not None:
+            timings.learn("nested", "host_start_s", res.boot_s)
         if res.error not in FAULTS:
             res.attempts, res.wedges = attempt, wedges
             return res
@@ -389,10 +458,10 @@ def run_job(argv, echo=True, on_line=None, timeout=None, retries=1, cpu=CPU):
                            f"time{'s' if len(wedges) > 1 else ''} in a row (wedged or reset)")
 
 
-def _attempt(argv, run_dir, attempt, echo, on_line, timeout, cpu):
+def _attempt(argv, run_dir, attempt, echo, on_line, timeout, cpu, cwd):
     job_path = os.path.join(run_dir, "job.sh")
     with open(job_path, "w") as f:
-        f.write(job_script(argv, attempt, run_dir))
+        f.write(job_script(argv, attempt, run_dir, cwd))
     beat = os.path.join(run_dir, "heartbeat")
     open(beat, "w").close()
     cmd = host_command(run_dir, job_path, cpu=cpu)

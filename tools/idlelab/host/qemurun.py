@@ -64,8 +64,8 @@ def main(argv=None):
         accel, why = hosts.choose(args.accel)
     except ValueError as e:
         ap.error(str(e))
-    if why:
-        print(f"qemu-run: {why}", file=sys.stderr, flush=True)
+    if not hosts.inside() and not args.print_cmd:
+        print(f"qemu-run: {hosts.host_line(accel, why)}", file=sys.stderr, flush=True)
     cfg.accel = "kvm" if accel == "nested" else accel
     note = linux_tcg_note(cfg, cfg.accel)
     if note:

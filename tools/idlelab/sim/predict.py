@@ -345,6 +345,11 @@ def write_report(results, costs=None, sim=SIM):
     with open(os.path.join(results, "predicted.json"), "w") as f:
         json.dump(entries, f, indent=1)
     print(within_line(entries))
+    refused = [e for e in entries if e.get("why")]
+    if refused:
+        # said here too: a bar over no run would read as a verdict otherwise
+        print(f"predict: the simulator refused {len(refused)} of {len(entries)} runs, "
+              f"{_label(refused[0])} first: {refused[0]['why']}", file=sys.stderr)
     for extra in (control_line(entries), ceiling_line(entries)):
         if extra:
             print(extra)
