@@ -102,7 +102,7 @@ RUN_ARGS = --smp $(SMP) --machine $(MACHINE) --accel $(ACCEL) --cmdline "$(CMDLI
 # idle=haltpoll, each run's table and a comparison. With CMDLINE, one boot with those knobs.
 run: deps all
 ifeq ($(strip $(CMDLINE)),)
-	$(PYTHON) tools/demo --smp $(SMP) --machine $(MACHINE) --accel $(ACCEL)
+	@$(PYTHON) tools/demo --smp $(SMP) --machine $(MACHINE) --accel $(ACCEL)
 else
 	$(PYTHON) tools/qemu-run $(RUN_ARGS)
 endif

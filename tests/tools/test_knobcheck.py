@@ -172,3 +172,17 @@ def test_mkiso_reclaims_the_stage_of_a_killed_run(tmp_path):
     subprocess.run([os.path.join(TOP, "tools", "mkiso"), str(tmp_path / "a.iso"), ""],
                    check=True, timeout=120)
     assert not dead.exists() and live.exists()
+
+
+@pytest.mark.parametrize("text,line", [
+    ("defaults: workload=periodic duration=1s guest.period=5x\na: guest.idle=halt\n", 1),
+    ("defaults: workload=periodic duration=1s\na: guest.idle=halt guest.period=5x\n", 2),
+    # a later defaults line overrides the earlier one's value: the later is to blame
+    ("defaults: guest.period=1ms\ndefaults: workload=periodic duration=1s guest.period=5x\n"
+     "a: guest.idle=halt\n", 2),
+])
+def test_the_kernels_refusal_names_the_line_that_set_the_knob(text, line):
+    loaded = [("m", "m.txt", matrix.parse(text, "m.txt"))]
+    with pytest.raises(matrix.MatrixError, match=rf"^m\.txt:{line}: run 'a': the guest would "
+                                                 r"refuse its command line: knob 'period=5x'"):
+        invocation.check_cmdlines(loaded)

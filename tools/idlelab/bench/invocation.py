@@ -16,6 +16,7 @@ finished is noted, not obeyed (only SIGKILL ends it then). After SIGKILL the fol
 so and marks it (report/output.py)."""
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -523,7 +524,10 @@ def check_cmdlines(loaded, window_hold=matrix.WINDOW_HOLD):
     if refused:
         (i, msg), more = refused[0], len(refused) - 1
         also = f" (and {more} more run{'s' if more > 1 else ''} refused)" if more else ""
-        raise matrix.MatrixError(f"{runs[i].where}: run {runs[i].name!r}: the guest would "
+        # the kernel names the knob it refused: the line that set it (a defaults line too)
+        knob = re.match(r"knob '([^=']+)", msg)
+        where = matrix.where_set(runs[i], f"guest.{knob.group(1)}") if knob else runs[i].where
+        raise matrix.MatrixError(f"{where}: run {runs[i].name!r}: the guest would "
                                  f"refuse its command line: {msg}{also}")
 
 

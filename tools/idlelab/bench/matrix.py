@@ -144,6 +144,8 @@ class Run:
     trace: str = None            # KVM's trace of the window (trace=), None: none
     guest_os: str = "idlelab"    # guest=: idlelab's kernel or linux (idlelab.GUESTS)
     linux_kernel: str = None     # linux_kernel= (idlelab.LINUX_KERNELS); None: guest=idlelab
+    # {key: the line of the file that set it}, for a mistake found later (the kernel's check)
+    lines: dict = field(default_factory=dict, compare=False)
 
     def cmdline(self):
         """The guest kernel command line: the guest.<knob> values, in file order."""
@@ -525,7 +527,7 @@ def _expand(p, name, merged, lines):
         chosen = dict(zip(swept, combo))
         values = {k: chosen.get(k, v[0]) for k, v in merged.items()}
         suffix = "".join(f"-{short_key(k)}={v.replace(':', '_')}" for k, v in chosen.items())
-        run = _make_run(f"{p.filename}:{p.lineno}", name + suffix, values, chosen)
+        run = _make_run(f"{p.filename}:{p.lineno}", name + suffix, values, chosen, lines)
         _check_stall(p, run, lines)
         _check_pin(p, run, lines)
         _check_linux_kernel(p, run, lines)
@@ -576,7 +578,7 @@ def short_key(key):
     return key[len("guest."):] if key.startswith("guest.") else key
 
 
-def _make_run(where, name, values, chosen):
+def _make_run(where, name, values, chosen, lines=None):
     scope, ns = PARSERS["halt_poll_ns"](values["halt_poll_ns"])
     host = {param: PARSERS[key](values[key]) for key, param in _HOST_PARAM.items()
             if key in values}
@@ -602,6 +604,7 @@ def _make_run(where, name, values, chosen):
         guest_os=values["guest"],
         linux_kernel=values.get("linux_kernel", LINUX_KERNELS[0])
         if values["guest"] == "linux" else None,
+        lines=dict(lines or {}),
     )
 
 
@@ -619,6 +622,13 @@ def load(path, guest_knobs=None):
     if "\0" in text:
         raise MatrixError(f"{path}: not a text matrix (it holds NUL bytes)")
     return parse(text, path, guest_knobs)
+
+
+def where_set(run, key):
+    """file:line of the line that set `key` for this run (a defaults line, or the run's own),
+    or the run's line when the key came from no line (a built-in default, the bench's own)."""
+    line = run.lines.get(key)
+    return f"{run.where.rsplit(':', 1)[0]}:{line}" if line else run.where
 
 
 def guest_knob_names(table=KNOB_TABLE):
