@@ -37,9 +37,19 @@ def test_the_comparison_holds_each_configuration_against_plain_halt():
     labels = {"halt": "plain halt", "hostpoll": "host polls", "guestpoll": "guest polls"}
     head, halt, hostpoll, guestpoll = console.comparison(rows, labels, "halt")
     assert "vs halt: CPU" in head
-    # host CPU, halt exits/s (1 s window), IPIs/s, avoided/s, latency
-    assert cells(halt)[3:9] == ["60.0%", "2000", "2000", "0", "RTT", "p50"]
-    assert cells(halt)[9] == "400us" and len(cells(halt)) == 10
+    # host CPU, its us per wake-up (6 wake-ups: the record's 3 a vCPU), halt exits, IPIs
+    # sent and avoided per wake-up, latency
+    assert cells(halt)[3:10] == ["60.0%", "200000.0", "333.33", "333.33", "0.00", "RTT", "p50"]
+    assert cells(halt)[10] == "400us" and len(cells(halt)) == 11
     assert hostpoll.split()[:4] == ["pingpong", "host", "polls", "not"]
-    # +30 points of host CPU, 75 % fewer halt exits, IPIs the same, half the round trip
-    assert cells(guestpoll)[-5:] == ["+30.0", "pt", "-75%", "+0%", "-50%"]
+    # +30 points of host CPU (+50 % per wake-up), 75 % fewer halt exits, IPIs the same,
+    # half the round trip
+    assert cells(guestpoll)[-6:] == ["+30.0", "pt", "+50%", "-75%", "+0%", "-50%"]
+
+
+def test_under_tcg_the_comparison_has_no_kvm_figures():
+    rows = [runrow.summarize(record("demo", f"periodic-{c}", "c", "periodic", accel="tcg"))
+            for c in ("halt", "guestpoll")]
+    _, halt, guestpoll = console.comparison(rows, {"halt": "halt", "guestpoll": "poll"}, "halt")
+    assert cells(halt)[3] != "n/a" and cells(halt)[4] == "n/a"
+    assert cells(guestpoll)[-3] == "n/a"       # no change of KVM's exits to show

@@ -58,11 +58,12 @@ def latency_us(row):
     return "late p50", row.late_p50_us
 
 
-def per_s(count, row):
-    """A window's count per second of the window (None where either is missing)."""
-    if not is_number(count) or not is_number(row.window_ms) or not row.window_ms:
+def per_wakeup(count, row):
+    """A window's count per guest wake-up: what one wake-up costs, whatever the rate (a
+    faster round trip makes more of them a second). None where either is missing."""
+    if not is_number(count) or not is_number(row.guest_wakeups) or not row.guest_wakeups:
         return None
-    return count / (row.window_ms / 1000)
+    return count / row.guest_wakeups
 
 
 def _change(value, base, points=False):
@@ -77,13 +78,14 @@ def _change(value, base, points=False):
 
 
 def comparison(rows, labels, base):
-    """Lines of the closing table: per workload, each configuration's host CPU, halt exits,
-    IPIs and latency, and beside each its change against `base` (plain halt) of the same
-    workload. rows: RunRows; labels: {config name: label}; a row's configuration is the
-    part of its run name after the workload (`pingpong-guestpoll`)."""
-    head = (f"{'workload':9} {'configuration':30} {'host CPU':>9} {'halt exits/s':>12} "
-            f"{'IPIs/s':>7} {'avoided/s':>9} {'latency':>15}   "
-            f"{'vs halt: CPU':>12} {'exits':>6} {'IPIs':>6} {'latency':>7}")
+    """Lines of the closing table: per workload, each configuration's host CPU (% of a CPU
+    and µs per wake-up), halt exits and IPIs sent and avoided per wake-up, and latency, and
+    beside them the change against `base` (plain halt) of the same workload. rows: RunRows;
+    labels: {config name: label}; a row's configuration is the part of its run name after
+    the workload (`pingpong-guestpoll`)."""
+    head = (f"{'workload':9} {'configuration':27} {'host CPU':>8} {'us/wake':>7} "
+            f"{'exits/wake':>10} {'IPIs/wake':>9} {'avoided':>7} {'latency':>15}   "
+            f"{'vs halt: CPU':>12} {'us/wake':>7} {'exits':>6} {'IPIs':>6} {'latency':>7}")
     out = [head]
     by_workload = {}
     for r in rows:
@@ -95,24 +97,32 @@ def comparison(rows, labels, base):
             if r is None:
                 continue
             if not r.ok:
-                out.append(f"{workload:9} {label:30} {r.status}: {r.reason}")
+                out.append(f"{workload:9} {label:27} {r.status}: {r.reason}")
                 continue
+            f = _figures(r)
             what, lat = latency_us(r)
-            exits = None if r.host_halt_exits == NA_TCG else per_s(r.host_halt_exits, r)
-            ipis, avoided = per_s(r.guest_ipi_sent, r), per_s(r.guest_ipi_avoided, r)
-            line = (f"{workload:9} {label:30} {_cell(r.host_cpu_pct, '%', 1):>9} "
-                    f"{_cell(exits, '', 0) if r.host_halt_exits != NA_TCG else 'n/a':>12} "
-                    f"{_cell(ipis, '', 0):>7} {_cell(avoided, '', 0):>9} "
+            line = (f"{workload:9} {label:27} {_cell(r.host_cpu_pct, '%', 1):>8} "
+                    f"{_cell(f['cpu'], '', 1):>7} "
+                    f"{'n/a' if r.host_halt_exits == NA_TCG else _cell(f['exits'], '', 2):>10} "
+                    f"{_cell(f['ipis'], '', 2):>9} {_cell(f['avoided'], '', 2):>7} "
                     f"{what + ' ' + _cell(lat, 'us', 0):>15}")
             if name != base and ref is not None and ref.ok:
-                ref_exits = None if ref.host_halt_exits == NA_TCG else per_s(
-                    ref.host_halt_exits, ref)
+                g = _figures(ref)
                 line += (f"   {_change(r.host_cpu_pct, ref.host_cpu_pct, True):>12} "
-                         f"{_change(exits, ref_exits):>6} "
-                         f"{_change(ipis, per_s(ref.guest_ipi_sent, ref)):>6} "
+                         f"{_change(f['cpu'], g['cpu']):>7} {_change(f['exits'], g['exits']):>6} "
+                         f"{_change(f['ipis'], g['ipis']):>6} "
                          f"{_change(lat, latency_us(ref)[1]):>7}")
             out.append(line.rstrip())
     return out
+
+
+def _figures(row):
+    """A row's per-wake-up figures (KVM's are None under TCG)."""
+    kvm = row.host_halt_exits != NA_TCG
+    return {"cpu": row.host_cpu_us_per_wakeup,
+            "exits": per_wakeup(row.host_halt_exits, row) if kvm else None,
+            "ipis": per_wakeup(row.guest_ipi_sent, row),
+            "avoided": per_wakeup(row.guest_ipi_avoided, row)}
 
 
 def _cell(value, unit, digits):
