@@ -176,8 +176,10 @@ def run_all(args, loaded, accel, signals=None, summary=True):
         place.after = len(recs)
         ctx.tmpdir = output.tmp_dir(outdir)
         if not onerun.sockets_work(ctx.tmpdir):
-            say(f"{ctx.tmpdir}: its filesystem takes no UNIX sockets: the boots' temporary "
-                f"folders (their QMP sockets) go to {tempfile.gettempdir()}")
+            # inside the nested host every shared folder is 9p: nothing to tell the user
+            if not hosts.inside():
+                say(f"{ctx.tmpdir}: its filesystem takes no UNIX sockets: the boots' "
+                    f"temporary folders (their QMP sockets) go to {tempfile.gettempdir()}")
             ctx.tmpdir = None
         # First the platform's cost table: the matrices' scaled values are resolved from it
         # (a resumed folder keeps its own, so its runs go on with the values they started
