@@ -29,16 +29,15 @@
 #include "arch/x86/kvm.h"
 #include "arch/x86/probe.h"
 #include "arch/x86/tsc.h"
-#include "kernel/boot_switch.h"
 #include "kernel/idle.h"
 #include "kernel/idle_config.h"
 #include "kernel/percpu.h"
-#include "kernel/policy/gov_haltpoll.h"
-#include "kernel/policy/gov_predict.h"
-#include "kernel/policy/governors.h"
+#include "kernel/policy/haltpoll.h"
 #include "kernel/policy/idle_entry.h"
 #include "kernel/policy/idle_policy.h"
+#include "kernel/policy/predict.h"
 #include "kernel/policy/steal_gate.h"
+#include "kernel/static_branch.h"
 #include "kernel/timeline.h"
 #include "kernel/timer.h"
 
@@ -98,7 +97,7 @@ ON_ENTRY_PATH uint64_t poll_end(struct cpu *c, bool work, bool immediate, uint64
 	uint64_t now, elapsed;
 
 	irq_disable();
-	if (!boot_switch_on(SWITCH_POLLFLAG_OFF))
+	if (!static_branch_on(BRANCH_POLLFLAG_OFF))
 		__atomic_fetch_and(&c->flags, ~CPU_POLLING, __ATOMIC_SEQ_CST);
 	now = rdtsc();
 	probe_mark(PROBE_NOTICE);
@@ -146,7 +145,7 @@ ON_ENTRY_PATH bool poll_start(void *cpu, uint64_t *ns)
 	c->idle_since = c->idle_entered = t0;
 	timeline_rec_at(TL_POLL, 0, t0);
 	irq_enable();
-	if (!boot_switch_on(SWITCH_POLLFLAG_OFF))
+	if (!static_branch_on(BRANCH_POLLFLAG_OFF))
 		__atomic_fetch_or(&c->flags, CPU_POLLING, __ATOMIC_SEQ_CST);
 	if (!work_pending(c))
 		return false;
@@ -331,7 +330,7 @@ static __attribute__((noinline)) bool steal_gated_halt(struct cpu *c)
 
 static inline bool steal_gate(void *cpu)
 {
-	return boot_switch_on(SWITCH_STEAL_GATE) && steal_gated_halt(cpu);
+	return static_branch_on(BRANCH_STEAL_GATE) && steal_gated_halt(cpu);
 }
 
 ON_ENTRY_PATH void governed_aborted(void *cpu)
@@ -361,40 +360,29 @@ static const struct idle_entry_ops governed_states = {
     .reflected = governed_reflected,
 };
 
-/* The default governor's table as a constant here, so that its calls are direct and its
- * per-entry functions (kernel/policy/gov_haltpoll.h) compile into the entry. */
-static const struct idle_governor haltpoll_direct = GOV_HALTPOLL_TABLE;
-
 /* What a governed entry reads of the knobs, for the governor `gov`. */
-static inline struct idle_entry_setup entry_setup(const struct idle_governor *gov, bool gov_inline)
+static inline struct idle_entry_setup entry_setup(const struct idle_governor *gov)
 {
 	return (struct idle_entry_setup){
 	    .gov = gov,
 	    .params = &idle_config.params,
 	    .tick_nsec = idle_config.tick_nsec,
 	    .latency_req_zero = idle_config.latency_req_zero,
-	    .gov_inline = gov_inline,
 	};
 }
 
-/* predict's table as a constant too, for an entry of its own (below). */
-static const struct idle_governor predict_direct = GOV_PREDICT_TABLE;
+/* The governors' tables as constants here, so that their calls are direct and their
+ * per-entry functions (kernel/policy/haltpoll.h, predict.h) compile into the entry: through
+ * idle_config.gov instead, a round trip takes 144 more instructions under haltpoll and 52
+ * more under predict (issue 45's count, as kernel/static_branch.h's). */
+static const struct idle_governor haltpoll_here = HALTPOLL_GOVERNOR;
+static const struct idle_governor predict_here = PREDICT_GOVERNOR;
 
-/* Any other governor than the default, through its table: out of line, so that the idle
- * loop, with the default governor's entry inline, keeps fewer registers. */
-static __attribute__((noinline)) bool governed_entry_table(struct cpu *c)
-{
-	struct idle_entry_setup k = entry_setup(idle_config.gov, false);
-
-	return idle_entry_run(&governed_states, c, &k, &c->gov, &c->idle_entry);
-}
-
-/* predict with its functions compiled in, out of line like the table's entry: off its
- * plateau it is haltpoll plus a period's sum, and through its table it paid for the calls
- * as well (757 instructions per pingpong round trip against 726 this way). */
+/* predict's entry, out of line: the idle loop, with the default governor's entry inline,
+ * keeps fewer registers. */
 static __attribute__((noinline)) bool governed_entry_predict(struct cpu *c)
 {
-	struct idle_entry_setup k = entry_setup(&predict_direct, true);
+	struct idle_entry_setup k = entry_setup(&predict_here);
 
 	return idle_entry_run(&governed_states, c, &k, &c->gov, &c->idle_entry);
 }
@@ -404,10 +392,9 @@ static inline bool governed_entry(struct cpu *c)
 {
 	struct idle_entry_setup k;
 
-	if (boot_switch_on(SWITCH_GOV_TABLE))
-		return idle_config.gov == &gov_predict ? governed_entry_predict(c)
-						       : governed_entry_table(c);
-	k = entry_setup(&haltpoll_direct, true);
+	if (static_branch_on(BRANCH_GOV_PREDICT))
+		return governed_entry_predict(c);
+	k = entry_setup(&haltpoll_here);
 	return idle_entry_run(&governed_states, c, &k, &c->gov, &c->idle_entry);
 }
 
@@ -417,10 +404,10 @@ void idle_until_work(struct cpu *c)
 
 	while (!work_pending(c)) {
 		probe_mark(PROBE_IDLE_ENTER);
-		if (boot_switch_on(SWITCH_IDLE_HALTPOLL)) {
+		if (static_branch_on(BRANCH_IDLE_HALTPOLL)) {
 			if (governed_entry(c))
 				return;
-		} else if (boot_switch_on(SWITCH_IDLE_POLL)) {
+		} else if (static_branch_on(BRANCH_IDLE_POLL)) {
 			/* unbounded: the plan poll_replan() would give is known, no lookup */
 			if (poll_start(c, &ns) || poll_until(c, NO_LIMIT, IDLE_POLL_CHECK_MAX, &ns))
 				return;

@@ -1,7 +1,7 @@
 /*
  * What idle_setup() (kernel/idle_setup.c) decided from the knobs and the host, once, before
  * any CPU idles; the idle loop (kernel/idle.c) reads it on every entry, the fields it only
- * tests as the branches idle_setup() patches from them (kernel/boot_switch.h).
+ * tests as the branches idle_setup() patches from them (kernel/static_branch.h).
  */
 #ifndef IDLELAB_KERNEL_IDLE_CONFIG_H
 #define IDLELAB_KERNEL_IDLE_CONFIG_H
@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "kernel/policy/governors.h"
+#include "kernel/policy/governor.h"
 
 struct idle_config {
 	int policy;			 /* IDLE_HALT, IDLE_POLL or IDLE_HALTPOLL */

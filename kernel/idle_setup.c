@@ -8,13 +8,15 @@
 #include "arch/x86/cpufeat.h"
 #include "arch/x86/kvm.h"
 #include "arch/x86/tsc.h"
-#include "kernel/boot_switch.h"
 #include "kernel/idle.h"
 #include "kernel/idle_config.h"
 #include "kernel/percpu.h"
+#include "kernel/policy/governors.h"
+#include "kernel/policy/haltpoll.h"
 #include "kernel/policy/idle_policy.h"
 #include "kernel/knobs/knobs.h"
 #include "kernel/printk.h"
+#include "kernel/static_branch.h"
 #include "kernel/timeline.h"
 #include "kernel/timer.h"
 
@@ -75,7 +77,7 @@ void idle_setup(void)
 	k->latency_req_zero = knob(KNOB_latency_req_zero);
 	/* With hz=0 there is no tick length; the W=0 fallback then uses a 250 Hz tick. */
 	k->tick_nsec = haltpoll_tick_nsec(timer_hz() ? timer_hz() : 250);
-	k->params.haltpoll = (struct haltpoll_params){
+	k->params = (struct gov_params){
 	    .guest_halt_poll_ns = (uint32_t)knob(KNOB_guest_halt_poll_ns),
 	    .grow = (uint32_t)knob(KNOB_guest_halt_poll_grow),
 	    .shrink = (uint32_t)knob(KNOB_guest_halt_poll_shrink),
@@ -91,12 +93,12 @@ void idle_setup(void)
 		printk("idlelab: haltpoll.steal_threshold=%u has no effect: the host offers no "
 		       "kvm-steal-time",
 		       k->steal_threshold);
-	/* The idle loop reads these on every entry: as branches patched now (boot_switch.h). */
-	boot_switch_set(SWITCH_IDLE_HALTPOLL, k->policy == IDLE_HALTPOLL);
-	boot_switch_set(SWITCH_IDLE_POLL, k->policy == IDLE_POLL);
-	boot_switch_set(SWITCH_GOV_TABLE, k->gov != &gov_haltpoll);
-	boot_switch_set(SWITCH_POLLFLAG_OFF, !k->pollflag);
-	boot_switch_set(SWITCH_STEAL_GATE, k->steal_threshold != 0);
+	/* The idle loop reads these on every entry: as branches patched now (static_branch.h). */
+	static_branch_set(BRANCH_IDLE_HALTPOLL, k->policy == IDLE_HALTPOLL);
+	static_branch_set(BRANCH_IDLE_POLL, k->policy == IDLE_POLL);
+	static_branch_set(BRANCH_GOV_PREDICT, k->gov == &gov_predict);
+	static_branch_set(BRANCH_POLLFLAG_OFF, !k->pollflag);
+	static_branch_set(BRANCH_STEAL_GATE, k->steal_threshold != 0);
 	if (msr_value < 0 && idle_policy_polls(k->policy))
 		printk("idlelab: the host does not offer MSR_KVM_POLL_CONTROL; guest and host "
 		       "may both poll");
@@ -115,15 +117,15 @@ static const char *msr_record_value(void)
 	return names[msr_read_back[0] & 1];
 }
 
-/* How the idle loop reaches the governor: haltpoll and predict directly (each has an entry
- * with its functions compiled in, kernel/idle.c), any other through its table; none under
- * idle=halt and idle=poll. */
+/* kernel/idle.c has an entry for each governor, with its functions compiled in: haltpoll's,
+ * and predict's behind BRANCH_GOV_PREDICT. A governor more needs an entry of its own there. */
+_Static_assert(KNOB_NCHOICES_governor == 2, "kernel/idle.c's governed_entry() knows two governors");
+
+/* How the idle loop reaches the governor: directly (its entry, kernel/idle.c) under
+ * idle=haltpoll; none under idle=halt and idle=poll. */
 static const char *loop_record_value(void)
 {
-	if (idle_config.policy != IDLE_HALTPOLL)
-		return "none";
-	return idle_config.gov == &gov_haltpoll || idle_config.gov == &gov_predict ? "direct"
-										   : "table";
+	return idle_config.policy == IDLE_HALTPOLL ? "direct" : "none";
 }
 
 void idle_print_record(void)
@@ -137,7 +139,7 @@ void idle_print_record(void)
 	    knob_defs[KNOB_idle].choices[k->policy], k->gov->name, policy_reason, k->pollflag,
 	    knob_defs[KNOB_hostpoll].choices[knob(KNOB_hostpoll)], msr_record_value(),
 	    tsc_to_ns(k->poll_iter_cycles),
-	    idle_poll_check_every(ns_to_tsc(k->params.haltpoll.guest_halt_poll_ns)), k->tick_nsec,
+	    idle_poll_check_every(ns_to_tsc(k->params.guest_halt_poll_ns)), k->tick_nsec,
 	    steal_time ? "kvm" : "none", k->steal_threshold, loop_record_value());
 }
 

@@ -1,7 +1,8 @@
 #include "arch/x86/kvm.h"
 #include "arch/x86/tsc.h"
+#include "kernel/cpu_record.h"
 #include "kernel/idle.h"
-#include "kernel/policy/tsc_delta.h"
+#include "lib/tsc_delta.h"
 #include "kernel/printk.h"
 #include "kernel/stats.h"
 
@@ -80,30 +81,59 @@ void stats_idle_cycles(const struct stats_snapshot *a, const struct stats_snapsh
 
 #define D(f) (y->f - x->f)
 
+/* Each field's value from a to b on CPU i, by the table's name (kernel/cpu_record.h). */
+#define VAL_id			   i
+#define VAL_ctx_switches	   D(ctx_switches)
+#define VAL_wakeups		   (D(wakeups_local) + D(wakeups_remote))
+#define VAL_wakeups_local	   D(wakeups_local)
+#define VAL_wakeups_remote	   D(wakeups_remote)
+#define VAL_ipi_sent		   D(ipi_sent)
+#define VAL_ipi_avoided		   D(ipi_avoided)
+#define VAL_ipi_received	   D(ipi_received)
+#define VAL_timer_irqs		   D(timer_irqs)
+#define VAL_ticks		   D(ticks)
+#define VAL_idle_entries	   D(idle_entries)
+#define VAL_idle_aborted	   D(idle_aborted)
+#define VAL_poll_entries	   D(poll_entries)
+#define VAL_poll_hits		   D(poll_hits)
+#define VAL_poll_immediate	   D(poll_immediate)
+#define VAL_poll_expired	   D(poll_expired)
+#define VAL_halts		   D(halts)
+#define VAL_halts_aborted	   D(halts_aborted)
+#define VAL_hlt			   D(hlt)
+#define VAL_grow		   D(window_grows)
+#define VAL_shrink		   D(window_shrinks)
+#define VAL_window_ns		   b->window_ns[i]
+#define VAL_idle_ns		   tsc_to_ns(poll + halt)
+#define VAL_poll_ns		   tsc_to_ns(poll)
+#define VAL_halt_ns		   tsc_to_ns(halt)
+#define VAL_poll_overshoot_ns	   tsc_to_ns(D(poll_overshoot_cycles))
+#define VAL_poll_overshoot_max_ns  tsc_to_ns(y->poll_overshoot_max_cycles)
+#define VAL_steal_ns		   D(steal_ns)
+#define VAL_polls_suspended	   D(polls_suspended)
+#define VAL_takeovers		   (b->takeovers[i] - a->takeovers[i])
+#define VAL_shadow_breaks	   D(shadow_breaks)
+#define VALUE(name, unit, meaning) v[CPU_REC_##name] = VAL_##name;
+
+/* CPU i's record from a to b: every field of the table, or this does not compile. */
+static void record_values(const struct stats_snapshot *a, const struct stats_snapshot *b,
+			  unsigned i, uint64_t v[CPU_REC__COUNT])
+{
+	const struct cpu_stats *x = &a->cpu[i], *y = &b->cpu[i];
+	uint64_t poll, halt;
+
+	stats_idle_cycles(a, b, i, &poll, &halt);
+	CPU_RECORD_FIELDS(VALUE)
+}
+
 void stats_print_delta(const struct stats_snapshot *a, const struct stats_snapshot *b)
 {
 	for (unsigned i = 0; i < ncpus; i++) {
-		const struct cpu_stats *x = &a->cpu[i], *y = &b->cpu[i];
-		uint64_t poll, halt;
+		uint64_t v[CPU_REC__COUNT];
+		char line[CPU_RECORD_LINE_MAX];
 
-		stats_idle_cycles(a, b, i, &poll, &halt);
-		printk(
-		    "@idlelab cpu id=%u ctx_switches=%lu wakeups=%lu wakeups_local=%lu "
-		    "wakeups_remote=%lu ipi_sent=%lu ipi_avoided=%lu ipi_received=%lu "
-		    "timer_irqs=%lu ticks=%lu idle_entries=%lu idle_aborted=%lu poll_entries=%lu "
-		    "poll_hits=%lu "
-		    "poll_immediate=%lu poll_expired=%lu halts=%lu halts_aborted=%lu hlt=%lu "
-		    "grow=%lu shrink=%lu "
-		    "window_ns=%lu idle_ns=%lu poll_ns=%lu halt_ns=%lu poll_overshoot_ns=%lu "
-		    "poll_overshoot_max_ns=%lu steal_ns=%lu polls_suspended=%lu takeovers=%lu "
-		    "shadow_breaks=%lu",
-		    i, D(ctx_switches), D(wakeups_local) + D(wakeups_remote), D(wakeups_local),
-		    D(wakeups_remote), D(ipi_sent), D(ipi_avoided), D(ipi_received), D(timer_irqs),
-		    D(ticks), D(idle_entries), D(idle_aborted), D(poll_entries), D(poll_hits),
-		    D(poll_immediate), D(poll_expired), D(halts), D(halts_aborted), D(hlt),
-		    D(window_grows), D(window_shrinks), b->window_ns[i], tsc_to_ns(poll + halt),
-		    tsc_to_ns(poll), tsc_to_ns(halt), tsc_to_ns(D(poll_overshoot_cycles)),
-		    tsc_to_ns(y->poll_overshoot_max_cycles), D(steal_ns), D(polls_suspended),
-		    b->takeovers[i] - a->takeovers[i], D(shadow_breaks));
+		record_values(a, b, i, v);
+		cpu_record_format(line, sizeof(line), v);
+		printk("%s", line);
 	}
 }

@@ -87,7 +87,7 @@ void timeline_record(unsigned kind, unsigned arg, uint64_t tsc)
 
 void timeline_setup(void)
 {
-	boot_switch_set(SWITCH_TIMELINE, knob(KNOB_timeline));
+	static_branch_set(BRANCH_TIMELINE, knob(KNOB_timeline));
 }
 
 void timeline_start(void)

@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "kernel/boot_switch.h"
+#include "kernel/static_branch.h"
 
 /*
  * The event kinds, defined once: the enum, and the letter and name each is printed with (the
@@ -63,7 +63,7 @@ void timeline_reflect_source(uint64_t (*window_ns)(const struct cpu *c));
  * (timeline_setup); otherwise a NOP, which the caller's `if` becomes once this is inlined. */
 static inline __attribute__((always_inline)) bool timeline_active(void)
 {
-	return boot_switch_on(SWITCH_TIMELINE);
+	return static_branch_on(BRANCH_TIMELINE);
 }
 
 /*

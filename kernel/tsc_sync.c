@@ -1,7 +1,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/tsc.h"
 #include "kernel/percpu.h"
-#include "kernel/policy/tsc_warp.h"
+#include "lib/tsc_warp.h"
 #include "kernel/printk.h"
 #include "kernel/spinlock.h"
 #include "kernel/tsc_sync.h"

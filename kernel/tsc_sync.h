@@ -1,6 +1,6 @@
 /*
  * Whether the CPUs' TSCs agree, checked once at boot the way Linux's check_tsc_warp() does
- * (kernel/policy/tsc_warp.h keeps the score): the BSP and each AP in turn, right after the AP
+ * (lib/tsc_warp.h keeps the score): the BSP and each AP in turn, right after the AP
  * comes online, read the TSC back and forth under one lock. A figure computed from two
  * CPUs' stamps is printed only where they agree (the wakepath record's phases).
  */

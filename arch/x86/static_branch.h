@@ -4,7 +4,7 @@
  * would jump to and the number of the switch it belongs to) in the section
  * static_branch_sites; arch_static_branches_enable(key) turns that switch's sites into jumps,
  * once, at boot. What the jump reaches is ordinary compiled C. The switches are numbered by
- * their user (kernel/boot_switch.h).
+ * their user (kernel/static_branch.h).
  */
 #ifndef IDLELAB_ARCH_STATIC_BRANCH_H
 #define IDLELAB_ARCH_STATIC_BRANCH_H

@@ -5,14 +5,16 @@
  * host tests run the kernel's code. The sequence of calls is the same for every governor
  * (kernel/policy/idle_entry.h), and so is the POLL-flag protocol the idle driver runs.
  *
- * The interface names no governor: each one's per-CPU state and the tunables are structs
- * only the registry (kernel/policy/governors.h) and the governors themselves see whole.
+ * The per-CPU state and the tunables are the interface's own types, as Linux's struct
+ * cpuidle_device carries haltpoll's window and last state: each governor is then one file
+ * of rules on them (kernel/policy/haltpoll.h, kernel/policy/predict.h), and the registry
+ * (kernel/policy/governors.h) lists them.
  *
- * How to add one: a file kernel/policy/gov_NAME.c defining `const struct idle_governor
- * gov_NAME`, its per-CPU state in struct gov_cpu (kernel/policy/governors.h), a choice in
- * KNOB_CHOICES_GOVERNOR (kernel/knobs/knob_table.h) and its slot in idle_governors[]
- * (kernel/policy/governors.c); host vectors in tests/unit. The idle driver reaches it
- * through its table.
+ * How to add one: a file kernel/policy/NAME.h with its functions and a NAME_GOVERNOR
+ * initializer, its per-CPU state in struct gov_cpu below, a choice in KNOB_CHOICES_GOVERNOR
+ * (kernel/knobs/knob_table.h), its table and slot in kernel/policy/governors.c, an entry of
+ * its own in kernel/idle.c (idle_setup.c's static assert asks for it); host vectors in
+ * tests/unit.
  */
 #ifndef IDLELAB_KERNEL_GOVERNOR_H
 #define IDLELAB_KERNEL_GOVERNOR_H
@@ -20,7 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* The two idle states every governor chooses between. */
+/* The two idle states every governor chooses between: the driver's indices (spec §1.1). */
 enum gov_state {
 	GOV_STATE_POLL,
 	GOV_STATE_HALT,
@@ -35,9 +37,6 @@ enum gov_adjust {
 
 #define GOV_NO_LIMIT UINT64_MAX
 
-struct gov_cpu;	   /* each CPU's governor state (kernel/policy/governors.h) */
-struct gov_params; /* the tunables, read afresh on every call (kernel/policy/governors.h) */
-
 /* One finished idle entry, as the idle driver measured it. */
 struct gov_entry {
 	enum gov_state state;
@@ -48,6 +47,67 @@ struct gov_entry {
 	 * still an expiry (work is false), as Linux's poll loop reports it, but the idle
 	 * period ended with this entry. */
 	bool work_at_expiry;
+};
+
+/*
+ * The tunables, Linux's haltpoll module parameters (the guest_halt_poll_* knobs; predict
+ * reads them too), read afresh on every call like Linux's 0644 ones. legacy_shrink selects
+ * the pre-v6.9 rule (shrink only divides); false is the v6.9+ rule (a shrunk window below
+ * grow_start collapses to 0).
+ */
+struct gov_params {
+	uint32_t guest_halt_poll_ns;
+	uint32_t grow;
+	uint32_t shrink;
+	uint32_t grow_start;
+	bool allow_shrink;
+	bool legacy_shrink;
+};
+
+/*
+ * haltpoll's per-CPU state (spec §1.3), the fields Linux keeps in struct cpuidle_device.
+ * poll_limit_ns is W: stored as u64 but, as in Linux, grown and shrunk with u32 arithmetic.
+ * grow_events/shrink_events count the branches taken, i.e. Linux's guest_halt_poll_ns_grow
+ * and _shrink trace events (even when W does not change).
+ */
+struct haltpoll_cpu {
+	uint64_t poll_limit_ns;
+	enum gov_state last_state_idx;
+	bool poll_time_limit;
+	uint64_t last_residency_ns;
+	uint64_t grow_events;
+	uint64_t shrink_events;
+};
+
+#define PREDICT_HISTORY 4u
+
+/* predict's own per-CPU state (its rule: kernel/policy/predict.h); its haltpoll half is the
+ * haltpoll member of struct gov_cpu. */
+struct predict_cpu {
+	uint64_t periods[PREDICT_HISTORY]; /* the last whole idle periods, ns, a ring */
+	unsigned count;			   /* how many of them are filled (<= PREDICT_HISTORY) */
+	unsigned next;			   /* ring position of the next one */
+	unsigned streak;		   /* plateau periods filed in a row (<= PREDICT_HISTORY) */
+	uint64_t period_ns;		   /* the idle period in progress, summed over entries */
+	uint64_t window_at_start;	   /* haltpoll's window when that period began */
+	bool expired;			   /* a poll expired in the period in progress */
+	bool mixed;			   /* the plateau decided an entry of that period */
+	bool plateau;			   /* on the plateau (else haltpoll decides) */
+	/* On the plateau, as lengths of the period in progress: halt until the first, poll
+	 * until the second. */
+	uint64_t halt_until_ns, poll_until_ns;
+	uint64_t asked_halt_ns; /* the halt limit handed out for the entry in progress, 0: none */
+	uint64_t overshoot_ns;	/* how much later than asked the last timed halt returned */
+	bool timed;		/* a timed halt was reflected in the period in progress */
+};
+
+/* Each CPU's governor state: room for every governor; only the chosen one's is used. */
+struct gov_cpu {
+	struct haltpoll_cpu haltpoll;
+	struct predict_cpu predict;
+	/* Times the governor set haltpoll's rule aside (predict: entered its plateau); 0 for
+	 * haltpoll. Written by the owning CPU only; the `cpu` record's takeovers. */
+	uint64_t takeovers;
 };
 
 struct idle_governor {

@@ -1,6 +1,12 @@
-/* The governor registry: one slot per cpuidle.governor= choice, in the knob's order. */
+/* The governor registry: each governor's table, one slot per cpuidle.governor= choice, in
+ * the knob's order. */
 #include "kernel/policy/governors.h"
 #include "kernel/knobs/knobs.h"
+#include "kernel/policy/haltpoll.h"
+#include "kernel/policy/predict.h"
+
+const struct idle_governor gov_haltpoll = HALTPOLL_GOVERNOR;
+const struct idle_governor gov_predict = PREDICT_GOVERNOR;
 
 const struct idle_governor *const idle_governors[] = {
     [GOVERNOR_HALTPOLL] = &gov_haltpoll,

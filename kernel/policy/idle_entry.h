@@ -60,17 +60,15 @@ struct idle_entry_setup {
 	const struct gov_params *params;
 	uint64_t tick_nsec; /* for the governor's W = 0 fallback */
 	bool latency_req_zero;
-	/* gov is a constant where this sequence is compiled in (its functions inline): only
-	 * how the sequence is compiled changes, not what the governor hears. */
-	bool gov_inline;
 };
 
 /* What of the last entry the governor has yet to hear. */
 enum idle_entry_pending {
 	IDLE_ENTRY_NONE,
 	/* A poll that found work, the common ending: only its residency and limit are kept
-	 * (in `last`), so that its reflect compiles with the rest known and costs what the
-	 * governor does for a poll hit, not a reading of the whole entry. */
+	 * (in `last`), so that, where the governor is compiled in (kernel/idle.c), its reflect
+	 * compiles with the rest known and costs what it does for a poll hit, not a reading of
+	 * the whole entry. */
 	IDLE_ENTRY_POLL_HIT,
 	IDLE_ENTRY_OTHER, /* any other ending with work: `last` whole */
 };
@@ -89,28 +87,19 @@ idle_entry_reflect_last(const struct idle_entry_ops *ops, void *cpu,
 			struct idle_entry_cpu *s)
 {
 	if (s->pending == IDLE_ENTRY_POLL_HIT) {
-		s->pending = IDLE_ENTRY_NONE;
-		if (k->gov_inline) {
-			/* The hit as constants, so that the governor's reflect, compiled in
-			 * here, becomes what it does for a poll hit. */
-			const struct gov_entry hit = {.state = GOV_STATE_POLL,
-						      .residency_ns = s->last.residency_ns,
-						      .limit_ns = s->last.limit_ns,
-						      .work = true};
+		/* The hit as constants: a reflect compiled in here becomes what it does for
+		 * a poll hit. */
+		const struct gov_entry hit = {.state = GOV_STATE_POLL,
+					      .residency_ns = s->last.residency_ns,
+					      .limit_ns = s->last.limit_ns,
+					      .work = true};
 
-			ops->reflected(cpu, k->gov->reflect(g, k->params, &hit));
-			return;
-		}
-		/* Through a table the entry is read in memory: the rest of it written now. */
-		s->last.state = GOV_STATE_POLL;
-		s->last.work = true;
-		s->last.work_at_expiry = false;
+		s->pending = IDLE_ENTRY_NONE;
+		ops->reflected(cpu, k->gov->reflect(g, k->params, &hit));
 	} else if (s->pending == IDLE_ENTRY_OTHER) {
 		s->pending = IDLE_ENTRY_NONE;
-	} else {
-		return;
+		ops->reflected(cpu, k->gov->reflect(g, k->params, &s->last));
 	}
-	ops->reflected(cpu, k->gov->reflect(g, k->params, &s->last));
 }
 
 /*

@@ -8,7 +8,7 @@
 #include "arch/x86/tsc.h"
 #include "kernel/idle.h"
 #include "kernel/knobs/knobs.h"
-#include "kernel/policy/wake_phases.h"
+#include "kernel/workloads/wake_phases.h"
 #include "kernel/printk.h"
 #include "kernel/tsc_sync.h"
 #include "kernel/workloads/workload.h"
@@ -41,7 +41,7 @@ static bool cross_cpu; /* the boot's TSC check: the two CPUs' stamps can be subt
  * entry; 0 if it was idle already), notice (the wake reaching the idle CPU: IPI and halt
  * exit, or the poll loop seeing the flag), and run (that CPU's own path back into the
  * thread: governor, schedule, switch). A target that never idled (it had not blocked yet)
- * has no notice; it counts in `busy`. kernel/policy/wake_phases.c splits the stamps; the
+ * has no notice; it counts in `busy`. kernel/workloads/wake_phases.h splits the stamps; the
  * phases that start at the waker's stamp are another CPU's time, recorded only where the
  * boot found the TSCs in agreement (cross_cpu).
  */

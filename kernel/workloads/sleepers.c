@@ -9,7 +9,7 @@
 #include "kernel/knobs/knobs.h"
 #include "kernel/printk.h"
 #include "kernel/workloads/workload.h"
-#include "kernel/policy/sleep_draw.h"
+#include "kernel/workloads/sleep_draw.h"
 #include "lib/prng.h"
 
 static uint64_t interval_sum[MAX_CPUS];

@@ -11,7 +11,7 @@
 
 #include "lib/histogram.h"
 #include "kernel/percpu.h"
-#include "kernel/policy/window_rule.h"
+#include "kernel/workloads/window_rule.h"
 #include "kernel/sched.h"
 
 enum wl_phase {
@@ -44,7 +44,7 @@ static inline int wl_phase(void)
 /*
  * Whether an event that began at `since` (a sleep's deadline, a round trip's or a lap's
  * start) is the measured window's: the phase is WL_MEASURE and it began inside
- * (kernel/policy/window_rule.h). `since` is read on the thread's CPU and measure_tsc on the
+ * (kernel/workloads/window_rule.h). `since` is read on the thread's CPU and measure_tsc on the
  * controller's: where their TSCs differ (the boot's tsc_skew_ns, up to ~1.5 us on the
  * nested host), an event that began within that of the opening may fall on either side.
  */

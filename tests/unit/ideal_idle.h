@@ -116,10 +116,10 @@ static const struct idle_entry_ops ideal_ops = {
 };
 
 /* A CPU that has just enabled gov, with the tunables p and the tick tick_nsec. */
-static void ideal_init(struct ideal_cpu *c, const struct idle_governor *gov,
-		       struct haltpoll_params p, uint64_t tick_nsec)
+static void ideal_init(struct ideal_cpu *c, const struct idle_governor *gov, struct gov_params p,
+		       uint64_t tick_nsec)
 {
-	*c = (struct ideal_cpu){.p = {.haltpoll = p}};
+	*c = (struct ideal_cpu){.p = p};
 	c->k = (struct idle_entry_setup){.gov = gov, .params = &c->p, .tick_nsec = tick_nsec};
 	gov->enable(&c->g);
 }

@@ -1,8 +1,8 @@
 /*
  * The governor interface (kernel/policy/governor.h) on the host: the registry matches the
- * cpuidle.governor= choices; haltpoll behind the interface decides exactly as the direct
- * calls do; and the "predict" governor's rule, vector by vector: haltpoll's decisions off the
- * plateau of docs/haltpoll-spec.md §1.10.3, whole-period polls on it.
+ * cpuidle.governor= choices; an entry aborted before its state ran is no entry to either
+ * governor; and the "predict" governor's rule, vector by vector: haltpoll's decisions off
+ * the plateau of docs/haltpoll-spec.md §1.10.3, timed halts and short polls on it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,25 +11,27 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "kernel/policy/gov_predict.h"
 #include "kernel/knobs/knobs.h"
+#include "kernel/policy/governors.h"
+#include "kernel/policy/predict.h"
 #include "tests/unit/ideal_idle.h"
+#include "tests/unit/named_cases.h"
 
 #define US	    1000ull
 #define TICK_NS_250 4000000ull
 
-static struct haltpoll_params params(uint32_t gmax_ns, uint32_t grow_start_ns)
+static struct gov_params params(uint32_t gmax_ns, uint32_t grow_start_ns)
 {
-	return (struct haltpoll_params){.guest_halt_poll_ns = gmax_ns,
-					.grow = 2,
-					.shrink = 2,
-					.grow_start = grow_start_ns,
-					.allow_shrink = true};
+	return (struct gov_params){.guest_halt_poll_ns = gmax_ns,
+				   .grow = 2,
+				   .shrink = 2,
+				   .grow_start = grow_start_ns,
+				   .allow_shrink = true};
 }
 
 /* The idealised idle of §1.10.2 (ideal_idle.h), a period at a time through the kernel's
  * entry sequence (kernel/policy/idle_entry.h), at 250 Hz. */
-static void run_init(struct ideal_cpu *r, const struct idle_governor *gov, struct haltpoll_params p)
+static void run_init(struct ideal_cpu *r, const struct idle_governor *gov, struct gov_params p)
 {
 	ideal_init(r, gov, p, TICK_NS_250);
 }
@@ -49,112 +51,176 @@ static void test_registry_matches_the_knob(void **state)
 }
 
 /*
- * haltpoll behind the interface against the direct calls, over a long pseudo-random
- * sequence of idle periods spanning every branch: the same state, W and counters each step.
+ * An entry given up after select because work had come (an interrupt pending as the state
+ * would begin: call_cpuidle()'s -EBUSY) ran no state: it is no poll and no halt, and the
+ * governor does not reflect it (docs/haltpoll-spec.md §1.8). Each case brings a CPU to a
+ * state with a history of idle periods (and the first entries of one more), aborts the next
+ * entry there, then idles on beside a twin that went through the same but for the abort:
+ * both must decide the same, entry by entry. Counted as a poll, the abort would leave
+ * haltpoll's last state a poll: after a halt, with an expiry still marked from the poll
+ * before it, haltpoll would halt where its twin polls (select row 3 instead of row 5).
  */
-static void test_haltpoll_interface_is_exact(void **state)
+#define MAX_PERIODS 16
+
+struct abort_case {
+	const char *name;
+	const struct idle_governor *gov;
+	uint32_t gmax_ns, grow_start_ns;
+	bool latency_req_zero;
+	uint64_t history[MAX_PERIODS]; /* whole idle periods before the one aborted in */
+	unsigned n_history;
+	uint64_t period_ns; /* the period aborted in ... */
+	unsigned entries;   /* ... after this many of its entries (none of them ending it) */
+	uint64_t after[MAX_PERIODS]; /* then these, compared with the twin's */
+	unsigned n_after;
+};
+
+#define X4(v)  v, v, v, v
+#define X12(v) X4(v), X4(v), X4(v)
+static const struct abort_case aborts[] = {
+    {"haltpoll: an abort on a fresh CPU (W = 0) is nothing",
+     &gov_haltpoll,
+     200 * US,
+     50 * US,
+     false,
+     {0},
+     0,
+     30 * US,
+     0,
+     {30 * US, 30 * US, 80 * US, 300 * US},
+     4},
+    /* W = 50 us; the 80 us period polled (expired) then halted: last a halt, an expiry
+     * marked */
+    {"haltpoll: an abort after a halt is no poll",
+     &gov_haltpoll,
+     200 * US,
+     50 * US,
+     false,
+     {30 * US, 80 * US},
+     2,
+     30 * US,
+     0,
+     {30 * US, 30 * US, 80 * US, 120 * US},
+     4},
+    {"haltpoll: an abort after a poll hit is no poll",
+     &gov_haltpoll,
+     200 * US,
+     50 * US,
+     false,
+     {30 * US, 30 * US},
+     2,
+     30 * US,
+     0,
+     {30 * US, 80 * US, 80 * US},
+     3},
+    /* the period's poll expired, then the work came as the halt would begin */
+    {"haltpoll: an abort after an expired poll is no poll",
+     &gov_haltpoll,
+     200 * US,
+     50 * US,
+     false,
+     {30 * US},
+     1,
+     80 * US,
+     1,
+     {30 * US, 80 * US, 30 * US},
+     3},
+    /* forced to poll from W = 0: aborted, it asks no limit, so the fallback is not stored */
+    {"haltpoll: an aborted forced poll stores no window",
+     &gov_haltpoll,
+     200 * US,
+     50 * US,
+     true,
+     {0},
+     0,
+     30 * US,
+     0,
+     {30 * US, 30 * US},
+     2},
+    {"predict: an abort after an expired poll off the plateau is no poll",
+     &gov_predict,
+     200 * US,
+     50 * US,
+     false,
+     {30 * US},
+     1,
+     80 * US,
+     1,
+     {80 * US, 80 * US, 80 * US, 80 * US},
+     4},
+    {"predict: an abort between periods on the plateau is nothing",
+     &gov_predict,
+     2000 * US,
+     100 * US,
+     false,
+     {X12(1500 * US)},
+     12,
+     1500 * US,
+     0,
+     {X4(1500 * US), 1900 * US},
+     5},
+    /* the plateau's timed halt ended by its timer, then the work came as the poll would begin */
+    {"predict: an abort after the plateau's timed halt is no poll",
+     &gov_predict,
+     2000 * US,
+     100 * US,
+     false,
+     {X12(1500 * US)},
+     12,
+     1500 * US,
+     1,
+     {X4(1500 * US), 1900 * US},
+     5},
+};
+
+/* Up to the entry that is aborted (or, for the twin, would be): the history, then the first
+ * `entries` entries of one more period, none of which ends it; then the work has come. */
+static void idle_up_to_the_abort(struct ideal_cpu *c, const struct abort_case *a)
 {
-	struct haltpoll_params p = params(200 * US, 50 * US);
-	struct ideal_cpu r;
-	struct haltpoll_cpu direct;
-	uint64_t x = 12345;
+	ideal_init(c, a->gov, params(a->gmax_ns, a->grow_start_ns), TICK_NS_250);
+	c->k.latency_req_zero = a->latency_req_zero;
+	for (unsigned i = 0; i < a->n_history; i++)
+		ideal_period(c, a->history[i], 8);
+	c->left = a->period_ns;
+	c->n = 0;
+	for (unsigned i = 0; i < a->entries; i++)
+		assert_false(idle_entry_run(&ideal_ops, c, &c->k, &c->g, &c->seq));
+	c->left = 0;
+}
 
-	(void)state;
-	run_init(&r, &gov_haltpoll, p);
-	haltpoll_cpu_init(&direct);
-	for (int i = 0; i < 5000; i++) {
-		uint64_t d, left;
+static void test_abort_case(void **state)
+{
+	const struct abort_case *a = *state;
+	struct ideal_cpu ab, twin;
+	unsigned polls, halts;
 
-		x = x * 6364136223846793005ull + 1442695040888963407ull;
-		d = (x >> 33) % (600 * US) + 1;
-		left = d;
-		idle_period(&r, d);
-		for (;;) { /* the same period through the direct calls */
-			bool stop_tick = true;
-			int s = haltpoll_select(&direct, false, &stop_tick);
+	idle_up_to_the_abort(&ab, a);
+	idle_up_to_the_abort(&twin, a);
+	polls = ab.polls;
+	halts = ab.halts;
+	assert_true(idle_entry_run(&ideal_ops, &ab, &ab.k, &ab.g, &ab.seq)); /* the abort */
+	idle_entry_reflect_last(&ideal_ops, &ab, &ab.k, &ab.g, &ab.seq);
+	assert_int_equal(ab.aborted, 1);
+	assert_int_equal(ab.polls, polls);
+	assert_int_equal(ab.halts, halts);
+	assert_int_equal(a->gov->window_ns(&ab.g), a->gov->window_ns(&twin.g));
+	for (unsigned i = 0; i < a->n_after; i++) {
+		unsigned n = ideal_period(&ab, a->after[i], 8);
 
-			if (s == HALTPOLL_STATE_POLL) {
-				uint64_t lim, ns;
-				bool work;
-
-				haltpoll_poll_begin(&direct);
-				lim = haltpoll_poll_limit(&direct, TICK_NS_250);
-				work = left <= lim;
-				ns = work ? left : lim;
-				haltpoll_poll_check(&direct, work, work ? ns : lim + 1, lim);
-				haltpoll_record_residency(&direct, ns);
-				haltpoll_reflect(&p, &direct, s);
-				left -= ns;
-				if (work)
-					break;
-			} else {
-				haltpoll_record_residency(&direct, left);
-				haltpoll_reflect(&p, &direct, s);
-				break;
-			}
+		assert_int_equal(ideal_period(&twin, a->after[i], 8), n);
+		for (unsigned k = 0; k < n && k < IDEAL_MAX_ENTRIES; k++) {
+			assert_int_equal(ab.e[k].state, twin.e[k].state);
+			assert_int_equal(ab.e[k].ns, twin.e[k].ns);
+			assert_int_equal(ab.e[k].expired, twin.e[k].expired);
 		}
-		assert_int_equal(r.g.haltpoll.poll_limit_ns, direct.poll_limit_ns);
-		assert_int_equal(r.g.haltpoll.last_state_idx, direct.last_state_idx);
-		assert_int_equal(r.g.haltpoll.poll_time_limit, direct.poll_time_limit);
-		assert_int_equal(r.g.haltpoll.grow_events, direct.grow_events);
-		assert_int_equal(r.g.haltpoll.shrink_events, direct.shrink_events);
+		assert_int_equal(a->gov->window_ns(&ab.g), a->gov->window_ns(&twin.g));
 	}
-	assert_true(r.hits > 100 && r.expiries > 100 && r.halts > 100); /* every branch ran */
-}
-
-/*
- * An entry given up after select because work had come (call_cpuidle(): -EBUSY) is not
- * reflected (docs/haltpoll-spec.md §1.8): after haltpoll's aborted() the next select decides
- * as if the entry had never been. Here the last poll expired, so select halts; were the
- * abort taken for a halt, haltpoll would poll next.
- */
-static void test_haltpoll_abort_is_not_reflected(void **state)
-{
-	const struct idle_governor *gov = &gov_haltpoll;
-	struct gov_params p = {params(200 * US, 50 * US)};
-	struct gov_cpu g;
-	struct gov_entry halt = {.state = GOV_STATE_HALT, .residency_ns = 30 * US, .work = true};
-	struct gov_entry poll = {.state = GOV_STATE_POLL, .work = false};
-	bool stop_tick = true;
-
-	(void)state;
-	gov->enable(&g);
-	assert_int_equal(gov->reflect(&g, &p, &halt), GOV_ADJ_GROW); /* W = 50 us */
-	assert_int_equal(gov->select(&g, &p, false, &stop_tick), GOV_STATE_POLL);
-	gov->poll_begin(&g);
-	poll.limit_ns = gov->poll_limit(&g, &p, TICK_NS_250);
-	poll.residency_ns = poll.limit_ns;
-	gov->reflect(&g, &p, &poll); /* it expired */
-	for (int i = 0; i < 3; i++) {
-		stop_tick = true;
-		assert_int_equal(gov->select(&g, &p, false, &stop_tick), GOV_STATE_HALT);
-		assert_true(stop_tick);
-		gov->aborted(&g);
-		assert_int_equal(gov->window_ns(&g), 50 * US);
-	}
-	assert_int_equal(g.haltpoll.grow_events, 1);
-	assert_int_equal(g.haltpoll.shrink_events, 0);
-}
-
-/*
- * The same from W = 0, where select halts whatever the last state: the abort leaves the last
- * state a poll and W at 0, and counts no window event, as Linux's -EBUSY path (V1 of the
- * two post-select work tests; V2 in tests/unit/test_haltpoll.c).
- */
-static void test_haltpoll_abort_from_zero_keeps_the_last_state(void **state)
-{
-	const struct idle_governor *gov = &gov_haltpoll;
-	struct gov_params p = {params(200 * US, 50 * US)};
-	struct gov_cpu g;
-	bool stop_tick = true;
-
-	(void)state;
-	gov->enable(&g);
-	assert_int_equal(gov->select(&g, &p, false, &stop_tick), GOV_STATE_HALT);
-	gov->aborted(&g);
-	assert_int_equal(g.haltpoll.last_state_idx, HALTPOLL_STATE_POLL);
-	assert_int_equal(gov->window_ns(&g), 0);
-	assert_int_equal(g.haltpoll.grow_events + g.haltpoll.shrink_events, 0);
+	assert_int_equal(ab.polls, twin.polls);
+	assert_int_equal(ab.hits, twin.hits);
+	assert_int_equal(ab.halts, twin.halts);
+	assert_int_equal(ab.grows, twin.grows);
+	assert_int_equal(ab.shrinks, twin.shrinks);
+	assert_int_equal(ab.g.takeovers, twin.g.takeovers);
 }
 
 /* One governor's decisions step by step against another's, over the same periods. */
@@ -179,7 +245,7 @@ static void assert_same_run(const struct ideal_cpu *a, const struct ideal_cpu *b
  */
 static void test_plateau_haltpoll_expires_predict_hits(void **state)
 {
-	struct haltpoll_params p = params(2000 * US, 100 * US);
+	struct gov_params p = params(2000 * US, 100 * US);
 	struct ideal_cpu hp, pr;
 	uint64_t pr_before_ns;
 	int seen = 0;
@@ -226,7 +292,7 @@ static void test_plateau_haltpoll_expires_predict_hits(void **state)
  */
 static void test_off_the_plateau_it_is_haltpoll(void **state)
 {
-	struct haltpoll_params p = params(200 * US, 50 * US);
+	struct gov_params p = params(200 * US, 50 * US);
 	struct ideal_cpu hp, pr;
 	uint64_t x = 12345;
 	int first = -1;
@@ -261,7 +327,7 @@ static void test_off_the_plateau_it_is_haltpoll(void **state)
  * nothing): haltpoll's own decisions, untimed halts. */
 static void test_long_periods_are_haltpoll_s(void **state)
 {
-	struct haltpoll_params p = params(200 * US, 50 * US);
+	struct gov_params p = params(200 * US, 50 * US);
 	struct ideal_cpu hp, pr;
 
 	(void)state;
@@ -282,7 +348,7 @@ static void test_long_periods_are_haltpoll_s(void **state)
  */
 static void test_irregular_misses_are_not_a_plateau(void **state)
 {
-	struct haltpoll_params p = params(2000 * US, 100 * US);
+	struct gov_params p = params(2000 * US, 100 * US);
 	struct ideal_cpu hp, pr;
 	const uint64_t d[] = {1300 * US, 600 * US};
 
@@ -308,7 +374,7 @@ static void test_irregular_misses_are_not_a_plateau(void **state)
  */
 static void test_an_expiry_leaves_the_plateau(void **state)
 {
-	struct haltpoll_params p = params(2000 * US, 100 * US);
+	struct gov_params p = params(2000 * US, 100 * US);
 	struct ideal_cpu r;
 	unsigned hits, expiries;
 
@@ -342,7 +408,7 @@ static void test_an_expiry_leaves_the_plateau(void **state)
  */
 static void test_leaving_the_plateau_halts_at_once(void **state)
 {
-	struct haltpoll_params p = params(200 * US, 50 * US);
+	struct gov_params p = params(200 * US, 50 * US);
 	struct ideal_cpu hp, pr;
 	unsigned expiries;
 
@@ -389,7 +455,7 @@ static void test_leaving_the_plateau_halts_at_once(void **state)
  */
 static void test_a_wake_at_the_expiry_check_ends_the_period(void **state)
 {
-	struct haltpoll_params p = params(2000 * US, 100 * US);
+	struct gov_params p = params(2000 * US, 100 * US);
 	const uint64_t edge = 1500 * US + 1500 * US / 16;
 	struct ideal_cpu r;
 	unsigned hits, expiries;
@@ -427,7 +493,7 @@ static void test_a_wake_at_the_expiry_check_ends_the_period(void **state)
  */
 static void test_the_overshoot_is_learnt(void **state)
 {
-	struct haltpoll_params p = params(2000 * US, 100 * US);
+	struct gov_params p = params(2000 * US, 100 * US);
 	struct ideal_cpu r;
 	unsigned hits;
 
@@ -455,7 +521,7 @@ static void test_the_overshoot_is_learnt(void **state)
  */
 static void test_an_overshoot_with_no_room_is_tried_again(void **state)
 {
-	struct haltpoll_params p = params(2000 * US, 100 * US);
+	struct gov_params p = params(2000 * US, 100 * US);
 	struct ideal_cpu r;
 	unsigned timed, hits;
 
@@ -492,7 +558,7 @@ static void test_an_overshoot_with_no_room_is_tried_again(void **state)
  * is a plateau period (a poll expired, the window stayed), the only kind that is filed. */
 static void test_ticks_extend_the_period(void **state)
 {
-	struct gov_params p = {params(2000 * US, 100 * US)};
+	struct gov_params p = params(2000 * US, 100 * US);
 	struct gov_cpu g;
 	struct gov_entry expired = {
 	    .state = GOV_STATE_POLL, .residency_ns = 100 * US, .limit_ns = 100 * US, .work = false};
@@ -523,12 +589,12 @@ static void test_ticks_extend_the_period(void **state)
  * an eighth of grow_start. */
 static void test_margin(void **state)
 {
-	struct gov_params p = {params(1000 * US, 800 * US)};
+	struct gov_params p = params(1000 * US, 800 * US);
 	struct predict_cpu h = {.periods = {8 * US}, .count = 1};
 
 	(void)state;
 	assert_int_equal(predict_margin(&h, &p), 100 * US); /* grow_start / 8 */
-	p.haltpoll.grow_start = 0;
+	p.grow_start = 0;
 	assert_int_equal(predict_margin(&h, &p), 8 * US / 16);
 	h = (struct predict_cpu){.periods = {400 * US, 500 * US, 420 * US, 450 * US}, .count = 4};
 	assert_int_equal(predict_margin(&h, &p), 100 * US); /* the spread */
@@ -541,7 +607,7 @@ static void test_margin(void **state)
  * (TICK_NSEC/16) that haltpoll then stores. */
 static void test_latency_req_zero_is_haltpoll_s(void **state)
 {
-	struct gov_params p = {params(200 * US, 50 * US)};
+	struct gov_params p = params(200 * US, 50 * US);
 	struct gov_cpu g, h;
 	bool stop_tick = true, hp_stop = true;
 
@@ -560,24 +626,21 @@ static void test_latency_req_zero_is_haltpoll_s(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_registry_matches_the_knob),
-	    cmocka_unit_test(test_haltpoll_interface_is_exact),
-	    cmocka_unit_test(test_haltpoll_abort_is_not_reflected),
-	    cmocka_unit_test(test_haltpoll_abort_from_zero_keeps_the_last_state),
-	    cmocka_unit_test(test_plateau_haltpoll_expires_predict_hits),
-	    cmocka_unit_test(test_off_the_plateau_it_is_haltpoll),
-	    cmocka_unit_test(test_long_periods_are_haltpoll_s),
-	    cmocka_unit_test(test_irregular_misses_are_not_a_plateau),
-	    cmocka_unit_test(test_an_expiry_leaves_the_plateau),
-	    cmocka_unit_test(test_leaving_the_plateau_halts_at_once),
-	    cmocka_unit_test(test_a_wake_at_the_expiry_check_ends_the_period),
-	    cmocka_unit_test(test_the_overshoot_is_learnt),
-	    cmocka_unit_test(test_an_overshoot_with_no_room_is_tried_again),
-	    cmocka_unit_test(test_ticks_extend_the_period),
-	    cmocka_unit_test(test_margin),
-	    cmocka_unit_test(test_latency_req_zero_is_haltpoll_s),
-	};
+	struct named_tests t = {0};
 
-	return cmocka_run_group_tests_name("governors", tests, NULL, NULL);
+	ADD_TEST(&t, test_registry_matches_the_knob);
+	ADD_CASES(&t, aborts, test_abort_case);
+	ADD_TEST(&t, test_plateau_haltpoll_expires_predict_hits);
+	ADD_TEST(&t, test_off_the_plateau_it_is_haltpoll);
+	ADD_TEST(&t, test_long_periods_are_haltpoll_s);
+	ADD_TEST(&t, test_irregular_misses_are_not_a_plateau);
+	ADD_TEST(&t, test_an_expiry_leaves_the_plateau);
+	ADD_TEST(&t, test_leaving_the_plateau_halts_at_once);
+	ADD_TEST(&t, test_a_wake_at_the_expiry_check_ends_the_period);
+	ADD_TEST(&t, test_the_overshoot_is_learnt);
+	ADD_TEST(&t, test_an_overshoot_with_no_room_is_tried_again);
+	ADD_TEST(&t, test_ticks_extend_the_period);
+	ADD_TEST(&t, test_margin);
+	ADD_TEST(&t, test_latency_req_zero_is_haltpoll_s);
+	return RUN_NAMED_TESTS("governors", &t);
 }

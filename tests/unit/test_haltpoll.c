@@ -1,8 +1,9 @@
 /*
- * Host unit tests for the haltpoll governor (kernel/policy/haltpoll.c) against the vectors of spec
- * 1.10 and the rules of 1.4-1.6. The idealized idle model of 1.10.2 lives with the tests
- * (ideal_idle.h), not in the kernel: it is a test oracle, not policy; the sequence of calls
- * it drives the governor with is the kernel's (kernel/policy/idle_entry.h).
+ * Host unit tests for the haltpoll governor (kernel/policy/haltpoll.h) against the vectors of
+ * spec 1.10 and the rules of 1.4-1.6, most of them tables of named cases. The idealized idle
+ * model of 1.10.2 lives with the tests (ideal_idle.h), not in the kernel: it is a test
+ * oracle, not policy; the sequence of calls it drives the governor with is the kernel's
+ * (kernel/policy/idle_entry.h).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,21 +12,23 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "kernel/policy/gov_haltpoll.h"
+#include "kernel/policy/governors.h"
 #include "kernel/policy/haltpoll.h"
 #include "tests/unit/ideal_idle.h"
+#include "tests/unit/named_cases.h"
 
 #define HZ1000_TICK_NSEC 1000000ull
 #define MAX_STEPS	 20
 #define MAX_ENTRIES	 4
+#define PERIODS		 6
 
 /* ---------------------------------------------------------------------------------------- */
 /* Shared fixtures                                                                          */
 
 /* Linux's defaults: the values the knob table also takes its defaults from. */
-static struct haltpoll_params defaults(void)
+static struct gov_params defaults(void)
 {
-	return (struct haltpoll_params){
+	return (struct gov_params){
 	    .guest_halt_poll_ns = HALTPOLL_DEFAULT_POLL_NS,
 	    .grow = HALTPOLL_DEFAULT_GROW,
 	    .shrink = HALTPOLL_DEFAULT_SHRINK,
@@ -35,31 +38,41 @@ static struct haltpoll_params defaults(void)
 	};
 }
 
-static struct haltpoll_cpu cpu_with_window(uint64_t w)
+/* A CPU that has just enabled haltpoll, its window then set to w. */
+static struct gov_cpu cpu_with_window(uint64_t w)
 {
-	struct haltpoll_cpu cpu;
+	struct gov_cpu g;
 
-	haltpoll_cpu_init(&cpu);
-	cpu.poll_limit_ns = w;
-	return cpu;
+	haltpoll_enable(&g);
+	g.haltpoll.poll_limit_ns = w;
+	return g;
+}
+
+/* A halt of residency b, as the idle core reflects it; what it did to the window. */
+static enum gov_adjust halt_of(const struct gov_params *p, struct gov_cpu *g, uint64_t b)
+{
+	const struct gov_entry e = {
+	    .state = GOV_STATE_HALT, .residency_ns = b, .limit_ns = GOV_NO_LIMIT, .work = true};
+
+	return haltpoll_reflect(g, p, &e);
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* 1.10.1: pure adjustment vectors G1-G12                                                   */
+/* 1.5: the window rule, a halt at a time (1.10.1's G1-G12, then its boundaries)            */
 
-struct gvec {
+struct adj_case {
 	const char *name;
-	struct haltpoll_params params;
+	struct gov_params params;
 	uint64_t w_start;
 	unsigned int steps;
 	uint64_t b[MAX_STEPS];
 	uint64_t w_after[MAX_STEPS];
-	enum haltpoll_adjust branch[MAX_STEPS];
+	enum gov_adjust branch[MAX_STEPS];
 };
 
-#define N HALTPOLL_ADJ_NONE
-#define G HALTPOLL_ADJ_GROW
-#define S HALTPOLL_ADJ_SHRINK
+#define N GOV_ADJ_NONE
+#define G GOV_ADJ_GROW
+#define S GOV_ADJ_SHRINK
 /* Row for row the table of docs/haltpoll-spec.md §1.10.1; kept out of clang-format so it
  * stays a table. */
 /* clang-format off */
@@ -67,9 +80,10 @@ struct gvec {
 #define P(grow, shrink, gs, allow_shrink, legacy) {200000, grow, shrink, gs, allow_shrink, legacy}
 #define PDEF P(2, 2, 50000, true, false)
 #define PMAX(gmax, grow, shrink, gs, allow_shrink) {gmax, grow, shrink, gs, allow_shrink, false}
-#define X18(v) v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v
+#define X4(v) v, v, v, v
+#define X18(v) X4(v), X4(v), X4(v), X4(v), v, v
 
-static struct gvec gvecs[] = {
+static const struct adj_case spec_vectors[] = {
 	{"G1", PDEF, 0, 4, {150000, 150000, 150000, 150000},
 	 {50000, 100000, 200000, 200000}, {G, G, G, N}},
 	{"G2", PDEF, 0, 4, {200000, 200000, 200000, 200000},
@@ -115,26 +129,201 @@ static struct gvec gvecs[] = {
 	{"G18 Gmax=0 allow_shrink=N", PMAX(0, 2, 2, 50000, false), 0, 2, {1, 5000000},
 	 {0, 0}, {N, N}},
 };
+
+/* The boundaries of 1.5's bullets, each its own case. */
+static const struct adj_case boundaries[] = {
+	{"B = W is not a grow, B = W + 1 is", PDEF, 70000, 2, {70000, 70001},
+	 {70000, 140000}, {N, G}},
+	{"B = Gmax is a grow, B = Gmax + 1 a shrink", PDEF, 70000, 2, {200000, 200001},
+	 {140000, 70000}, {G, S}},
+	/* GS > Gmax: the GS floor comes first, then the Gmax ceiling: every grow lands on Gmax. */
+	{"GS above Gmax, from W = 0: Gmax", PMAX(40000, 2, 2, 50000, true), 0, 1, {30000},
+	 {40000}, {G}},
+	{"GS above Gmax, from W below both: Gmax", PMAX(40000, 2, 2, 50000, true), 10000, 1,
+	 {40000}, {40000}, {G}},
+	/* Events count the branch taken even where the value does not move (trace semantics). */
+	{"grow=0: every grow lands on GS, and counts", P(0, 2, 50000, true, false), 0, 4,
+	 {X4(190000)}, {X4(50000)}, {X4(G)}},
+	{"grow=0 with Gmax below GS: Gmax", PMAX(30000, 0, 2, 50000, true), 0, 1, {20000},
+	 {30000}, {G}},
+	/* From W = 0 any 0 < B <= Gmax (even a skipped halt's) grows to min(GS, Gmax). */
+	{"from W = 0, B = 300 ns (a skipped halt) grows to GS", PDEF, 0, 1, {300}, {50000}, {G}},
+	{"from W = 0, B = GS - 1 grows to GS", PDEF, 0, 1, {49999}, {50000}, {G}},
+	{"from W = 0, B = GS grows to GS", PDEF, 0, 1, {50000}, {50000}, {G}},
+	{"from W = 0, B = Gmax - 1 grows to GS", PDEF, 0, 1, {199999}, {50000}, {G}},
+	{"from W = 0, B = Gmax grows to GS", PDEF, 0, 1, {200000}, {50000}, {G}},
+	{"from W = 0, B = 0 is no event", PDEF, 0, 1, {0}, {0}, {N}},
+	{"from W = 0 a long halt is a shrink to 0", PDEF, 0, 1, {5000000}, {0}, {S}},
+	{"from W = 0 a long halt is a shrink to 0, pre-v6.9", P(2, 2, 50000, true, true), 0, 1,
+	 {5000000}, {0}, {S}},
+	{"from W = 0 a long halt is a shrink to 0, shrink=0", P(2, 0, 50000, true, true), 0, 1,
+	 {5000000}, {0}, {S}},
+	/* v6.9+ collapse against the legacy divide on the same input; the collapse is < GS. */
+	{"v6.9 shrink to exactly GS stays", PDEF, 100000, 1, {300000}, {50000}, {S}},
+	{"v6.9 shrink to just below GS collapses to 0", PDEF, 99999, 1, {300000}, {0}, {S}},
+	{"pre-v6.9 shrink to just below GS stays", P(2, 2, 50000, true, true), 99999, 1,
+	 {300000}, {49999}, {S}},
+	{"allow_shrink=N: a long halt is no event", P(2, 2, 50000, false, false), 100000, 1,
+	 {200001}, {100000}, {N}},
+	/* Linux grows the u64 field and truncates into an unsigned int: the product wraps. */
+	{"the grow wraps mod 2^32, then the GS floor", PMAX(0xffffffffu, 2, 2, 50000, true),
+	 0x80000000u, 1, {0x90000000u}, {50000}, {G}},
+};
 /* clang-format on */
 
 /* Feeds each B as the residency of a halt entry, the way the idle core would. */
-static void test_gvec(void **state)
+static void run_adj_case(const struct adj_case *v, const struct gov_params *params)
 {
-	const struct gvec *v = *state;
-	struct haltpoll_cpu cpu = cpu_with_window(v->w_start);
+	struct gov_cpu g = cpu_with_window(v->w_start);
 	uint64_t grows = 0, shrinks = 0;
 
 	for (unsigned int i = 0; i < v->steps; i++) {
-		haltpoll_record_residency(&cpu, v->b[i]);
-		assert_int_equal(haltpoll_reflect(&v->params, &cpu, HALTPOLL_STATE_HALT),
-				 v->branch[i]);
-		assert_int_equal(cpu.poll_limit_ns, v->w_after[i]);
-		assert_int_equal(cpu.last_state_idx, HALTPOLL_STATE_HALT);
+		assert_int_equal(halt_of(params, &g, v->b[i]), v->branch[i]);
+		assert_int_equal(g.haltpoll.poll_limit_ns, v->w_after[i]);
+		assert_int_equal(g.haltpoll.last_state_idx, GOV_STATE_HALT);
 		grows += v->branch[i] == G;
 		shrinks += v->branch[i] == S;
 	}
-	assert_int_equal(cpu.grow_events, grows);
-	assert_int_equal(cpu.shrink_events, shrinks);
+	assert_int_equal(g.haltpoll.grow_events, grows);
+	assert_int_equal(g.haltpoll.shrink_events, shrinks);
+}
+
+static void test_adj_case(void **state)
+{
+	const struct adj_case *v = *state;
+
+	run_adj_case(v, &v->params);
+}
+
+/*
+ * Linux's defaults, by what they do: with defaults() the vectors the spec writes with the
+ * default parameters (G1-G3, G8, G9) take the same branches to the same windows.
+ */
+static bool same_params(const struct gov_params *a, const struct gov_params *b)
+{
+	return a->guest_halt_poll_ns == b->guest_halt_poll_ns && a->grow == b->grow &&
+	       a->shrink == b->shrink && a->grow_start == b->grow_start &&
+	       a->allow_shrink == b->allow_shrink && a->legacy_shrink == b->legacy_shrink;
+}
+
+static void test_defaults(void **state)
+{
+	const struct gov_params d = defaults();
+	unsigned ran = 0;
+
+	(void)state;
+	for (unsigned i = 0; i < sizeof(spec_vectors) / sizeof(spec_vectors[0]); i++) {
+		if (!same_params(&spec_vectors[i].params, &spec_vectors[0].params)) /* G1: PDEF */
+			continue;
+		run_adj_case(&spec_vectors[i], &d);
+		ran++;
+	}
+	assert_int_equal(ran, 5);
+}
+
+/* Parameters are re-read on every call (0644 module parameters, no snapshot). */
+static void test_params_reread(void **state)
+{
+	struct gov_params p = defaults();
+	struct gov_cpu g = cpu_with_window(50000);
+
+	(void)state;
+	p.grow = 4;
+	assert_int_equal(halt_of(&p, &g, 60000), G);
+	assert_int_equal(g.haltpoll.poll_limit_ns, 200000);
+	/* Lower Gmax below W: 150000 is now a long sleep. */
+	p.guest_halt_poll_ns = 100000;
+	assert_int_equal(halt_of(&p, &g, 150000), S);
+	assert_int_equal(g.haltpoll.poll_limit_ns, 100000);
+	p.allow_shrink = false;
+	assert_int_equal(halt_of(&p, &g, 150000), N);
+	assert_int_equal(g.haltpoll.poll_limit_ns, 100000);
+	p.allow_shrink = true;
+	p.shrink = 4;
+	p.legacy_shrink = true;
+	assert_int_equal(halt_of(&p, &g, 150000), S);
+	assert_int_equal(g.haltpoll.poll_limit_ns, 25000);
+	/* grow is still 4: 25000 * 4 = 100000 is below the new grow_start. */
+	p.grow_start = 150000;
+	p.guest_halt_poll_ns = 200000;
+	assert_int_equal(halt_of(&p, &g, 30000), G);
+	assert_int_equal(g.haltpoll.poll_limit_ns, 150000);
+	p.legacy_shrink = false;
+	p.shrink = 2;
+	assert_int_equal(halt_of(&p, &g, 250000), S);
+	assert_int_equal(g.haltpoll.poll_limit_ns, 0);
+}
+
+/* Only halts adjust. A poll entry records its index and leaves W alone; one its limit ended
+ * marks the expiry for select (row 3), one work ended does not. */
+static void test_reflect_of_a_poll(void **state)
+{
+	struct gov_params p = defaults();
+	struct gov_cpu g = cpu_with_window(100000);
+	const struct gov_entry hit = {
+	    .state = GOV_STATE_POLL, .residency_ns = 150000, .limit_ns = 200000, .work = true};
+	const struct gov_entry expiry = {.state = GOV_STATE_POLL,
+					 .residency_ns = 100000,
+					 .limit_ns = 100000,
+					 .work_at_expiry = true};
+
+	(void)state;
+	g.haltpoll.last_state_idx = GOV_STATE_HALT;
+	assert_int_equal(haltpoll_reflect(&g, &p, &hit), N);
+	assert_int_equal(g.haltpoll.last_state_idx, GOV_STATE_POLL);
+	assert_false(g.haltpoll.poll_time_limit);
+	assert_int_equal(g.haltpoll.poll_limit_ns, 100000);
+	/* work at the expiry check is still an expiry to haltpoll, as in Linux */
+	assert_int_equal(haltpoll_reflect(&g, &p, &expiry), N);
+	assert_true(g.haltpoll.poll_time_limit);
+	assert_int_equal(g.haltpoll.poll_limit_ns, 100000);
+	assert_int_equal(g.haltpoll.grow_events + g.haltpoll.shrink_events, 0);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* 1.4: select, row by row                                                                  */
+
+struct select_case {
+	const char *name;
+	bool latency_zero;
+	uint64_t w;
+	enum gov_state last;
+	bool time_limit;
+	enum gov_state want;
+	bool want_stop_tick; /* given that the idle core pre-set it to true */
+};
+
+#define POLL GOV_STATE_POLL
+#define HALT GOV_STATE_HALT
+static const struct select_case selects[] = {
+    {"row 1: latency_req_zero polls, W = 0 after a halt", true, 0, HALT, false, POLL, false},
+    {"row 1: latency_req_zero polls, after an expired poll", true, 100000, POLL, true, POLL, false},
+    {"row 1: latency_req_zero polls, W > 0 after a halt", true, 100000, HALT, false, POLL, false},
+    {"row 2: W = 0 halts, after a halt", false, 0, HALT, false, HALT, true},
+    {"row 2: W = 0 halts, after a poll hit", false, 0, POLL, false, HALT, true},
+    {"row 2: W = 0 halts, after an expired poll", false, 0, POLL, true, HALT, true},
+    {"row 3: after an expired poll, a halt", false, 50000, POLL, true, HALT, true},
+    {"row 4: after a poll hit, a poll", false, 50000, POLL, false, POLL, false},
+    {"row 5: after a halt, a poll", false, 50000, HALT, false, POLL, false},
+    /* only the last state index matters after a halt */
+    {"row 5: after a halt, a stale expiry is ignored", false, 50000, HALT, true, POLL, false},
+};
+
+static void test_select_case(void **state)
+{
+	const struct select_case *c = *state;
+	struct gov_params p = defaults();
+	struct gov_cpu g = cpu_with_window(c->w);
+	bool stop_tick = true;
+	bool untouched = false;
+
+	g.haltpoll.last_state_idx = c->last;
+	g.haltpoll.poll_time_limit = c->time_limit;
+	assert_int_equal(haltpoll_select(&g, &p, c->latency_zero, &stop_tick), c->want);
+	assert_int_equal(stop_tick, c->want_stop_tick);
+	/* "left true" means not written at all: a false pre-set must survive a halt decision. */
+	assert_int_equal(haltpoll_select(&g, &p, c->latency_zero, &untouched), c->want);
+	assert_false(untouched);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -143,7 +332,7 @@ static void test_gvec(void **state)
 /* time. The governor runs behind its interface, through the kernel's entry sequence.       */
 
 struct entry {
-	int state;
+	enum gov_state state;
 	uint64_t ns;
 	bool expired;
 };
@@ -164,51 +353,49 @@ static void sim_period(struct ideal_cpu *s, uint64_t d, struct period *out)
 {
 	out->n = ideal_period(s, d, MAX_ENTRIES);
 	for (unsigned int k = 0; k < out->n; k++)
-		out->e[k] = (struct entry){(int)s->e[k].state, s->e[k].ns, s->e[k].expired};
+		out->e[k] = (struct entry){s->e[k].state, s->e[k].ns, s->e[k].expired};
 }
 
-static void assert_entry(const struct entry *e, int state, uint64_t ns, bool expired)
+static void assert_entry(const struct entry *e, enum gov_state state, uint64_t ns, bool expired)
 {
 	assert_int_equal(e->state, state);
 	assert_int_equal(e->ns, ns);
 	assert_int_equal(e->expired, expired);
 }
 
-/* ---------------------------------------------------------------------------------------- */
-/* 1.10.2: full state-machine vector                                                        */
+#define POLL_HIT(ns)                                                                               \
+	{                                                                                          \
+		GOV_STATE_POLL, (ns), false                                                        \
+	}
+#define POLL_EXP(ns)                                                                               \
+	{                                                                                          \
+		GOV_STATE_POLL, (ns), true                                                         \
+	}
+#define HALTED(ns)                                                                                 \
+	{                                                                                          \
+		GOV_STATE_HALT, (ns), false                                                        \
+	}
 
+/* 1.10.2: the full state-machine vector. */
 struct smstep {
 	uint64_t d;
 	unsigned int n;
 	struct entry e[2];
-	enum haltpoll_adjust adj;
+	enum gov_adjust adj;
 	uint64_t w_after;
 };
 
-#define POLL_HIT(ns)                                                                               \
-	{                                                                                          \
-		HALTPOLL_STATE_POLL, (ns), false                                                   \
-	}
-#define POLL_EXP(ns)                                                                               \
-	{                                                                                          \
-		HALTPOLL_STATE_POLL, (ns), true                                                    \
-	}
-#define HALT(ns)                                                                                   \
-	{                                                                                          \
-		HALTPOLL_STATE_HALT, (ns), false                                                   \
-	}
-
 static const struct smstep smvec[] = {
-    {30000, 1, {HALT(30000)}, G, 50000},
+    {30000, 1, {HALTED(30000)}, G, 50000},
     {30000, 1, {POLL_HIT(30000)}, N, 50000},
-    {300000, 2, {POLL_EXP(50000), HALT(250000)}, S, 0},
-    {120000, 1, {HALT(120000)}, G, 50000},
-    {120000, 2, {POLL_EXP(50000), HALT(70000)}, G, 100000},
-    {120000, 2, {POLL_EXP(100000), HALT(20000)}, N, 100000},
+    {300000, 2, {POLL_EXP(50000), HALTED(250000)}, S, 0},
+    {120000, 1, {HALTED(120000)}, G, 50000},
+    {120000, 2, {POLL_EXP(50000), HALTED(70000)}, G, 100000},
+    {120000, 2, {POLL_EXP(100000), HALTED(20000)}, N, 100000},
     {40000, 1, {POLL_HIT(40000)}, N, 100000},
-    {1000000, 2, {POLL_EXP(100000), HALT(900000)}, S, 50000},
-    {1000000, 2, {POLL_EXP(50000), HALT(950000)}, S, 0},
-    {1000000, 1, {HALT(1000000)}, S, 0},
+    {1000000, 2, {POLL_EXP(100000), HALTED(900000)}, S, 50000},
+    {1000000, 2, {POLL_EXP(50000), HALTED(950000)}, S, 0},
+    {1000000, 1, {HALTED(1000000)}, S, 0},
 };
 
 static void test_state_machine_vector(void **state)
@@ -231,8 +418,8 @@ static void test_state_machine_vector(void **state)
 		assert_int_equal(s.g.haltpoll.grow_events - grows, st->adj == G);
 		assert_int_equal(s.g.haltpoll.shrink_events - shrinks, st->adj == S);
 		/* Every halt in the ideal model executes HLT: one exit, none in steps 2 and 7. */
-		halt_exits += p.e[p.n - 1].state == HALTPOLL_STATE_HALT;
-		assert_int_equal(p.e[p.n - 1].state == HALTPOLL_STATE_HALT, i != 1 && i != 6);
+		halt_exits += p.e[p.n - 1].state == GOV_STATE_HALT;
+		assert_int_equal(p.e[p.n - 1].state == GOV_STATE_HALT, i != 1 && i != 6);
 	}
 	assert_int_equal(halt_exits, 8);
 	assert_int_equal(s.halts, 8);
@@ -240,142 +427,80 @@ static void test_state_machine_vector(void **state)
 }
 
 /*
- * The whole state machine with the window pinned at 0: guest_halt_poll_ns=0 (nothing is
- * short enough to grow on) or grow_start=0 (growing from 0 gives 0). Whatever the idle
- * periods, the governor never polls and every period is one halt, as with idle=halt.
+ * 1.10.3: a constant period d, six times, from a fresh CPU: the window after each period,
+ * the last period's entries, and what the six did in all.
  */
-static void assert_never_polls(const struct haltpoll_params *params)
+struct periodic_case {
+	const char *name;
+	uint64_t d;
+	uint64_t w[PERIODS];
+	unsigned int n; /* the last period's entries */
+	struct entry e[2];
+	unsigned halts, hits, expiries;
+	uint64_t shrinks;
+};
+
+static const struct periodic_case periodics[] = {
+    /* the first period halts at W = 0 and grows it; every later one is a poll hit */
+    {"20 us: poll hits after the first halt",
+     20000,
+     {50000, 50000, 50000, 50000, 50000, 50000},
+     1,
+     {POLL_HIT(20000)},
+     1,
+     5,
+     0,
+     0},
+    {"50 us, the window exactly: poll hits after the first halt",
+     50000,
+     {50000, 50000, 50000, 50000, 50000, 50000},
+     1,
+     {POLL_HIT(50000)},
+     1,
+     5,
+     0,
+     0},
+    /* the residual after an expired 50 us poll, 30 us, is inside W: nothing grows it */
+    {"80 us: every poll expires, W stays 50 us",
+     80000,
+     {50000, 50000, 50000, 50000, 50000, 50000},
+     2,
+     {POLL_EXP(50000), HALTED(30000)},
+     6,
+     0,
+     5,
+     0},
+    {"150 us: W grows once to 100 us, then every poll expires",
+     150000,
+     {50000, 100000, 100000, 100000, 100000, 100000},
+     2,
+     {POLL_EXP(100000), HALTED(50000)},
+     6,
+     0,
+     5,
+     0},
+    {"230 us: every halt is long, W stays 0", 230000, {0}, 1, {HALTED(230000)}, 6, 0, 0, 6},
+    {"Gmax + 1 ns: never polls", 200001, {0}, 1, {HALTED(200001)}, 6, 0, 0, 6},
+};
+
+static void test_periodic_case(void **state)
 {
-	static const uint64_t d[] = {1, 1000, 30000, 50000, 120000, 200000, 200001, 5000000};
+	const struct periodic_case *c = *state;
 	struct ideal_cpu s;
+	struct period p;
 
 	sim_init(&s);
-	s.p.haltpoll = *params;
-	for (unsigned int round = 0; round < 3; round++)
-		for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++) {
-			struct period p;
-
-			sim_period(&s, d[i], &p);
-			assert_int_equal(p.n, 1);
-			assert_entry(&p.e[0], HALTPOLL_STATE_HALT, d[i], false);
-			assert_int_equal(s.g.haltpoll.poll_limit_ns, 0);
-		}
-	assert_int_equal(s.hits + s.expiries, 0);
-	assert_int_equal(s.halts, 3 * sizeof(d) / sizeof(d[0]));
-}
-
-static void test_gmax_zero_never_polls(void **state)
-{
-	struct haltpoll_params p = defaults();
-
-	(void)state;
-	p.guest_halt_poll_ns = 0;
-	assert_never_polls(&p);
-}
-
-static void test_grow_start_zero_never_polls_from_zero(void **state)
-{
-	struct haltpoll_params p = defaults();
-
-	(void)state;
-	p.grow_start = 0;
-	assert_never_polls(&p);
-}
-
-/*
- * But a poll forced by latency_req_zero from W=0 stores the fallback (TICK_NSEC/16) into W,
- * and with grow_start=0 the window then grows and shrinks from there like any other.
- */
-static void test_grow_start_zero_after_the_fallback(void **state)
-{
-	struct ideal_cpu s;
-
-	(void)state;
-	sim_init(&s);
-	s.p.haltpoll.grow_start = 0;
-	s.k.latency_req_zero = true;
-	assert_int_equal(ideal_period(&s, 10000, 1), 1); /* a forced poll, ended by the work */
-	assert_int_equal(s.e[0].state, GOV_STATE_POLL);
-	assert_int_equal(s.g.haltpoll.poll_limit_ns, HZ1000_TICK_NSEC / HALTPOLL_POLL_MAX_TICK_DIV);
-	haltpoll_record_residency(&s.g.haltpoll, 80000); /* a short halt: grows 62500 -> 125000 */
-	assert_int_equal(haltpoll_reflect(&s.p.haltpoll, &s.g.haltpoll, HALTPOLL_STATE_HALT), G);
-	assert_int_equal(s.g.haltpoll.poll_limit_ns,
-			 2 * (HZ1000_TICK_NSEC / HALTPOLL_POLL_MAX_TICK_DIV));
-}
-
-/* ---------------------------------------------------------------------------------------- */
-/* 1.10.3: periodic wakeups                                                                 */
-
-/* Runs `periods` idle periods of length d, checking W after each against w[] (0-padded). */
-static void run_periodic(struct ideal_cpu *s, uint64_t d, unsigned int periods, const uint64_t *w,
-			 struct period *last)
-{
-	for (unsigned int i = 0; i < periods; i++) {
-		sim_period(s, d, last);
-		assert_int_equal(s->g.haltpoll.poll_limit_ns, w[i]);
+	for (unsigned int i = 0; i < PERIODS; i++) {
+		sim_period(&s, c->d, &p);
+		assert_int_equal(s.g.haltpoll.poll_limit_ns, c->w[i]);
 	}
-}
-
-static void test_periodic_20us(void **state)
-{
-	static const uint64_t w[] = {50000, 50000, 50000, 50000, 50000, 50000};
-	struct ideal_cpu s;
-	struct period p;
-
-	(void)state;
-	sim_init(&s);
-	run_periodic(&s, 20000, 6, w, &p);
-	assert_int_equal(p.n, 1);
-	assert_entry(&p.e[0], HALTPOLL_STATE_POLL, 20000, false);
-	/* Ideal case: only the first period exits. */
-	assert_int_equal(s.halts, 1);
-}
-
-static void test_periodic_80us(void **state)
-{
-	static const uint64_t w[] = {50000, 50000, 50000, 50000, 50000, 50000};
-	struct ideal_cpu s;
-	struct period p;
-
-	(void)state;
-	sim_init(&s);
-	run_periodic(&s, 80000, 6, w, &p);
-	assert_int_equal(p.n, 2);
-	assert_entry(&p.e[0], HALTPOLL_STATE_POLL, 50000, true);
-	assert_entry(&p.e[1], HALTPOLL_STATE_HALT, 30000, false);
-	assert_int_equal(s.halts, 6);
-	assert_int_equal(s.hits, 0);
-}
-
-static void test_periodic_150us(void **state)
-{
-	static const uint64_t w[] = {50000, 100000, 100000, 100000, 100000, 100000};
-	struct ideal_cpu s;
-	struct period p;
-
-	(void)state;
-	sim_init(&s);
-	run_periodic(&s, 150000, 6, w, &p);
-	assert_int_equal(p.n, 2);
-	assert_entry(&p.e[0], HALTPOLL_STATE_POLL, 100000, true);
-	assert_entry(&p.e[1], HALTPOLL_STATE_HALT, 50000, false);
-	assert_int_equal(s.halts, 6);
-	assert_int_equal(s.hits, 0);
-}
-
-static void test_periodic_230us(void **state)
-{
-	static const uint64_t w[] = {0, 0, 0, 0, 0, 0};
-	struct ideal_cpu s;
-	struct period p;
-
-	(void)state;
-	sim_init(&s);
-	run_periodic(&s, 230000, 6, w, &p);
-	assert_int_equal(p.n, 1);
-	assert_entry(&p.e[0], HALTPOLL_STATE_HALT, 230000, false);
-	assert_int_equal(s.expiries + s.hits, 0);
-	assert_int_equal(s.g.haltpoll.shrink_events, 6);
+	assert_int_equal(p.n, c->n);
+	for (unsigned int k = 0; k < c->n; k++)
+		assert_entry(&p.e[k], c->e[k].state, c->e[k].ns, c->e[k].expired);
+	assert_int_equal(s.halts, c->halts);
+	assert_int_equal(s.hits, c->hits);
+	assert_int_equal(s.expiries, c->expiries);
+	assert_int_equal(s.g.haltpoll.shrink_events, c->shrinks);
 }
 
 /* The plateau W a constant period d in (50us, 200us] settles at, per the 1.10.3 rule. */
@@ -385,7 +510,7 @@ static uint64_t plateau_for(uint64_t d)
 }
 
 /*
- * 1.10.3 general rule, deliberately locked in (see the section 8 note in haltpoll.c): from
+ * 1.10.3 general rule, deliberately locked in (see the section 8 note in haltpoll.h): from
  * the third period on, W sits on the plateau and every period is an expired poll plus a halt.
  */
 static void check_plateau(uint64_t d)
@@ -400,8 +525,8 @@ static void check_plateau(uint64_t d)
 			continue;
 		assert_int_equal(s.g.haltpoll.poll_limit_ns, plateau_for(d));
 		assert_int_equal(p.n, 2);
-		assert_entry(&p.e[0], HALTPOLL_STATE_POLL, plateau_for(d), true);
-		assert_entry(&p.e[1], HALTPOLL_STATE_HALT, d - plateau_for(d), false);
+		assert_entry(&p.e[0], GOV_STATE_POLL, plateau_for(d), true);
+		assert_entry(&p.e[1], GOV_STATE_HALT, d - plateau_for(d), false);
 	}
 	assert_int_equal(s.hits, 0);
 	assert_int_equal(s.halts, 12);
@@ -418,279 +543,65 @@ static void test_periodic_plateau_rule(void **state)
 		check_plateau(d);
 }
 
-/* Just outside the plateau range: D = 50 us hits every time, D = 200 us + 1 never polls. */
-static void test_periodic_plateau_edges(void **state)
-{
-	struct ideal_cpu s;
-	struct period p;
-
-	(void)state;
-	sim_init(&s);
-	for (unsigned int i = 0; i < 6; i++)
-		sim_period(&s, 50000, &p);
-	assert_int_equal(s.halts, 1);
-	assert_int_equal(s.hits, 5);
-	assert_int_equal(s.g.haltpoll.poll_limit_ns, 50000);
-
-	sim_init(&s);
-	for (unsigned int i = 0; i < 6; i++)
-		sim_period(&s, 200001, &p);
-	assert_int_equal(s.halts, 6);
-	assert_int_equal(s.hits + s.expiries, 0);
-	assert_int_equal(s.g.haltpoll.poll_limit_ns, 0);
-}
-
-/* ---------------------------------------------------------------------------------------- */
-/* 1.5 boundary bullets                                                                     */
-
-static enum haltpoll_adjust adjust_once(const struct haltpoll_params *p, struct haltpoll_cpu *cpu,
-					uint64_t b)
-{
-	haltpoll_record_residency(cpu, b);
-	return haltpoll_reflect(p, cpu, HALTPOLL_STATE_HALT);
-}
-
-static void test_boundary_b_vs_w(void **state)
-{
-	struct haltpoll_params p = defaults();
-	struct haltpoll_cpu cpu = cpu_with_window(70000);
-
-	(void)state;
-	assert_int_equal(adjust_once(&p, &cpu, 70000), N);
-	assert_int_equal(cpu.poll_limit_ns, 70000);
-	assert_int_equal(adjust_once(&p, &cpu, 70001), G);
-	assert_int_equal(cpu.poll_limit_ns, 140000);
-}
-
-static void test_boundary_b_vs_gmax(void **state)
-{
-	struct haltpoll_params p = defaults();
-	struct haltpoll_cpu cpu = cpu_with_window(70000);
-
-	(void)state;
-	assert_int_equal(adjust_once(&p, &cpu, 200000), G);
-	assert_int_equal(cpu.poll_limit_ns, 140000);
-	assert_int_equal(adjust_once(&p, &cpu, 200001), S);
-	assert_int_equal(cpu.poll_limit_ns, 70000);
-}
-
-/* GS > Gmax: the GS floor comes first, then the Gmax ceiling, so every grow lands on Gmax. */
-static void test_boundary_gs_above_gmax(void **state)
-{
-	struct haltpoll_params p = defaults();
-	struct haltpoll_cpu cpu = cpu_with_window(0);
-
-	(void)state;
-	p.guest_halt_poll_ns = 40000;
-	assert_int_equal(adjust_once(&p, &cpu, 30000), G);
-	assert_int_equal(cpu.poll_limit_ns, 40000);
-	cpu.poll_limit_ns = 10000;
-	assert_int_equal(adjust_once(&p, &cpu, 40000), G);
-	assert_int_equal(cpu.poll_limit_ns, 40000);
-}
-
-/* grow == 0: every grow lands on min(GS, Gmax); the window never exceeds grow_start. */
-static void test_boundary_grow_zero(void **state)
-{
-	struct haltpoll_params p = defaults();
-	struct haltpoll_cpu cpu = cpu_with_window(0);
-
-	(void)state;
-	p.grow = 0;
-	for (unsigned int i = 0; i < 4; i++) {
-		assert_int_equal(adjust_once(&p, &cpu, 190000), G);
-		assert_int_equal(cpu.poll_limit_ns, 50000);
-	}
-	p.guest_halt_poll_ns = 30000;
-	cpu.poll_limit_ns = 0;
-	assert_int_equal(adjust_once(&p, &cpu, 20000), G);
-	assert_int_equal(cpu.poll_limit_ns, 30000);
-	/* Events are counted per branch even when the value does not move (trace semantics). */
-	assert_int_equal(cpu.grow_events, 5);
-}
-
-/* From W == 0 any 0 < B <= Gmax (even an aborted halt) grows to min(GS, Gmax); B == 0 does not. */
-static void test_boundary_grow_from_zero(void **state)
-{
-	static const uint64_t bs[] = {1, 300, 49999, 50000, 199999, 200000};
-	struct haltpoll_params p = defaults();
-
-	(void)state;
-	for (size_t i = 0; i < sizeof(bs) / sizeof(bs[0]); i++) {
-		struct haltpoll_cpu cpu = cpu_with_window(0);
-
-		assert_int_equal(adjust_once(&p, &cpu, bs[i]), G);
-		assert_int_equal(cpu.poll_limit_ns, 50000);
-	}
-	struct haltpoll_cpu cpu = cpu_with_window(0);
-
-	assert_int_equal(adjust_once(&p, &cpu, 0), N);
-	assert_int_equal(cpu.poll_limit_ns, 0);
-}
-
-static void test_boundary_shrink_from_zero(void **state)
-{
-	struct haltpoll_params p = defaults();
-	struct haltpoll_cpu cpu = cpu_with_window(0);
-
-	(void)state;
-	assert_int_equal(adjust_once(&p, &cpu, 5000000), S);
-	assert_int_equal(cpu.poll_limit_ns, 0);
-	p.legacy_shrink = true;
-	assert_int_equal(adjust_once(&p, &cpu, 5000000), S);
-	assert_int_equal(cpu.poll_limit_ns, 0);
-	p.shrink = 0;
-	assert_int_equal(adjust_once(&p, &cpu, 5000000), S);
-	assert_int_equal(cpu.poll_limit_ns, 0);
-	assert_int_equal(cpu.shrink_events, 3);
-}
-
-/* v6.9+ collapse vs legacy divide on the same input; the collapse test is strict (< GS). */
-static void test_boundary_shrink_rules(void **state)
-{
-	struct haltpoll_params p = defaults();
-	struct haltpoll_cpu cpu = cpu_with_window(100000);
-
-	(void)state;
-	assert_int_equal(adjust_once(&p, &cpu, 300000), S);
-	assert_int_equal(cpu.poll_limit_ns, 50000);
-	cpu.poll_limit_ns = 99999;
-	assert_int_equal(adjust_once(&p, &cpu, 300000), S);
-	assert_int_equal(cpu.poll_limit_ns, 0);
-	p.legacy_shrink = true;
-	cpu.poll_limit_ns = 99999;
-	assert_int_equal(adjust_once(&p, &cpu, 300000), S);
-	assert_int_equal(cpu.poll_limit_ns, 49999);
-}
-
-/* allow_shrink = N: a long sleep is neither a shrink nor an event. */
-static void test_boundary_no_shrink_no_event(void **state)
-{
-	struct haltpoll_params p = defaults();
-	struct haltpoll_cpu cpu = cpu_with_window(100000);
-
-	(void)state;
-	p.allow_shrink = false;
-	assert_int_equal(adjust_once(&p, &cpu, 200001), N);
-	assert_int_equal(cpu.poll_limit_ns, 100000);
-	assert_int_equal(cpu.shrink_events + cpu.grow_events, 0);
-}
-
-/* Linux grows the u64 field and truncates into an unsigned int: the product wraps mod 2^32. */
-static void test_boundary_u32_wrap(void **state)
-{
-	struct haltpoll_params p = defaults();
-	struct haltpoll_cpu cpu = cpu_with_window(0x80000000u);
-
-	(void)state;
-	p.guest_halt_poll_ns = 0xffffffffu;
-	assert_int_equal(adjust_once(&p, &cpu, 0x90000000u), G);
-	assert_int_equal(cpu.poll_limit_ns, 50000);
-}
-
-/* Only halts adjust; a poll entry records its index and leaves W alone. */
-static void test_reflect_poll_does_not_adjust(void **state)
-{
-	struct haltpoll_params p = defaults();
-	struct haltpoll_cpu cpu = cpu_with_window(100000);
-
-	(void)state;
-	cpu.last_state_idx = HALTPOLL_STATE_HALT;
-	haltpoll_record_residency(&cpu, 150000);
-	assert_int_equal(haltpoll_reflect(&p, &cpu, HALTPOLL_STATE_POLL), N);
-	assert_int_equal(cpu.last_state_idx, HALTPOLL_STATE_POLL);
-	assert_int_equal(cpu.poll_limit_ns, 100000);
-	assert_int_equal(cpu.grow_events, 0);
-}
-
-/* ---------------------------------------------------------------------------------------- */
-/* 1.4 select rows                                                                          */
-
-struct selcase {
-	bool latency_zero;
-	uint64_t w;
-	int last_idx;
-	bool time_limit;
-	int want_idx;
-	bool want_stop_tick; /* given that the idle core pre-set it to true */
+/*
+ * The whole state machine with the window pinned at 0: nothing is short enough to grow on,
+ * or growing from 0 gives 0. Whatever the idle periods, the governor never polls and every
+ * period is one halt, as with idle=halt.
+ */
+struct never_polls_case {
+	const char *name;
+	uint32_t guest_halt_poll_ns, grow_start;
 };
 
-static void check_select(const struct selcase *c)
-{
-	struct haltpoll_cpu cpu = cpu_with_window(c->w);
-	bool stop_tick = true;
-	bool untouched = false;
-	int idx;
+static const struct never_polls_case never_polls[] = {
+    {"guest_halt_poll_ns=0 never polls", 0, HALTPOLL_DEFAULT_GROW_START},
+    {"grow_start=0 never polls from W = 0", HALTPOLL_DEFAULT_POLL_NS, 0},
+};
 
-	cpu.last_state_idx = c->last_idx;
-	cpu.poll_time_limit = c->time_limit;
-	assert_int_equal(haltpoll_select(&cpu, c->latency_zero, &stop_tick), c->want_idx);
-	assert_int_equal(stop_tick, c->want_stop_tick);
-	/* "left true" means not written at all: a false pre-set must survive a halt decision. */
-	idx = haltpoll_select(&cpu, c->latency_zero, &untouched);
-	assert_int_equal(idx, c->want_idx);
-	assert_false(untouched);
+static void test_never_polls_case(void **state)
+{
+	static const uint64_t d[] = {1, 1000, 30000, 50000, 120000, 200000, 200001, 5000000};
+	const struct never_polls_case *c = *state;
+	struct ideal_cpu s;
+
+	sim_init(&s);
+	s.p.guest_halt_poll_ns = c->guest_halt_poll_ns;
+	s.p.grow_start = c->grow_start;
+	for (unsigned int round = 0; round < 3; round++)
+		for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++) {
+			struct period p;
+
+			sim_period(&s, d[i], &p);
+			assert_int_equal(p.n, 1);
+			assert_entry(&p.e[0], GOV_STATE_HALT, d[i], false);
+			assert_int_equal(s.g.haltpoll.poll_limit_ns, 0);
+		}
+	assert_int_equal(s.hits + s.expiries, 0);
+	assert_int_equal(s.halts, 3 * sizeof(d) / sizeof(d[0]));
 }
 
-static void test_select_row1_latency_zero(void **state)
+/*
+ * But a poll forced by latency_req_zero from W=0 stores the fallback (TICK_NSEC/16) into W,
+ * and with grow_start=0 the window then grows and shrinks from there like any other.
+ */
+static void test_grow_start_zero_after_the_fallback(void **state)
 {
-	static const struct selcase cases[] = {
-	    {true, 0, HALTPOLL_STATE_HALT, false, HALTPOLL_STATE_POLL, false},
-	    {true, 100000, HALTPOLL_STATE_POLL, true, HALTPOLL_STATE_POLL, false},
-	    {true, 100000, HALTPOLL_STATE_HALT, false, HALTPOLL_STATE_POLL, false},
-	};
+	struct ideal_cpu s;
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		check_select(&cases[i]);
-}
-
-static void test_select_row2_window_zero(void **state)
-{
-	static const struct selcase cases[] = {
-	    {false, 0, HALTPOLL_STATE_HALT, false, HALTPOLL_STATE_HALT, true},
-	    {false, 0, HALTPOLL_STATE_POLL, false, HALTPOLL_STATE_HALT, true},
-	    {false, 0, HALTPOLL_STATE_POLL, true, HALTPOLL_STATE_HALT, true},
-	};
-
-	(void)state;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		check_select(&cases[i]);
-}
-
-static void test_select_row3_poll_expired(void **state)
-{
-	static const struct selcase c = {
-	    false, 50000, HALTPOLL_STATE_POLL, true, HALTPOLL_STATE_HALT, true};
-
-	(void)state;
-	check_select(&c);
-}
-
-static void test_select_row4_poll_hit(void **state)
-{
-	static const struct selcase c = {
-	    false, 50000, HALTPOLL_STATE_POLL, false, HALTPOLL_STATE_POLL, false};
-
-	(void)state;
-	check_select(&c);
-}
-
-/* Row 5 ignores a stale poll_time_limit: only the last state index matters after a halt. */
-static void test_select_row5_after_halt(void **state)
-{
-	static const struct selcase cases[] = {
-	    {false, 50000, HALTPOLL_STATE_HALT, false, HALTPOLL_STATE_POLL, false},
-	    {false, 50000, HALTPOLL_STATE_HALT, true, HALTPOLL_STATE_POLL, false},
-	};
-
-	(void)state;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		check_select(&cases[i]);
+	sim_init(&s);
+	s.p.grow_start = 0;
+	s.k.latency_req_zero = true;
+	assert_int_equal(ideal_period(&s, 10000, 1), 1); /* a forced poll, ended by the work */
+	assert_int_equal(s.e[0].state, GOV_STATE_POLL);
+	assert_int_equal(s.g.haltpoll.poll_limit_ns, HZ1000_TICK_NSEC / HALTPOLL_POLL_MAX_TICK_DIV);
+	assert_int_equal(halt_of(&s.p, &s.g, 80000), G); /* a short halt: 62500 -> 125000 */
+	assert_int_equal(s.g.haltpoll.poll_limit_ns,
+			 2 * (HZ1000_TICK_NSEC / HALTPOLL_POLL_MAX_TICK_DIV));
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* 1.6 poll limit, W == 0 fallback, poll-loop bookkeeping                                   */
+/* 1.6 poll limit, W == 0 fallback                                                          */
 
 static void test_tick_nsec(void **state)
 {
@@ -705,28 +616,29 @@ static void test_tick_nsec(void **state)
 }
 
 /* Forced poll with W == 0: the fallback TICK_NSEC/16 is returned AND stored into W. */
-static void check_fallback_stored(uint32_t hz, uint64_t want)
+struct fallback_case {
+	const char *name;
+	uint32_t hz;
+	uint64_t want;
+};
+
+static const struct fallback_case fallbacks[] = {
+    {"a forced poll from W = 0 stores 62.5 us at HZ=1000", 1000, 62500},
+    {"a forced poll from W = 0 stores 250 us at HZ=250", 250, 250000},
+};
+
+static void test_fallback_case(void **state)
 {
-	struct haltpoll_cpu cpu = cpu_with_window(0);
+	const struct fallback_case *c = *state;
+	struct gov_params p = defaults();
+	struct gov_cpu g = cpu_with_window(0);
 	bool stop_tick = true;
 
-	assert_int_equal(haltpoll_select(&cpu, true, &stop_tick), HALTPOLL_STATE_POLL);
+	assert_int_equal(haltpoll_select(&g, &p, true, &stop_tick), GOV_STATE_POLL);
 	assert_false(stop_tick);
-	haltpoll_poll_begin(&cpu);
-	assert_int_equal(haltpoll_poll_limit(&cpu, haltpoll_tick_nsec(hz)), want);
-	assert_int_equal(cpu.poll_limit_ns, want);
-}
-
-static void test_fallback_hz1000(void **state)
-{
-	(void)state;
-	check_fallback_stored(1000, 62500);
-}
-
-static void test_fallback_hz250(void **state)
-{
-	(void)state;
-	check_fallback_stored(250, 250000);
+	haltpoll_poll_begin(&g);
+	assert_int_equal(haltpoll_poll_limit(&g, &p, haltpoll_tick_nsec(c->hz)), c->want);
+	assert_int_equal(g.haltpoll.poll_limit_ns, c->want);
 }
 
 /* A deeper state counts only from 10 us and is capped at TICK_NSEC/16; ours (1 us) never does. */
@@ -745,13 +657,14 @@ static void test_fallback_deeper_state(void **state)
 static void test_fallback_ignores_the_halt_state(void **state)
 {
 	static const uint32_t hzs[] = {100, 250, 300, 1000, 1024};
+	struct gov_params p = defaults();
 
 	(void)state;
 	for (unsigned i = 0; i < sizeof(hzs) / sizeof(hzs[0]); i++) {
-		struct haltpoll_cpu cpu = cpu_with_window(0);
+		struct gov_cpu g = cpu_with_window(0);
 		uint64_t tick = haltpoll_tick_nsec(hzs[i]);
 
-		assert_int_equal(haltpoll_poll_limit(&cpu, tick),
+		assert_int_equal(haltpoll_poll_limit(&g, &p, tick),
 				 tick / HALTPOLL_POLL_MAX_TICK_DIV);
 	}
 }
@@ -759,12 +672,13 @@ static void test_fallback_ignores_the_halt_state(void **state)
 /* A non-zero W is the limit as is, whatever the tick. */
 static void test_poll_limit_uses_window(void **state)
 {
-	struct haltpoll_cpu cpu = cpu_with_window(100000);
+	struct gov_params p = defaults();
+	struct gov_cpu g = cpu_with_window(100000);
 
 	(void)state;
-	assert_int_equal(haltpoll_poll_limit(&cpu, HZ1000_TICK_NSEC), 100000);
-	assert_int_equal(haltpoll_poll_limit(&cpu, haltpoll_tick_nsec(250)), 100000);
-	assert_int_equal(cpu.poll_limit_ns, 100000);
+	assert_int_equal(haltpoll_poll_limit(&g, &p, HZ1000_TICK_NSEC), 100000);
+	assert_int_equal(haltpoll_poll_limit(&g, &p, haltpoll_tick_nsec(250)), 100000);
+	assert_int_equal(g.haltpoll.poll_limit_ns, 100000);
 }
 
 /*
@@ -774,43 +688,26 @@ static void test_poll_limit_uses_window(void **state)
  */
 static void test_fallback_leaks_into_window(void **state)
 {
-	struct haltpoll_params p = defaults();
-	struct haltpoll_cpu cpu = cpu_with_window(0);
+	struct gov_params p = defaults();
+	struct gov_cpu g = cpu_with_window(0);
+	const struct gov_entry hit = {
+	    .state = GOV_STATE_POLL, .residency_ns = 3000, .limit_ns = 62500, .work = true};
 	bool stop_tick = true;
 
 	(void)state;
-	haltpoll_poll_begin(&cpu);
-	assert_int_equal(haltpoll_poll_limit(&cpu, HZ1000_TICK_NSEC), 62500);
-	haltpoll_record_residency(&cpu, 3000);
-	haltpoll_reflect(&p, &cpu, HALTPOLL_STATE_POLL);
-	assert_int_equal(haltpoll_select(&cpu, false, &stop_tick), HALTPOLL_STATE_POLL);
-	assert_int_equal(adjust_once(&p, &cpu, 70000), G);
-	assert_int_equal(cpu.poll_limit_ns, 125000);
+	haltpoll_poll_begin(&g);
+	assert_int_equal(haltpoll_poll_limit(&g, &p, HZ1000_TICK_NSEC), 62500);
+	haltpoll_reflect(&g, &p, &hit);
+	assert_int_equal(haltpoll_select(&g, &p, false, &stop_tick), GOV_STATE_POLL);
+	assert_int_equal(halt_of(&p, &g, 70000), G);
+	assert_int_equal(g.haltpoll.poll_limit_ns, 125000);
 
-	cpu = cpu_with_window(0);
-	haltpoll_poll_limit(&cpu, haltpoll_tick_nsec(250));
-	assert_int_equal(adjust_once(&p, &cpu, 200000), N);
-	assert_int_equal(cpu.poll_limit_ns, 250000);
-	assert_int_equal(adjust_once(&p, &cpu, 200001), S);
-	assert_int_equal(cpu.poll_limit_ns, 125000);
-}
-
-/* Expiry is strict (elapsed > limit), work beats expiry, and only expiry sets the flag. */
-static void test_poll_check(void **state)
-{
-	struct haltpoll_cpu cpu = cpu_with_window(50000);
-
-	(void)state;
-	cpu.poll_time_limit = true;
-	haltpoll_poll_begin(&cpu);
-	assert_false(cpu.poll_time_limit);
-	assert_int_equal(haltpoll_poll_check(&cpu, false, 0, 50000), HALTPOLL_POLL_CONTINUE);
-	assert_int_equal(haltpoll_poll_check(&cpu, false, 50000, 50000), HALTPOLL_POLL_CONTINUE);
-	assert_false(cpu.poll_time_limit);
-	assert_int_equal(haltpoll_poll_check(&cpu, true, 90000, 50000), HALTPOLL_POLL_WORK);
-	assert_false(cpu.poll_time_limit);
-	assert_int_equal(haltpoll_poll_check(&cpu, false, 50001, 50000), HALTPOLL_POLL_EXPIRED);
-	assert_true(cpu.poll_time_limit);
+	g = cpu_with_window(0);
+	haltpoll_poll_limit(&g, &p, haltpoll_tick_nsec(250));
+	assert_int_equal(halt_of(&p, &g, 200000), N);
+	assert_int_equal(g.haltpoll.poll_limit_ns, 250000);
+	assert_int_equal(halt_of(&p, &g, 200001), S);
+	assert_int_equal(g.haltpoll.poll_limit_ns, 125000);
 }
 
 /*
@@ -824,16 +721,15 @@ static void test_poll_check(void **state)
  */
 static void test_v2_skipped_halt_is_reflected_and_grows_from_zero(void **state)
 {
-	struct haltpoll_params p = defaults();
-	struct haltpoll_cpu cpu = cpu_with_window(0);
+	struct gov_params p = defaults();
+	struct gov_cpu g = cpu_with_window(0);
 	bool stop_tick = true;
 
 	(void)state;
-	assert_int_equal(haltpoll_select(&cpu, false, &stop_tick), HALTPOLL_STATE_HALT);
-	haltpoll_record_residency(&cpu, 300); /* the skipped enter's few hundred ns */
-	assert_int_equal(haltpoll_reflect(&p, &cpu, HALTPOLL_STATE_HALT), G);
-	assert_int_equal(cpu.poll_limit_ns, HALTPOLL_DEFAULT_GROW_START);
-	assert_int_equal(cpu.last_state_idx, HALTPOLL_STATE_HALT);
+	assert_int_equal(haltpoll_select(&g, &p, false, &stop_tick), GOV_STATE_HALT);
+	assert_int_equal(halt_of(&p, &g, 300), G); /* the skipped enter's few hundred ns */
+	assert_int_equal(g.haltpoll.poll_limit_ns, HALTPOLL_DEFAULT_GROW_START);
+	assert_int_equal(g.haltpoll.last_state_idx, GOV_STATE_HALT);
 }
 
 /*
@@ -844,174 +740,68 @@ static void test_v2_skipped_halt_is_reflected_and_grows_from_zero(void **state)
  */
 static void test_v3_pending_wake_at_poll_start_leaves_w_zero(void **state)
 {
-	struct haltpoll_params p = defaults();
-	struct haltpoll_cpu cpu = cpu_with_window(0);
+	struct gov_params p = defaults();
+	struct gov_cpu g = cpu_with_window(0);
+	const struct gov_entry immediate = {
+	    .state = GOV_STATE_POLL, .residency_ns = 200, .limit_ns = GOV_NO_LIMIT, .work = true};
 	bool stop_tick = true;
 
 	(void)state;
-	cpu.poll_time_limit = true; /* the poll before this one expired */
-	assert_int_equal(haltpoll_select(&cpu, true, &stop_tick), HALTPOLL_STATE_POLL);
-	haltpoll_poll_begin(&cpu);
-	/* set-polling-and-test found work: no haltpoll_poll_limit() call */
-	haltpoll_record_residency(&cpu, 200);
-	/* 200 ns after W = 0 would grow W to grow_start were it a halt's: a poll's does not */
-	assert_int_equal(haltpoll_reflect(&p, &cpu, HALTPOLL_STATE_POLL), N);
-	assert_int_equal(cpu.poll_limit_ns, 0);
-	assert_int_equal(cpu.grow_events, 0);
+	g.haltpoll.poll_time_limit = true; /* the poll before this one expired */
+	assert_int_equal(haltpoll_select(&g, &p, true, &stop_tick), GOV_STATE_POLL);
+	haltpoll_poll_begin(&g);
+	/* set-polling-and-test found work: no haltpoll_poll_limit() call; 200 ns after W = 0
+	 * would grow W to grow_start were it a halt's: a poll's does not */
+	assert_int_equal(haltpoll_reflect(&g, &p, &immediate), N);
+	assert_int_equal(g.haltpoll.poll_limit_ns, 0);
+	assert_int_equal(g.haltpoll.grow_events, 0);
 	/* ended by work, not by its limit: the expiry of the poll before is forgotten */
-	assert_false(cpu.poll_time_limit);
+	assert_false(g.haltpoll.poll_time_limit);
 	/* next entry without the latency request: W = 0 still means halt */
-	assert_int_equal(haltpoll_select(&cpu, false, &stop_tick), HALTPOLL_STATE_HALT);
-}
-
-/* ---------------------------------------------------------------------------------------- */
-/* Parameters are re-read on every call (0644 module parameters, no snapshot)               */
-
-static void test_params_reread(void **state)
-{
-	struct haltpoll_params p = defaults();
-	struct haltpoll_cpu cpu = cpu_with_window(50000);
-
-	(void)state;
-	p.grow = 4;
-	assert_int_equal(adjust_once(&p, &cpu, 60000), G);
-	assert_int_equal(cpu.poll_limit_ns, 200000);
-	/* Lower Gmax below W: 150000 is now a long sleep. */
-	p.guest_halt_poll_ns = 100000;
-	assert_int_equal(adjust_once(&p, &cpu, 150000), S);
-	assert_int_equal(cpu.poll_limit_ns, 100000);
-	p.allow_shrink = false;
-	assert_int_equal(adjust_once(&p, &cpu, 150000), N);
-	assert_int_equal(cpu.poll_limit_ns, 100000);
-	p.allow_shrink = true;
-	p.shrink = 4;
-	p.legacy_shrink = true;
-	assert_int_equal(adjust_once(&p, &cpu, 150000), S);
-	assert_int_equal(cpu.poll_limit_ns, 25000);
-	/* grow is still 4: 25000 * 4 = 100000 is below the new grow_start. */
-	p.grow_start = 150000;
-	p.guest_halt_poll_ns = 200000;
-	assert_int_equal(adjust_once(&p, &cpu, 30000), G);
-	assert_int_equal(cpu.poll_limit_ns, 150000);
-	p.legacy_shrink = false;
-	p.shrink = 2;
-	assert_int_equal(adjust_once(&p, &cpu, 250000), S);
-	assert_int_equal(cpu.poll_limit_ns, 0);
-}
-
-/*
- * Linux's defaults, by what they do: with defaults() the vectors the spec writes with the
- * default parameters (G1-G3, G8, G9) take the same branches to the same windows.
- */
-static bool same_params(const struct haltpoll_params *a, const struct haltpoll_params *b)
-{
-	return a->guest_halt_poll_ns == b->guest_halt_poll_ns && a->grow == b->grow &&
-	       a->shrink == b->shrink && a->grow_start == b->grow_start &&
-	       a->allow_shrink == b->allow_shrink && a->legacy_shrink == b->legacy_shrink;
-}
-
-static void test_defaults(void **state)
-{
-	unsigned ran = 0;
-
-	(void)state;
-	for (unsigned i = 0; i < sizeof(gvecs) / sizeof(gvecs[0]); i++) {
-		struct gvec v = gvecs[i];
-		void *st = &v;
-
-		if (!same_params(&v.params, &gvecs[0].params)) /* G1 is PDEF */
-			continue;
-		v.params = defaults();
-		test_gvec(&st);
-		ran++;
-	}
-	assert_int_equal(ran, 5);
+	assert_int_equal(haltpoll_select(&g, &p, false, &stop_tick), GOV_STATE_HALT);
 }
 
 /* Enabling the governor for a CPU forgets whatever the CPU's state held. */
-static void test_cpu_init_resets_everything(void **state)
+static void test_enable_resets_everything(void **state)
 {
-	struct haltpoll_cpu cpu;
+	struct gov_cpu g;
 
 	(void)state;
-	memset(&cpu, 0xa5, sizeof(cpu));
-	haltpoll_cpu_init(&cpu);
-	assert_int_equal(cpu.poll_limit_ns, 0);
-	assert_int_equal(cpu.last_state_idx, HALTPOLL_STATE_POLL);
-	assert_false(cpu.poll_time_limit);
-	assert_int_equal(cpu.last_residency_ns, 0);
-	assert_int_equal(cpu.grow_events, 0);
-	assert_int_equal(cpu.shrink_events, 0);
+	memset(&g, 0xa5, sizeof(g));
+	haltpoll_enable(&g);
+	assert_int_equal(g.haltpoll.poll_limit_ns, 0);
+	assert_int_equal(g.haltpoll.last_state_idx, GOV_STATE_POLL);
+	assert_false(g.haltpoll.poll_time_limit);
+	assert_int_equal(g.haltpoll.last_residency_ns, 0);
+	assert_int_equal(g.haltpoll.grow_events, 0);
+	assert_int_equal(g.haltpoll.shrink_events, 0);
 }
 
 /* ---------------------------------------------------------------------------------------- */
 
-#define VEC_TEST(i)                                                                                \
-	{                                                                                          \
-		gvecs[i].name, test_gvec, NULL, NULL, &gvecs[i]                                    \
-	}
-
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-	    VEC_TEST(0),
-	    VEC_TEST(1),
-	    VEC_TEST(2),
-	    VEC_TEST(3),
-	    VEC_TEST(4),
-	    VEC_TEST(5),
-	    VEC_TEST(6),
-	    VEC_TEST(7),
-	    VEC_TEST(8),
-	    VEC_TEST(9),
-	    VEC_TEST(10),
-	    VEC_TEST(11),
-	    VEC_TEST(12),
-	    VEC_TEST(13),
-	    VEC_TEST(14),
-	    VEC_TEST(15),
-	    VEC_TEST(16),
-	    VEC_TEST(17),
-	    cmocka_unit_test(test_state_machine_vector),
-	    cmocka_unit_test(test_gmax_zero_never_polls),
-	    cmocka_unit_test(test_grow_start_zero_never_polls_from_zero),
-	    cmocka_unit_test(test_grow_start_zero_after_the_fallback),
-	    cmocka_unit_test(test_periodic_20us),
-	    cmocka_unit_test(test_periodic_80us),
-	    cmocka_unit_test(test_periodic_150us),
-	    cmocka_unit_test(test_periodic_230us),
-	    cmocka_unit_test(test_periodic_plateau_rule),
-	    cmocka_unit_test(test_periodic_plateau_edges),
-	    cmocka_unit_test(test_boundary_b_vs_w),
-	    cmocka_unit_test(test_boundary_b_vs_gmax),
-	    cmocka_unit_test(test_boundary_gs_above_gmax),
-	    cmocka_unit_test(test_boundary_grow_zero),
-	    cmocka_unit_test(test_boundary_grow_from_zero),
-	    cmocka_unit_test(test_boundary_shrink_from_zero),
-	    cmocka_unit_test(test_boundary_shrink_rules),
-	    cmocka_unit_test(test_boundary_no_shrink_no_event),
-	    cmocka_unit_test(test_boundary_u32_wrap),
-	    cmocka_unit_test(test_reflect_poll_does_not_adjust),
-	    cmocka_unit_test(test_select_row1_latency_zero),
-	    cmocka_unit_test(test_select_row2_window_zero),
-	    cmocka_unit_test(test_select_row3_poll_expired),
-	    cmocka_unit_test(test_select_row4_poll_hit),
-	    cmocka_unit_test(test_select_row5_after_halt),
-	    cmocka_unit_test(test_tick_nsec),
-	    cmocka_unit_test(test_fallback_hz1000),
-	    cmocka_unit_test(test_fallback_hz250),
-	    cmocka_unit_test(test_fallback_deeper_state),
-	    cmocka_unit_test(test_fallback_ignores_the_halt_state),
-	    cmocka_unit_test(test_poll_limit_uses_window),
-	    cmocka_unit_test(test_fallback_leaks_into_window),
-	    cmocka_unit_test(test_poll_check),
-	    cmocka_unit_test(test_v2_skipped_halt_is_reflected_and_grows_from_zero),
-	    cmocka_unit_test(test_v3_pending_wake_at_poll_start_leaves_w_zero),
-	    cmocka_unit_test(test_params_reread),
-	    cmocka_unit_test(test_defaults),
-	    cmocka_unit_test(test_cpu_init_resets_everything),
-	};
+	struct named_tests t = {0};
 
-	_Static_assert(sizeof(gvecs) / sizeof(gvecs[0]) == 18, "one VEC_TEST per G vector");
-	return cmocka_run_group_tests_name("haltpoll", tests, NULL, NULL);
+	ADD_CASES(&t, spec_vectors, test_adj_case);
+	ADD_TEST(&t, test_defaults);
+	ADD_CASES(&t, boundaries, test_adj_case);
+	ADD_TEST(&t, test_params_reread);
+	ADD_TEST(&t, test_reflect_of_a_poll);
+	ADD_CASES(&t, selects, test_select_case);
+	ADD_TEST(&t, test_state_machine_vector);
+	ADD_CASES(&t, periodics, test_periodic_case);
+	ADD_TEST(&t, test_periodic_plateau_rule);
+	ADD_CASES(&t, never_polls, test_never_polls_case);
+	ADD_TEST(&t, test_grow_start_zero_after_the_fallback);
+	ADD_TEST(&t, test_tick_nsec);
+	ADD_CASES(&t, fallbacks, test_fallback_case);
+	ADD_TEST(&t, test_fallback_deeper_state);
+	ADD_TEST(&t, test_fallback_ignores_the_halt_state);
+	ADD_TEST(&t, test_poll_limit_uses_window);
+	ADD_TEST(&t, test_fallback_leaks_into_window);
+	ADD_TEST(&t, test_v2_skipped_halt_is_reflected_and_grows_from_zero);
+	ADD_TEST(&t, test_v3_pending_wake_at_poll_start_leaves_w_zero);
+	ADD_TEST(&t, test_enable_resets_everything);
+	return RUN_NAMED_TESTS("haltpoll", &t);
 }

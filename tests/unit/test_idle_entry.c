@@ -13,7 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kernel/policy/gov_haltpoll.h"
+#include "kernel/policy/governors.h"
 #include "kernel/policy/idle_entry.h"
 
 #define US	   1000ull
@@ -208,11 +208,11 @@ static const struct idle_governor logging = {
     .window_ns = log_window_ns,
 };
 
-static struct gov_params params = {.haltpoll = {.guest_halt_poll_ns = 200000,
-						.grow = 2,
-						.shrink = 2,
-						.grow_start = 50000,
-						.allow_shrink = true}};
+static struct gov_params params = {.guest_halt_poll_ns = 200000,
+				   .grow = 2,
+				   .shrink = 2,
+				   .grow_start = 50000,
+				   .allow_shrink = true};
 static struct idle_entry_setup setup = {.params = &params, .tick_nsec = TICK_NS};
 static struct gov_cpu g;
 static struct idle_entry_cpu seq;
@@ -362,33 +362,22 @@ static void test_gate_takes_the_entry_after_the_reflect(void **state)
 	assert_string_equal(f.log, "gate select halt_limit halt(0) ");
 }
 
-/* A poll hit after a halt, with the governor through its table and as the kernel's default
- * one is compiled in (gov_inline): the governor hears the same either way, the poll's
- * state and work included (what the halt left in the kept entry is not read for it). */
-static void test_poll_hit_after_a_halt_with_the_governor_compiled_in_or_not(void **state)
+/* A poll hit after a halt: the governor hears a poll that work ended (what the halt left in
+ * the kept entry is not read for it). */
+static void test_poll_hit_after_a_halt_is_heard_as_a_poll(void **state)
 {
-	static const char *const heard[] = {
-	    "gate select halt_limit halt(0) ",
-	    "reflect(halt,500000,none,work) adj=grow gate select poll_begin poll_start "
-	    "poll_limit poll_wait(100000) ",
-	    "reflect(poll,40000,100000,work) adj=none gate select halt_limit halt(0) ",
-	};
-
 	(void)state;
-	for (int compiled_in = 0; compiled_in < 2; compiled_in++) {
-		reset(NULL);
-		setup.gov_inline = compiled_in;
-		f.choice = GOV_STATE_HALT;
-		assert_true(entry(WAKE_AFTER, 500 * US));
-		assert_string_equal(f.log, heard[0]);
-		f.choice = GOV_STATE_POLL;
-		f.poll_limit_ns = 100 * US;
-		assert_true(entry(WAKE_AFTER, 40 * US));
-		assert_string_equal(f.log, heard[1]);
-		next_entry();
-		assert_string_equal(f.log, heard[2]);
-	}
-	setup.gov_inline = false;
+	f.choice = GOV_STATE_HALT;
+	assert_true(entry(WAKE_AFTER, 500 * US));
+	assert_string_equal(f.log, "gate select halt_limit halt(0) ");
+	f.choice = GOV_STATE_POLL;
+	f.poll_limit_ns = 100 * US;
+	assert_true(entry(WAKE_AFTER, 40 * US));
+	assert_string_equal(f.log, "reflect(halt,500000,none,work) adj=grow gate select "
+				   "poll_begin poll_start poll_limit poll_wait(100000) ");
+	next_entry();
+	assert_string_equal(f.log, "reflect(poll,40000,100000,work) adj=none gate select "
+				   "halt_limit halt(0) ");
 }
 
 /* The same paths with haltpoll (docs/haltpoll-spec.md §1.8): V1, an abort, leaves W and the
@@ -401,7 +390,7 @@ static void test_haltpoll_v1_abort_is_not_reflected(void **state)
 	next_entry(); /* haltpoll chooses halt (W = 0); the test's halt is 1 ns, a grow */
 	assert_int_equal(g.haltpoll.grow_events, 0);
 	assert_int_equal(g.haltpoll.poll_limit_ns, 0);
-	assert_int_equal(g.haltpoll.last_state_idx, HALTPOLL_STATE_POLL);
+	assert_int_equal(g.haltpoll.last_state_idx, GOV_STATE_POLL);
 	assert_int_equal(g.haltpoll.last_residency_ns, 0);
 }
 
@@ -416,7 +405,7 @@ static void test_haltpoll_v2_skipped_halt_grows_from_zero(void **state)
 	assert_int_equal(g.haltpoll.grow_events, 1);
 	assert_int_equal(g.haltpoll.poll_limit_ns, 50 * US);
 	assert_int_equal(g.haltpoll.last_residency_ns, SKIP_NS);
-	assert_int_equal(g.haltpoll.last_state_idx, HALTPOLL_STATE_HALT);
+	assert_int_equal(g.haltpoll.last_state_idx, GOV_STATE_HALT);
 }
 
 /* V3: latency_req_zero forces a poll from W = 0, work is there at its test: no limit is
@@ -448,7 +437,7 @@ static void test_haltpoll_work_at_the_expiry_check_is_an_expiry(void **state)
 	assert_string_equal(f.log, "adj=grow gate poll_start poll_wait(50000) ");
 	idle_entry_reflect_last(&ops, &f, &setup, &g, &seq);
 	assert_true(g.haltpoll.poll_time_limit);
-	assert_int_equal(g.haltpoll.last_state_idx, HALTPOLL_STATE_POLL);
+	assert_int_equal(g.haltpoll.last_state_idx, GOV_STATE_POLL);
 	assert_int_equal(g.haltpoll.poll_limit_ns, 50 * US);
 	assert_int_equal(g.haltpoll.grow_events, 1);
 	assert_int_equal(g.haltpoll.shrink_events, 0);
@@ -479,8 +468,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_work_before_the_state_aborts, reset),
 	    cmocka_unit_test_setup(test_skipped_halt_is_reflected, reset),
 	    cmocka_unit_test_setup(test_gate_takes_the_entry_after_the_reflect, reset),
-	    cmocka_unit_test_setup(test_poll_hit_after_a_halt_with_the_governor_compiled_in_or_not,
-				   reset),
+	    cmocka_unit_test_setup(test_poll_hit_after_a_halt_is_heard_as_a_poll, reset),
 	    cmocka_unit_test_setup(test_haltpoll_v1_abort_is_not_reflected, reset),
 	    cmocka_unit_test_setup(test_haltpoll_v2_skipped_halt_grows_from_zero, reset),
 	    cmocka_unit_test_setup(test_haltpoll_v3_immediate_wake_leaves_w_zero, reset),

@@ -2,7 +2,8 @@
  * Host unit tests for idlelab-sim's engine: the simulated governor's trace equals the
  * kernel's for the same idle sequence (docs/haltpoll-spec.md §1.10.2, the vector the kernel's
  * own governor is tested against in test_haltpoll.c), with every cost zero so the run is the
- * spec's idealized model; the cost file parser refuses bad tables naming the field.
+ * spec's idealized model; its cpu record is the kernel's (kernel/cpu_record.h); the cost file
+ * parser refuses bad tables naming the field.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "kernel/cpu_record.h"
 #include "tools/sim/engine.h"
 
 static char *run_script(const char *knobs, const uint64_t *d, unsigned n)
@@ -88,6 +90,57 @@ static void test_governor_plateau_1_10_3(void **state)
 	assert_int_equal(got[0], 50000);
 	for (int i = 1; i < 6; i++)
 		assert_int_equal(got[i], 100000); /* every poll expires, the window stays */
+	free(text);
+}
+
+/* The value of `name` in the record line that starts at rec, which must have it. */
+static uint64_t field(const char *rec, const char *name)
+{
+	char key[64];
+	const char *eol = strchr(rec, '\n'), *at;
+
+	snprintf(key, sizeof(key), " %s=", name);
+	at = strstr(rec, key);
+	assert_true(at != NULL && at < eol);
+	return strtoull(at + strlen(key), NULL, 10);
+}
+
+/*
+ * The simulator's cpu record is the kernel's: every field of kernel/cpu_record.h, in its
+ * order, and nothing else; and the counters the engine keeps apart (engine.c counts every
+ * idle entry, poll and HLT as it happens) add up as the kernel's do, on a run that both
+ * polls and halts.
+ */
+static void test_cpu_record_has_every_field_and_adds_up(void **state)
+{
+#define NAME(name, unit, meaning) #name,
+	static const char *const names[] = {CPU_RECORD_FIELDS(NAME)};
+#undef NAME
+	const uint64_t d[10] = {30000,	30000, 300000,	120000,	 120000,
+				120000, 40000, 1000000, 1000000, 1000000};
+	char *text = run_script("idle=haltpoll hz=0", d, 10);
+	const char *rec = strstr(text, "@idlelab cpu "), *p;
+	unsigned n = 0;
+
+	(void)state;
+	assert_non_null(rec);
+	for (p = rec + strlen("@idlelab cpu"); *p == ' '; n++) {
+		size_t len = strcspn(p + 1, "=");
+
+		assert_true(n < CPU_REC__COUNT);
+		assert_int_equal(len, strlen(names[n]));
+		assert_memory_equal(p + 1, names[n], len);
+		p = p + 1 + len + 1 + strcspn(p + 1 + len + 1, " \n");
+	}
+	assert_int_equal(*p, '\n');
+	assert_int_equal(n, CPU_REC__COUNT);
+	assert_true(field(rec, "poll_entries") > 0 && field(rec, "hlt") > 0);
+	assert_int_equal(field(rec, "idle_entries"),
+			 field(rec, "poll_entries") + field(rec, "halts"));
+	assert_int_equal(field(rec, "poll_entries"), field(rec, "poll_hits") +
+							 field(rec, "poll_immediate") +
+							 field(rec, "poll_expired"));
+	assert_int_equal(field(rec, "hlt"), field(rec, "halts") - field(rec, "halts_aborted"));
 	free(text);
 }
 
@@ -323,6 +376,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_governor_trace_matches_spec_1_10_2),
 	    cmocka_unit_test(test_governor_plateau_1_10_3),
+	    cmocka_unit_test(test_cpu_record_has_every_field_and_adds_up),
 	    cmocka_unit_test(test_costs_missing_field),
 	    cmocka_unit_test(test_costs_unknown_and_bad_fields),
 	    cmocka_unit_test(test_costs_expressions),

@@ -1,8 +1,9 @@
 /*
  * Host unit tests for idlelab-sim's model of KVM's halt polling (tools/sim/host_poll.c)
- * against every host vector of docs/haltpoll-spec.md §2.7 (H1-H11), in the spec's idealized
- * model: the guest halts for D ns; a poll with window W > 0 succeeds iff D <= W (poll time D),
- * else it polls W and waits D - W; halt_ns = D.
+ * against every host vector of docs/haltpoll-spec.md §2.7 (H1-H11), one named case each, in
+ * the spec's idealized model: the guest halts for D ns; a poll with window W > 0 succeeds iff
+ * D <= W (poll time D), else it polls W and waits D - W; halt_ns = D. Each case gives, halt
+ * by halt, the window polled with and W after, and the counters of spec §2.6 at the end.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,13 +11,10 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "tests/unit/named_cases.h"
 #include "tools/sim/host_poll.h"
 
-static struct hp_params defaults(void)
-{
-	return (struct hp_params){
-	    .halt_poll_ns = 200000, .grow = 2, .grow_start = 10000, .shrink = 2};
-}
+#define MAX_HALTS 8
 
 /* One halt of length d in the idealized model; returns the window it polled with. */
 static uint64_t halt(const struct hp_params *p, struct hp_vcpu *v, uint64_t d, bool invalid)
@@ -38,211 +36,112 @@ static uint64_t halt(const struct hp_params *p, struct hp_vcpu *v, uint64_t d, b
 	return w;
 }
 
-static void test_h1_periodic_75us(void **state)
-{
-	struct hp_params p = defaults();
-	struct hp_vcpu v;
-	const uint64_t w_after[7] = {10000, 20000, 40000, 80000, 80000, 80000, 80000};
+struct host_case {
+	const char *name;
+	struct hp_params params;
+	bool poll_allowed; /* MSR_KVM_POLL_CONTROL bit 0 */
+	uint64_t w_start;
+	bool invalid; /* every halt's wakeup an invalid one (s390's) */
+	unsigned halts;
+	uint64_t d[MAX_HALTS];
+	uint64_t window[MAX_HALTS]; /* what each halt polled with, 0: no poll */
+	uint64_t w_after[MAX_HALTS];
+	/* the counters after the last halt */
+	uint64_t halt_exits, attempted, successful, invalid_polls, success_ns, fail_ns, wait_ns,
+	    grows, shrinks;
+};
 
-	(void)state;
-	hp_vcpu_init(&v, true);
-	for (int i = 0; i < 7; i++) {
-		halt(&p, &v, 75000, false);
-		assert_int_equal(v.w, w_after[i]);
+/* The module parameters (max, grow, grow_start, shrink); the spec's defaults are DEF. */
+#define KVM(max, grow, grow_start, shrink)                                                         \
+	{                                                                                          \
+		max, grow, grow_start, shrink, false, 0, false                                     \
 	}
-	assert_int_equal(v.halt_exits, 7);
-	assert_int_equal(v.attempted_poll, 6);
-	assert_int_equal(v.successful_poll, 3);
-	assert_int_equal(v.poll_success_ns, 225000);
-	assert_int_equal(v.poll_fail_ns, 70000);
-	assert_int_equal(v.wait_ns, 230000);
-}
-
-static void test_h2_long_halts_never_poll(void **state)
-{
-	struct hp_params p = defaults();
-	struct hp_vcpu v;
-
-	(void)state;
-	hp_vcpu_init(&v, true);
-	for (int i = 0; i < 5; i++) {
-		assert_int_equal(halt(&p, &v, 300000, false), 0);
-		assert_int_equal(v.w, 0);
+#define DEF KVM(200000, 2, 10000, 2)
+/* KVM_CAP_HALT_POLL's per-VM max, which replaces halt_poll_ns. */
+#define VM(halt_poll_ns, vm_max)                                                                   \
+	{                                                                                          \
+		halt_poll_ns, 2, 10000, 2, true, vm_max, false                                     \
 	}
-	assert_int_equal(v.attempted_poll, 0);
-}
+#define X2(v) v, v
+#define X3(v) v, v, v
+#define X4(v) v, v, v, v
 
-static void h3(uint32_t shrink, const uint64_t *w_after, uint64_t attempted, uint64_t fail_ns,
-	       uint64_t wait_ns)
+/* clang-format off */
+static const struct host_case cases[] = {
+	{"H1 periodic 75 us: W grows to 80 us, then hits", DEF, true, 0, false, 7,
+	 {X4(75000), X3(75000)},
+	 {0, 10000, 20000, 40000, 80000, 80000, 80000},
+	 {10000, 20000, 40000, 80000, 80000, 80000, 80000},
+	 7, 6, 3, 0, 225000, 70000, 230000, 4, 0},
+	{"H2 halts longer than max never poll", DEF, true, 0, false, 5,
+	 {X4(300000), 300000}, {0}, {0},
+	 5, 0, 0, 0, 0, 0, 1500000, 0, 0},
+	{"H3 shrink=2: long halts halve W, down to grow_start", DEF, true, 0, false, 8,
+	 {X4(50000), X3(500000), 150000},
+	 {0, 10000, 20000, 40000, 80000, 40000, 20000, 10000},
+	 {10000, 20000, 40000, 80000, 40000, 20000, 10000, 20000},
+	 8, 7, 0, 0, 0, 220000, 1630000, 5, 3},
+	{"H3 shrink=0: a long halt resets W to 0", KVM(200000, 2, 10000, 0), true, 0, false, 8,
+	 {X4(50000), X3(500000), 150000},
+	 {0, 10000, 20000, 40000, 80000, 0, 0, 0},
+	 {10000, 20000, 40000, 80000, 0, 0, 0, 10000},
+	 8, 4, 0, 0, 0, 150000, 1700000, 5, 1},
+	{"H4 a shrink below grow_start collapses W to 0", DEF, true, 10000, false, 1,
+	 {500000}, {10000}, {0},
+	 1, 1, 0, 0, 0, 10000, 490000, 0, 1},
+	{"H5 a grow above max is clamped at the next halt", DEF, true, 160000, false, 3,
+	 {190000, 190000, 500000}, {160000, 200000, 200000}, {320000, 200000, 100000},
+	 3, 3, 1, 0, 190000, 360000, 330000, 1, 1},
+	{"H6 KVM_CAP_HALT_POLL max 0: W is clamped to 0, never polls", VM(200000, 0), true, 40000,
+	 false, 3, {X3(5000)}, {0}, {0},
+	 3, 0, 0, 0, 0, 0, 15000, 0, 0},
+	{"H7 MSR_KVM_POLL_CONTROL=0: no poll, W frozen", DEF, false, 40000, false, 2,
+	 {20000, 500000}, {0}, {X2(40000)},
+	 2, 0, 0, 0, 0, 0, 520000, 0, 0},
+	{"H8 a halt of exactly max neither grows nor shrinks", DEF, true, 100000, false, 1,
+	 {200000}, {100000}, {100000},
+	 1, 1, 0, 0, 0, 100000, 100000, 0, 0},
+	/* the grow branch is taken (and counted), but grow=0 leaves W as it was */
+	{"H9 halt_poll_ns_grow=0: W stays 0, never polls", KVM(200000, 0, 10000, 2), true, 0,
+	 false, 2, {X2(50000)}, {0}, {0},
+	 2, 0, 0, 0, 0, 0, 100000, 2, 0},
+	{"H10 an invalid wakeup is a hit that shrinks W", DEF, true, 40000, true, 1,
+	 {5000}, {40000}, {20000},
+	 1, 1, 1, 1, 5000, 0, 0, 0, 1},
+	{"H11 KVM_CAP_HALT_POLL max 1 ms: halt_poll_ns is ignored", VM(0, 1000000), true, 0, false,
+	 8, {X4(300000), X4(300000)},
+	 {0, 10000, 20000, 40000, 80000, 160000, 320000, 320000},
+	 {10000, 20000, 40000, 80000, 160000, 320000, 320000, 320000},
+	 8, 7, 2, 0, 600000, 310000, 1490000, 6, 0},
+};
+/* clang-format on */
+
+static void test_host_case(void **state)
 {
-	struct hp_params p = defaults();
+	const struct host_case *c = *state;
 	struct hp_vcpu v;
-	const uint64_t d[8] = {50000, 50000, 50000, 50000, 500000, 500000, 500000, 150000};
 
-	p.shrink = shrink;
-	hp_vcpu_init(&v, true);
-	for (int i = 0; i < 8; i++) {
-		halt(&p, &v, d[i], false);
-		assert_int_equal(v.w, w_after[i]);
+	hp_vcpu_init(&v, c->poll_allowed);
+	v.w = c->w_start;
+	for (unsigned i = 0; i < c->halts; i++) {
+		assert_int_equal(halt(&c->params, &v, c->d[i], c->invalid), c->window[i]);
+		assert_int_equal(v.w, c->w_after[i]);
 	}
-	assert_int_equal(v.attempted_poll, attempted);
-	assert_int_equal(v.successful_poll, 0);
-	assert_int_equal(v.poll_fail_ns, fail_ns);
-	assert_int_equal(v.wait_ns, wait_ns);
-}
-
-static void test_h3_shrink2(void **state)
-{
-	const uint64_t w[8] = {10000, 20000, 40000, 80000, 40000, 20000, 10000, 20000};
-
-	(void)state;
-	h3(2, w, 7, 220000, 1630000);
-}
-
-static void test_h3_shrink0(void **state)
-{
-	const uint64_t w[8] = {10000, 20000, 40000, 80000, 0, 0, 0, 10000};
-
-	(void)state;
-	h3(0, w, 4, 150000, 1700000);
-}
-
-static void test_h4_shrink_below_grow_start(void **state)
-{
-	struct hp_params p = defaults();
-	struct hp_vcpu v;
-
-	(void)state;
-	hp_vcpu_init(&v, true);
-	v.w = 10000;
-	halt(&p, &v, 500000, false);
-	assert_int_equal(v.w, 0);
-}
-
-static void test_h5_clamp_at_next_halt(void **state)
-{
-	struct hp_params p = defaults();
-	struct hp_vcpu v;
-
-	(void)state;
-	hp_vcpu_init(&v, true);
-	v.w = 160000;
-	halt(&p, &v, 190000, false);
-	assert_int_equal(v.w, 320000); /* grown above max: not clamped yet */
-	assert_int_equal(halt(&p, &v, 190000, false), 200000);
-	assert_int_equal(v.successful_poll, 1);
-	assert_int_equal(v.w, 200000);
-	halt(&p, &v, 500000, false);
-	assert_int_equal(v.w, 100000);
-}
-
-static void test_h6_cap_zero(void **state)
-{
-	struct hp_params p = defaults();
-	struct hp_vcpu v;
-
-	(void)state;
-	p.vm_override = true;
-	p.vm_max = 0;
-	hp_vcpu_init(&v, true);
-	v.w = 40000;
-	for (int i = 0; i < 3; i++) {
-		assert_int_equal(halt(&p, &v, 5000, false), 0);
-		assert_int_equal(v.w, 0);
-	}
-	assert_int_equal(v.attempted_poll, 0);
-}
-
-static void test_h7_msr_zero_freezes(void **state)
-{
-	struct hp_params p = defaults();
-	struct hp_vcpu v;
-
-	(void)state;
-	hp_vcpu_init(&v, false);
-	v.w = 40000;
-	assert_int_equal(halt(&p, &v, 20000, false), 0);
-	assert_int_equal(halt(&p, &v, 500000, false), 0);
-	assert_int_equal(v.w, 40000);
-	assert_int_equal(v.attempted_poll, 0);
-	assert_int_equal(v.wait_ns, 520000);
-	assert_int_equal(v.halt_exits, 2);
-}
-
-static void test_h8_halt_equals_max(void **state)
-{
-	struct hp_params p = defaults();
-	struct hp_vcpu v;
-
-	(void)state;
-	hp_vcpu_init(&v, true);
-	v.w = 100000;
-	halt(&p, &v, 200000, false);
-	assert_int_equal(v.w, 100000);
-	assert_int_equal(v.grows + v.shrinks, 0);
-}
-
-static void test_h9_grow_zero(void **state)
-{
-	struct hp_params p = defaults();
-	struct hp_vcpu v;
-
-	(void)state;
-	p.grow = 0;
-	hp_vcpu_init(&v, true);
-	halt(&p, &v, 50000, false);
-	halt(&p, &v, 50000, false);
-	assert_int_equal(v.w, 0);
-	assert_int_equal(v.attempted_poll, 0);
-}
-
-static void test_h10_invalid_wakeup(void **state)
-{
-	struct hp_params p = defaults();
-	struct hp_vcpu v;
-
-	(void)state;
-	hp_vcpu_init(&v, true);
-	v.w = 40000;
-	halt(&p, &v, 5000, true);
-	assert_int_equal(v.successful_poll, 1);
-	assert_int_equal(v.poll_invalid, 1);
-	assert_int_equal(v.w, 20000);
-}
-
-static void test_h11_cap_1ms(void **state)
-{
-	struct hp_params p = defaults();
-	struct hp_vcpu v;
-	const uint64_t w[8] = {10000, 20000, 40000, 80000, 160000, 320000, 320000, 320000};
-
-	(void)state;
-	p.vm_override = true;
-	p.vm_max = 1000000;
-	p.halt_poll_ns = 0; /* ignored: the VM overrides it */
-	hp_vcpu_init(&v, true);
-	for (int i = 0; i < 8; i++) {
-		halt(&p, &v, 300000, false);
-		assert_int_equal(v.w, w[i]);
-	}
-	assert_int_equal(v.successful_poll, 2);
+	assert_int_equal(v.halt_exits, c->halt_exits);
+	assert_int_equal(v.attempted_poll, c->attempted);
+	assert_int_equal(v.successful_poll, c->successful);
+	assert_int_equal(v.poll_invalid, c->invalid_polls);
+	assert_int_equal(v.poll_success_ns, c->success_ns);
+	assert_int_equal(v.poll_fail_ns, c->fail_ns);
+	assert_int_equal(v.wait_ns, c->wait_ns);
+	assert_int_equal(v.grows, c->grows);
+	assert_int_equal(v.shrinks, c->shrinks);
 }
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_h1_periodic_75us),
-	    cmocka_unit_test(test_h2_long_halts_never_poll),
-	    cmocka_unit_test(test_h3_shrink2),
-	    cmocka_unit_test(test_h3_shrink0),
-	    cmocka_unit_test(test_h4_shrink_below_grow_start),
-	    cmocka_unit_test(test_h5_clamp_at_next_halt),
-	    cmocka_unit_test(test_h6_cap_zero),
-	    cmocka_unit_test(test_h7_msr_zero_freezes),
-	    cmocka_unit_test(test_h8_halt_equals_max),
-	    cmocka_unit_test(test_h9_grow_zero),
-	    cmocka_unit_test(test_h10_invalid_wakeup),
-	    cmocka_unit_test(test_h11_cap_1ms),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	struct named_tests t = {0};
+
+	ADD_CASES(&t, cases, test_host_case);
+	return RUN_NAMED_TESTS("sim_hostpoll", &t);
 }

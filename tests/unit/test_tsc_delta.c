@@ -1,4 +1,4 @@
-/* Unit tests for kernel/policy/tsc_delta.c: differences of stamps from two CPUs that would be
+/* Unit tests for lib/tsc_delta.c: differences of stamps from two CPUs that would be
  * negative, the percentiles of samples holding such a difference (the wakepath record once
  * printed total_p90_ns=8800780553809821688), and a CPU's idle time bounded by the span
  * between two snapshots. */
@@ -9,7 +9,7 @@
 #include <cmocka.h>
 
 #include "lib/histogram.h"
-#include "kernel/policy/tsc_delta.h"
+#include "lib/tsc_delta.h"
 
 static void forward_differences_are_exact(void **state)
 {

@@ -1,4 +1,4 @@
-/* Unit tests for kernel/policy/tsc_warp.c: the boot TSC check's score (warps, the largest
+/* Unit tests for lib/tsc_warp.c: the boot TSC check's score (warps, the largest
  * one, turns taken, resolution) on made-up readings and on two modelled CPUs whose TSCs
  * differ by a known offset, and the cycles-to-ns conversion of the skew. */
 #include <stdarg.h>
@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "kernel/policy/tsc_warp.h"
+#include "lib/tsc_warp.h"
 
 static void note_all(struct tsc_warp *w, const unsigned *side, const uint64_t *v, unsigned n)
 {

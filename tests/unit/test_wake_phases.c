@@ -1,4 +1,4 @@
-/* Unit tests for kernel/policy/wake_phases.c: a pingpong hand-over's phases from its stamps,
+/* Unit tests for kernel/workloads/wake_phases.h: a pingpong hand-over's phases from its stamps,
  * with the waker's and the target's TSCs in agreement or not, and every difference that the
  * stamps of two CPUs, or an aborted halt, could make negative. */
 #include <stdarg.h>
@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "kernel/policy/wake_phases.h"
+#include "kernel/workloads/wake_phases.h"
 
 static struct wake_phases split(uint64_t woke, uint64_t since, uint64_t entered, uint64_t notice,
 				uint64_t running, bool cross)

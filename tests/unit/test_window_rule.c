@@ -1,4 +1,4 @@
-/* Unit tests for kernel/policy/window_rule.h: an event that began before the window opened
+/* Unit tests for kernel/workloads/window_rule.h: an event that began before the window opened
  * is not the window's (a periodic sleep whose deadline passed during the opening barrier once
  * reported 72 ms of lateness); one that began at the opening or after is. */
 #include <stdarg.h>
@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "kernel/policy/window_rule.h"
+#include "kernel/workloads/window_rule.h"
 
 static void an_event_from_before_the_opening_is_not_the_windows(void **state)
 {

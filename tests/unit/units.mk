@@ -1,8 +1,10 @@
 # One block per host unit test; see tests/host.mk.
 # The knob parser and printers (kernel/knobs/), which most tests and tools link.
 KNOB_SRCS := $(wildcard kernel/knobs/*.c)
+# The governors, headers (kernel/policy/haltpoll.h, predict.h), and their tables.
+GOVERNOR_SRCS := kernel/policy/governors.c $(KNOB_SRCS)
 UNIT_TESTS += haltpoll
-UNIT_SRCS_haltpoll := kernel/policy/haltpoll.c kernel/policy/gov_haltpoll.c tests/unit/test_haltpoll.c
+UNIT_SRCS_haltpoll := $(GOVERNOR_SRCS) tests/unit/test_haltpoll.c
 UNIT_TESTS += timerqueue
 UNIT_SRCS_timerqueue := lib/timerqueue.c tests/unit/test_timerqueue.c
 UNIT_TESTS += histogram
@@ -26,24 +28,20 @@ UNIT_SRCS_sim_hostpoll := tools/sim/host_poll.c tests/unit/test_sim_hostpoll.c
 UNIT_TESTS += sim
 UNIT_SRCS_sim := tools/sim/args.c tools/sim/costs.c tools/sim/engine.c tools/sim/events.c \
                  tools/sim/host_poll.c tools/sim/report.c tools/sim/workloads.c \
-                 kernel/policy/haltpoll.c kernel/policy/idle_policy.c $(KNOB_SRCS) \
-                 lib/histogram.c kernel/policy/sleep_draw.c kernel/policy/governors.c \
-                 kernel/policy/gov_haltpoll.c kernel/policy/gov_predict.c tests/unit/test_sim.c
+                 kernel/policy/idle_policy.c $(GOVERNOR_SRCS) lib/histogram.c \
+                 kernel/workloads/sleep_draw.c tests/unit/test_sim.c
 UNIT_TESTS += governors
-UNIT_SRCS_governors := kernel/policy/governors.c kernel/policy/gov_haltpoll.c \
-	kernel/policy/gov_predict.c kernel/policy/haltpoll.c $(KNOB_SRCS) \
-	tests/unit/test_governors.c
+UNIT_SRCS_governors := $(GOVERNOR_SRCS) tests/unit/test_governors.c
 UNIT_TESTS += steal_gate
 UNIT_SRCS_steal_gate := kernel/policy/steal_gate.c tests/unit/test_steal_gate.c
 UNIT_TESTS += tsc_warp
-UNIT_SRCS_tsc_warp := kernel/policy/tsc_warp.c tests/unit/test_tsc_warp.c
+UNIT_SRCS_tsc_warp := lib/tsc_warp.c tests/unit/test_tsc_warp.c
 UNIT_TESTS += tsc_delta
-UNIT_SRCS_tsc_delta := kernel/policy/tsc_delta.c lib/histogram.c tests/unit/test_tsc_delta.c
+UNIT_SRCS_tsc_delta := lib/tsc_delta.c lib/histogram.c tests/unit/test_tsc_delta.c
 UNIT_TESTS += wake_phases
 UNIT_SRCS_wake_phases := tests/unit/test_wake_phases.c
 UNIT_TESTS += idle_entry
-UNIT_SRCS_idle_entry := kernel/policy/haltpoll.c kernel/policy/gov_haltpoll.c \
-	tests/unit/test_idle_entry.c
+UNIT_SRCS_idle_entry := $(GOVERNOR_SRCS) tests/unit/test_idle_entry.c
 # The Linux guest's program (tools/linuxguest/): its knob picking and sysfs/procfs parsing.
 UNIT_TESTS += linuxguest
 UNIT_SRCS_linuxguest := tools/linuxguest/knobpick.c tools/linuxguest/cpuidle.c \

@@ -88,7 +88,7 @@
 #define SIM__COST_NAME(n) #n,
 const char *const sim_cost_names[COST__COUNT] = {SIM_COSTS(SIM__COST_NAME)};
 
-/* The primitives of tools/idlelab/derive/records.py's PRIMS that the tables use (named in its
+/* The primitives of tools/idlelab/costtable/__init__.py's PRIMS that the tables use (named in its
  * order up to timer_halt; load, call and pushf are not used), then the stamps. */
 static const char *const prim_names[] = {
     "alu", "pause", "rdtsc", "locked_rmw", "cli_sti", "cpuid", "wrmsr_pollctl", "ipi_send",
@@ -344,7 +344,7 @@ static int read_prims(const char *path, double *prims, char *err, size_t errlen)
 	text = read_file(file, err, errlen);
 	if (!text)
 		return -1;
-	/* the traced boot's own table and unscaled parts (bench/invocation.py measure_traced),
+	/* the traced boot's own table and unscaled parts (costtable/measuring.py measure_traced),
 	 * kept for the record and never priced: the scan ends where they begin */
 	p = strstr(text, "\"traced_boot\"");
 	if (p)

@@ -3,7 +3,7 @@
  * at a time (EV_STATE_END) or when an event arrives (an IPI, a timer, KVM waking it). The
  * guest half mirrors kernel/idle.c and kernel/sched.c step for step (idle loop, poll state
  * with the POLLING bit, halt state, thread_wake's CAS with IPI_PENDING), calling the
- * kernel's own governor (kernel/policy/haltpoll.c) where idle.c calls it; the host half is
+ * kernel's own governor (kernel/policy/governors.c) where idle.c calls it; the host half is
  * KVM's halt handling (spec §2.3) through tools/sim/host_poll.c. What each step costs is the
  * cost table's business (tools/sim/costs.c), never a constant here.
  */
@@ -317,7 +317,6 @@ static void start_poll(struct sim *s, struct vcpu *v, uint64_t limit)
 {
 	bool work = v->flags & F_NEED_RESCHED;
 
-	v->entry_state = HALTPOLL_STATE_POLL;
 	v->t_entry = s->now;
 	v->poll_limit = limit;
 	v->poll_immediate = s->pollflag && work;
@@ -339,7 +338,6 @@ static void start_halt(struct sim *s, struct vcpu *v, uint64_t limit_ns)
 {
 	uint64_t exit_cost;
 
-	v->entry_state = HALTPOLL_STATE_HALT;
 	v->g.idle_entries++;
 	v->g.halts++;
 	if (v->flags & F_NEED_RESCHED) { /* the halt's enter skips HLT; reflected, near 0 */
@@ -844,7 +842,7 @@ static void setup(struct sim *s, const struct sim_config *cfg, FILE *out)
 	s->latency_req_zero = cfg->knobs.v[KNOB_latency_req_zero];
 	s->tick_nsec = haltpoll_tick_nsec(hz ? hz : 250);
 	s->tick_period = hz ? haltpoll_tick_nsec(hz) : 0;
-	s->gp.haltpoll = (struct haltpoll_params){
+	s->gp = (struct gov_params){
 	    .guest_halt_poll_ns = (uint32_t)cfg->knobs.v[KNOB_guest_halt_poll_ns],
 	    .grow = (uint32_t)cfg->knobs.v[KNOB_guest_halt_poll_grow],
 	    .shrink = (uint32_t)cfg->knobs.v[KNOB_guest_halt_poll_shrink],
@@ -861,7 +859,7 @@ static void setup(struct sim *s, const struct sim_config *cfg, FILE *out)
 		s->gov->enable(&v->gov);
 		if (i == 0 && cfg->script_window_set) { /* args.c: only with haltpoll */
 			v->gov.haltpoll.poll_limit_ns = cfg->script_window;
-			v->gov.haltpoll.last_state_idx = HALTPOLL_STATE_HALT;
+			v->gov.haltpoll.last_state_idx = GOV_STATE_HALT;
 		}
 		hp_vcpu_init(&v->host, s->msr != 0);
 		/* CPUs come up one after another: stagger the ticks so they do not coincide */

@@ -6,7 +6,7 @@
 #define IDLELAB_SIM_ENGINE_H
 
 #include "kernel/policy/governors.h"
-#include "kernel/policy/window_rule.h"
+#include "kernel/workloads/window_rule.h"
 #include "lib/prng.h"
 #include "tools/sim/events.h"
 #include "tools/sim/sim.h"
@@ -99,7 +99,6 @@ struct vcpu {
 	uint64_t tick_deadline;	 /* 0: no tick */
 	uint64_t idle_deadline;	 /* the governor's timed halt (halt_limit); 0: none */
 	/* the idle entry in progress */
-	int entry_state; /* HALTPOLL_STATE_* of the current idle entry */
 	uint64_t t_entry, poll_limit, t_hlt;
 	bool poll_immediate;
 	bool timer_fired; /* EV_TIMER went off; re-armed once the handler ran */

@@ -1,6 +1,6 @@
 /*
  * idlelab-sim: a discrete-event model of N vCPUs idling under KVM. The guest side runs the
- * kernel's own code (kernel/policy/haltpoll.c, idle_policy.c, kernel/knobs, lib/histogram.c);
+ * kernel's own code (kernel/policy/haltpoll.h, idle_policy.c, kernel/knobs, lib/histogram.c);
  * the host side is tools/sim/host_poll.c; every other cost comes from a cost table
  * (tools/sim/costs.c). All times are integer ns of simulated time.
  */
@@ -93,7 +93,8 @@ struct sim_config {
 	uint64_t script_window;
 };
 
-/* Guest counters of one CPU, the `cpu` record's fields. */
+/* Guest counters of one CPU, which report.c makes the `cpu` record's fields of
+ * (kernel/cpu_record.h). */
 struct sim_gstats {
 	uint64_t ctx_switches, wakeups_local, wakeups_remote, ipi_sent, ipi_avoided, ipi_received,
 	    timer_irqs, ticks, idle_entries, poll_entries, poll_hits, poll_immediate, poll_expired,

@@ -5,7 +5,7 @@
  * time the thread gets the CPU; it says how long it computes, which thread it wakes, and
  * whether it then blocks or sleeps until a deadline.
  */
-#include "kernel/policy/sleep_draw.h"
+#include "kernel/workloads/sleep_draw.h"
 #include "tools/sim/engine.h"
 
 static uint64_t step_cost(struct sim *s)

@@ -8,8 +8,8 @@
  * Pure, host-tested (tests/unit/test_window_rule.c). Inline: a pingpong round trip pays for
  * it once.
  */
-#ifndef IDLELAB_POLICY_WINDOW_RULE_H
-#define IDLELAB_POLICY_WINDOW_RULE_H
+#ifndef IDLELAB_KERNEL_WINDOW_RULE_H
+#define IDLELAB_KERNEL_WINDOW_RULE_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -9,13 +9,13 @@
  * Pure, host-tested (tests/unit/test_wake_phases.c). Inline: the sampled hand-overs pay for
  * it inside the round trip they time.
  */
-#ifndef IDLELAB_POLICY_WAKE_PHASES_H
-#define IDLELAB_POLICY_WAKE_PHASES_H
+#ifndef IDLELAB_KERNEL_WAKE_PHASES_H
+#define IDLELAB_KERNEL_WAKE_PHASES_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "kernel/policy/tsc_delta.h"
+#include "lib/tsc_delta.h"
 
 struct wake_stamps {
 	uint64_t woke;	  /* the waker's CPU: the turn was handed over */

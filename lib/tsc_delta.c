@@ -1,4 +1,4 @@
-#include "kernel/policy/tsc_delta.h"
+#include "lib/tsc_delta.h"
 
 /* a * b / c for a <= c and b < c, without a 128-bit division (the freestanding kernel links
  * no helper for one): all three are shifted down until c fits in 32 bits, which keeps 31

@@ -6,8 +6,8 @@
  *
  * Pure, host-tested (tests/unit/test_tsc_delta.c).
  */
-#ifndef IDLELAB_POLICY_TSC_DELTA_H
-#define IDLELAB_POLICY_TSC_DELTA_H
+#ifndef IDLELAB_LIB_TSC_DELTA_H
+#define IDLELAB_LIB_TSC_DELTA_H
 
 #include <stdint.h>
 

@@ -1,4 +1,4 @@
-#include "kernel/policy/tsc_warp.h"
+#include "lib/tsc_warp.h"
 
 #define NSEC_PER_SEC 1000000000ull
 #define HZ_LIMIT     (1ull << 34) /* (hz - 1) * NSEC_PER_SEC still fits in 64 bits */

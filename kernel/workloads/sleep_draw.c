@@ -1,5 +1,5 @@
 #include "kernel/knobs/knobs.h"
-#include "kernel/policy/sleep_draw.h"
+#include "kernel/workloads/sleep_draw.h"
 
 /* Exponential with the given mean, from a uniform draw, in integer arithmetic: the
  * inverse CDF -mean * ln(u), with -ln(k/64) tabulated in 1/1024 units (k = 0 capped at 8)

@@ -11,8 +11,8 @@
  * Pure, host-tested (tests/unit/test_tsc_warp.c); the caller holds the lock around
  * tsc_warp_note().
  */
-#ifndef IDLELAB_POLICY_TSC_WARP_H
-#define IDLELAB_POLICY_TSC_WARP_H
+#ifndef IDLELAB_LIB_TSC_WARP_H
+#define IDLELAB_LIB_TSC_WARP_H
 
 #include <stdbool.h>
 #include <stdint.h>

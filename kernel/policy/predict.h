@@ -54,25 +54,29 @@
  * timed halt, one wake-up by the governor's timer and a poll of about a margin that ends
  * with the work: a poll hit, at a halt's cost plus a margin instead of W plus a halt.
  *
- * gov_predict.c holds the table of these functions; the idle loop calls them directly, from
- * an entry of predict's own (kernel/idle.c, GOV_PREDICT_TABLE). They are inline here, beside haltpoll's, which they call, so that each
- * compiles with haltpoll's part in it, and off the plateau adds little but the period's sum.
+ * Its per-CPU state is struct predict_cpu (kernel/policy/governor.h), beside haltpoll's.
+ * Every function is inline, beside haltpoll's, which they call, so that the idle loop's
+ * entry for predict (kernel/idle.c) compiles with both in it, and off the plateau adds
+ * little to haltpoll but the period's sum.
  */
-#ifndef IDLELAB_KERNEL_GOV_PREDICT_H
-#define IDLELAB_KERNEL_GOV_PREDICT_H
+#ifndef IDLELAB_KERNEL_PREDICT_H
+#define IDLELAB_KERNEL_PREDICT_H
 
-#include "kernel/policy/gov_haltpoll.h"
+#include "kernel/policy/haltpoll.h"
+
+/* A plateau period without a timed halt takes 1/PREDICT_OVERSHOOT_DECAY off the overshoot. */
+#define PREDICT_OVERSHOOT_DECAY 4u
 
 /* On the plateau: the poll a period's prediction plans, from halt_until to poll_until. */
-static inline uint64_t pr_window_ns(const struct gov_cpu *g)
+static inline uint64_t predict_window_ns(const struct gov_cpu *g)
 {
 	const struct predict_cpu *p = &g->predict;
 
-	return p->plateau ? p->poll_until_ns - p->halt_until_ns : hp_window_ns(g);
+	return p->plateau ? p->poll_until_ns - p->halt_until_ns : haltpoll_window_ns(g);
 }
 
 /* Files the period in progress into the history ring. */
-static inline void pr_history_add(struct predict_cpu *p)
+static inline void predict_history_add(struct predict_cpu *p)
 {
 	p->periods[p->next] = p->period_ns;
 	p->next = (p->next + 1) % PREDICT_HISTORY;
@@ -81,17 +85,17 @@ static inline void pr_history_add(struct predict_cpu *p)
 }
 
 /* The entry ended the idle period: work ended it, or came as its poll expired. */
-static inline bool pr_period_ends(const struct gov_entry *e)
+static inline bool predict_period_ends(const struct gov_entry *e)
 {
 	return e->work || e->work_at_expiry;
 }
 
-static inline enum gov_adjust pr_adjust(uint64_t after, uint64_t before)
+static inline enum gov_adjust predict_adjust(uint64_t after, uint64_t before)
 {
 	return after > before ? GOV_ADJ_GROW : after < before ? GOV_ADJ_SHRINK : GOV_ADJ_NONE;
 }
 
-static inline void pr_history_span(const struct predict_cpu *p, uint64_t *min, uint64_t *max)
+static inline void predict_history_span(const struct predict_cpu *p, uint64_t *min, uint64_t *max)
 {
 	*min = UINT64_MAX;
 	*max = 0;
@@ -107,82 +111,84 @@ static inline void pr_history_span(const struct predict_cpu *p, uint64_t *min, u
 		*min = 0;
 }
 
-static inline uint64_t pr_margin(const struct predict_cpu *p, const struct gov_params *hp)
+static inline uint64_t predict_margin(const struct predict_cpu *p, const struct gov_params *params)
 {
 	uint64_t min, max, margin;
 
-	pr_history_span(p, &min, &max);
+	predict_history_span(p, &min, &max);
 	margin = max / 16;
 	if (max - min > margin)
 		margin = max - min;
-	if (hp->haltpoll.grow_start / 8 > margin)
-		margin = hp->haltpoll.grow_start / 8;
+	if (params->grow_start / 8 > margin)
+		margin = params->grow_start / 8;
 	return margin;
 }
 
 /* halt_until and poll_until from the history, the margin and the measured overshoot. */
-static inline void pr_plan(struct predict_cpu *p, const struct gov_params *hp)
+static inline void predict_plan(struct predict_cpu *p, const struct gov_params *params)
 {
-	uint64_t min, max, margin = pr_margin(p, hp), early;
+	uint64_t min, max, margin = predict_margin(p, params), early;
 
-	pr_history_span(p, &min, &max);
+	predict_history_span(p, &min, &max);
 	early = margin + p->overshoot_ns;
 	p->halt_until_ns = min > early ? min - early : 0;
 	p->poll_until_ns = max + margin;
 }
 
-static inline uint64_t predict_plateau_poll_limit(struct gov_cpu *g, const struct gov_params *hp)
+static inline uint64_t predict_plateau_poll_limit(struct gov_cpu *g,
+						  const struct gov_params *params)
 {
 	const struct predict_cpu *p = &g->predict;
-	uint64_t margin = pr_margin(p, hp), l;
+	uint64_t margin = predict_margin(p, params), l;
 
 	l = p->poll_until_ns > p->period_ns + margin ? p->poll_until_ns - p->period_ns : margin;
-	return l > hp->haltpoll.guest_halt_poll_ns ? hp->haltpoll.guest_halt_poll_ns : l;
+	return l > params->guest_halt_poll_ns ? params->guest_halt_poll_ns : l;
 }
 
 /* The signature has been seen PREDICT_HISTORY periods in a row: the plateau starts if the
  * periods are regular. */
-static inline void predict_try_plateau(struct gov_cpu *g, const struct gov_params *hp)
+static inline void predict_try_plateau(struct gov_cpu *g, const struct gov_params *params)
 {
 	struct predict_cpu *p = &g->predict;
 	uint64_t min, max;
 
-	pr_history_span(p, &min, &max);
+	predict_history_span(p, &min, &max);
 	if (max > 2 * min)
 		return;
 	p->plateau = true;
 	p->overshoot_ns = 0;
 	p->timed = false;
 	g->takeovers++;
-	pr_plan(p, hp);
+	predict_plan(p, params);
 }
 
 /* On the plateau, the period that work just ended is filed and the plan made from it. A
  * period without a timed halt (the overshoot left no room for one) takes a quarter off the
  * overshoot: nothing else would ever measure it again. */
-static inline void pr_file_plateau_period(struct gov_cpu *g, const struct gov_params *hp)
+static inline void predict_file_plateau_period(struct gov_cpu *g, const struct gov_params *params)
 {
 	struct predict_cpu *p = &g->predict;
 
 	if (!p->timed)
 		p->overshoot_ns -= p->overshoot_ns / PREDICT_OVERSHOOT_DECAY;
 	p->timed = false;
-	pr_history_add(p);
+	predict_history_add(p);
 	p->period_ns = 0;
-	p->window_at_start = hp_window_ns(g);
+	p->window_at_start = haltpoll_window_ns(g);
 	p->expired = false;
 	p->mixed = false;
-	pr_plan(p, hp);
+	predict_plan(p, params);
 }
 
 /* An entry the plateau decided; a poll of it that expires hands the rest of the period,
  * and what follows, back to haltpoll, which hears that poll as its own expired one: it
  * halts next, as after any poll of its own that expired, and adapts on that halt. */
-static inline enum gov_adjust
-predict_reflect_plateau(struct gov_cpu *g, const struct gov_params *hp, const struct gov_entry *e)
+static inline enum gov_adjust predict_reflect_plateau(struct gov_cpu *g,
+						      const struct gov_params *params,
+						      const struct gov_entry *e)
 {
 	struct predict_cpu *p = &g->predict;
-	uint64_t before = pr_window_ns(g);
+	uint64_t before = predict_window_ns(g);
 
 	p->period_ns += e->residency_ns;
 	p->mixed = true;
@@ -195,129 +201,126 @@ predict_reflect_plateau(struct gov_cpu *g, const struct gov_params *hp, const st
 
 		if (!e->work || late > p->overshoot_ns) {
 			p->overshoot_ns = late;
-			pr_plan(p, hp);
+			predict_plan(p, params);
 		}
 		p->asked_halt_ns = 0;
 	}
-	if (pr_period_ends(e)) { /* (a poll with work at its expiry check caught it) */
-		pr_file_plateau_period(g, hp);
+	if (predict_period_ends(e)) { /* (a poll with work at its expiry check caught it) */
+		predict_file_plateau_period(g, params);
 	} else if (e->state == GOV_STATE_POLL && e->limit_ns != GOV_NO_LIMIT) {
 		p->expired = true;
 		p->plateau = false; /* the period outran the prediction: it has moved */
 		p->streak = 0;
-		hp_reflect(g, hp, e);
+		haltpoll_reflect(g, params, e);
 	}
-	return pr_adjust(pr_window_ns(g), before);
+	return predict_adjust(predict_window_ns(g), before);
 }
 
-static inline enum gov_state pr_select(struct gov_cpu *g, const struct gov_params *hp,
-				       bool latency_req_zero, bool *stop_tick)
+static inline enum gov_state predict_select(struct gov_cpu *g, const struct gov_params *params,
+					    bool latency_req_zero, bool *stop_tick)
 {
 	const struct predict_cpu *p = &g->predict;
 
 	if (!p->plateau) /* (a poll that expired ended the plateau: see reflect) */
-		return hp_select(g, hp, latency_req_zero, stop_tick);
+		return haltpoll_select(g, params, latency_req_zero, stop_tick);
 	if (!latency_req_zero && p->period_ns < p->halt_until_ns)
 		return GOV_STATE_HALT;
 	*stop_tick = false;
 	return GOV_STATE_POLL;
 }
 
-static inline uint64_t pr_halt_limit(struct gov_cpu *g, const struct gov_params *hp)
+static inline uint64_t predict_halt_limit(struct gov_cpu *g, const struct gov_params *params)
 {
 	struct predict_cpu *p = &g->predict;
 
-	(void)hp;
+	(void)params;
 	p->asked_halt_ns =
 	    p->plateau && p->period_ns < p->halt_until_ns ? p->halt_until_ns - p->period_ns : 0;
 	return p->asked_halt_ns;
 }
 
-static inline void pr_poll_begin(struct gov_cpu *g)
+static inline void predict_poll_begin(struct gov_cpu *g)
 {
-	hp_poll_begin(g);
+	haltpoll_poll_begin(g);
 }
 
-static inline uint64_t pr_poll_limit(struct gov_cpu *g, const struct gov_params *hp,
-				     uint64_t tick_nsec)
+static inline uint64_t predict_poll_limit(struct gov_cpu *g, const struct gov_params *params,
+					  uint64_t tick_nsec)
 {
 	if (!g->predict.plateau)
-		return hp_poll_limit(g, hp, tick_nsec);
-	return predict_plateau_poll_limit(g, hp);
+		return haltpoll_poll_limit(g, params, tick_nsec);
+	return predict_plateau_poll_limit(g, params);
 }
 
 /*
  * Off the plateau: haltpoll's reflect, the period's sum, and when work ends the period, its
  * filing: a plateau period (the signature) adds to the streak, any other ends it.
  */
-static inline enum gov_adjust pr_reflect(struct gov_cpu *g, const struct gov_params *hp,
-					 const struct gov_entry *e)
+static inline enum gov_adjust predict_reflect(struct gov_cpu *g, const struct gov_params *params,
+					      const struct gov_entry *e)
 {
 	struct predict_cpu *p = &g->predict;
-	uint64_t before = hp_window_ns(g);
+	uint64_t before = haltpoll_window_ns(g);
 	enum gov_adjust adj;
 	bool signature;
 
 	if (p->plateau)
-		return predict_reflect_plateau(g, hp, e);
-	adj = hp_reflect(g, hp, e);
+		return predict_reflect_plateau(g, params, e);
+	adj = haltpoll_reflect(g, params, e);
 	p->period_ns += e->residency_ns;
 	if (e->state == GOV_STATE_POLL && !e->work && e->limit_ns != GOV_NO_LIMIT)
 		p->expired = true;
-	if (!pr_period_ends(e))
+	if (!predict_period_ends(e))
 		return adj;
 	if (!p->expired) { /* the common period, no poll expired: no plateau period (and
 			    * not mixed: a plateau period is left only by an expired poll) */
 		p->streak = 0;
 		p->period_ns = 0;
-		p->window_at_start = hp_window_ns(g);
+		p->window_at_start = haltpoll_window_ns(g);
 		return adj;
 	}
-	signature = !p->mixed && hp_window_ns(g) == p->window_at_start;
+	signature = !p->mixed && haltpoll_window_ns(g) == p->window_at_start;
 	if (signature) {
 		/* Only the streak's periods are kept: the plateau test reads the last
 		 * PREDICT_HISTORY, which a full streak has just written. */
-		pr_history_add(p);
+		predict_history_add(p);
 		if (p->streak < PREDICT_HISTORY)
 			p->streak++;
 	} else {
 		p->streak = 0;
 	}
 	p->period_ns = 0;
-	p->window_at_start = hp_window_ns(g);
+	p->window_at_start = haltpoll_window_ns(g);
 	p->expired = false;
 	p->mixed = false;
 	if (p->streak < PREDICT_HISTORY)
 		return adj;
-	predict_try_plateau(g, hp);
-	return p->plateau ? pr_adjust(pr_window_ns(g), before) : adj;
+	predict_try_plateau(g, params);
+	return p->plateau ? predict_adjust(predict_window_ns(g), before) : adj;
 }
 
-static inline void pr_aborted(struct gov_cpu *g)
+static inline void predict_aborted(struct gov_cpu *g)
 {
 	g->predict.asked_halt_ns = 0;
 	if (!g->predict.plateau)
-		hp_aborted(g); /* no time passed: the period is unchanged */
+		haltpoll_aborted(g); /* no time passed: the period is unchanged */
 }
 
-static inline void pr_enable(struct gov_cpu *g)
+static inline void predict_enable(struct gov_cpu *g)
 {
-	hp_enable(g);
+	haltpoll_enable(g);
 	g->predict = (struct predict_cpu){0};
 	g->takeovers = 0;
 }
 
-/* predict's margin around the period it predicts (pr_margin, for the host tests). */
-uint64_t predict_margin(const struct predict_cpu *p, const struct gov_params *hp);
-
-/* The table's initializer: gov_predict (gov_predict.c), and the idle driver's constant copy
- * through which predict's functions are called directly when it is the governor. */
-#define GOV_PREDICT_TABLE                                                                          \
+/* The table's initializer: gov_predict (kernel/policy/governors.c), and the idle loop's
+ * constant copy through which these functions are called directly when predict governs. */
+#define PREDICT_GOVERNOR                                                                           \
 	{                                                                                          \
-		.name = "predict", .enable = pr_enable, .select = pr_select,                       \
-		.halt_limit = pr_halt_limit, .poll_begin = pr_poll_begin,                          \
-		.poll_limit = pr_poll_limit, .reflect = pr_reflect, .aborted = pr_aborted,         \
-		.window_ns = pr_window_ns,                                                         \
+		.name = "predict", .enable = predict_enable, .select = predict_select,             \
+		.halt_limit = predict_halt_limit, .poll_begin = predict_poll_begin,                \
+		.poll_limit = predict_poll_limit, .reflect = predict_reflect,                      \
+		.aborted = predict_aborted, .window_ns = predict_window_ns,                        \
 	}
 
 #endif
