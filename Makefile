@@ -136,7 +136,7 @@ model:
 boot-test: all iso
 	$(PYTHON) -m pytest -q tests/boot
 
-# The nested KVM host (tools/nested/, tools/idlelab/host/hosts.py): Debian's kernel with kvm_amd
+# The nested KVM host (tools/nested/, tools/idlelab/host/nested.py): Debian's kernel with kvm_amd
 # and a busybox initramfs, from Debian's packages; rebuilt when its inputs change.
 NESTED_IMAGE_INPUTS := tools/nested/mkimage tools/nested/init tools/nested/kernel-package \
 	tools/nested/modules

@@ -15,7 +15,7 @@ import pytest
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(TOP, "tools"))
 
-from idlelab.host import hosts, qemu  # noqa: E402
+from idlelab.host import nested, qemu  # noqa: E402
 
 KVM_USABLE = qemu.kvm_usable()
 NO_KVM = "/dev/kvm is missing or not usable: KVM test not run"
@@ -28,7 +28,7 @@ NOT_BUILT = "not built by make test"
 
 def _kvm_elsewhere():
     """Why a KVM test is skipped here: it runs on the nested host, or nowhere (and why)."""
-    ok, why = hosts.image_state()
+    ok, why = nested.image_state()
     return ON_NESTED if ok else f"{NO_KVM} ({why})"
 
 

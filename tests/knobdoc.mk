@@ -5,7 +5,7 @@
 #   make knobs-doc        rewrite the tables between <!-- knobs:begin/end --> in those files
 #   make knobs-doc-check  fail, with a diff, if a table there differs from the knob table
 # readme-knobs and readme-knobs-check are the old names of the two, kept for old habits.
-# The harness (tools/idlelab/bench/invocation.py) and tools/mkiso run `knobdoc --check-cmdline` to refuse
+# The harness (tools/idlelab/bench/workplan.py) and tools/mkiso run `knobdoc --check-cmdline` to refuse
 # a command line the kernel would refuse, before anything boots.
 
 KNOBDOC_CC     ?= cc

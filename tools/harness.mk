@@ -2,7 +2,7 @@
 # alone too (make -f tools/harness.mk harness-lib).
 #   build/host/libhaltpoll_cap.so  LD_PRELOAD shim that sets KVM_CAP_HALT_POLL on QEMU's VM
 #                                  (tools/haltpoll_cap.c; driven by
-#                                  tools/idlelab/host/platform.py)
+#                                  tools/idlelab/host/haltpollcap.py)
 #   build/host/hog                 neighbour=hog:N: N threads that spin and count their loops
 #                                  (tools/hog.c; driven by tools/idlelab/host/neighbour.py)
 

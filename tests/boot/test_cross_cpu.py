@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from idlelab.derive.records import IDLE_SLACK_NS, parse_run
+from idlelab.derive.guestrun import IDLE_SLACK_NS, parse_run
 from test_boot import ACCELS, assert_tsc_check_fields, boot, one
 
 WRAPPED = 10**10  # ns: a phase this long is a negative difference read as unsigned

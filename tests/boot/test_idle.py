@@ -1,14 +1,16 @@
 """The idle policies, the POLL-flag elision and the poll-control MSR, in real QEMU runs."""
+import functools
 import os
 import signal
+import subprocess
 import threading
 import time
 
 import pytest
 
-from idlelab.bench import matrix
-from idlelab.derive import records, tolerance
-from idlelab.host import fault, qemu, samplers, wakeup_verdict
+from idlelab.bench import matrixvalues
+from idlelab.derive import latewake, tolerance
+from idlelab.host import fault, qemu, vcputhreads, vcpuwaits, wakeup_verdict
 from conftest import TOP, require
 from test_boot import ACCELS, ACCELS_FULL, TIMEOUT, assert_exit, boot, one, run
 from test_window_sync import synced_run
@@ -102,19 +104,47 @@ def test_counters_add_up_under_each_policy(accel, idle):
         assert s["poll_entries"] > 0 and s["halts"] > 0
 
 
-@pytest.mark.parametrize("knobs, loop", [
-    ("idle=haltpoll", "direct"),
-    ("idle=haltpoll pollflag=0", "direct"),
-    ("idle=haltpoll cpuidle.governor=predict", "direct"),
-    ("idle=haltpoll haltpoll.steal_threshold=10", "direct"),
-    ("idle=haltpoll cpuidle.latency_req_zero=1", "direct"),
-    ("idle=poll", "none"),
-    ("idle=halt", "none"),
-])
-def test_the_idle_loop_reaches_the_governor_as_the_record_says(knobs, loop):
-    """One idle loop: haltpoll's and predict's functions compiled in (direct; predict in an
-    entry of its own), any other through its table, none without a governor."""
-    assert idle_record(boot("tcg", smp=2, cmdline=knobs))["loop"] == loop
+@functools.cache
+def cpu_record_fields():
+    """The cpu record's fields in order, as kernel/cpu_record.h defines them."""
+    subprocess.run(["make", "-s", "-C", TOP, "build/host/cpurecorddoc"], check=True,
+                   timeout=120)
+    return subprocess.run([os.path.join(TOP, "build", "host", "cpurecorddoc"), "--names"],
+                          capture_output=True, text=True, check=True).stdout.split()
+
+
+# What each configuration's counters show of the knob that makes it (with 5 ms of window, so
+# that every halt is short enough for haltpoll to grow its window after it on a loaded host).
+LOOP_RUNS = {
+    "idle=haltpoll": lambda s: s["poll_entries"] > 0,
+    # a polling target is sent its IPI all the same
+    "idle=haltpoll pollflag=0": lambda s: s["poll_entries"] > 0 and s["ipi_avoided"] == 0,
+    "idle=haltpoll cpuidle.governor=predict": lambda s: s["poll_entries"] > 0,
+    # under TCG there is no steal time to suspend polling for
+    "idle=haltpoll haltpoll.steal_threshold=10":
+        lambda s: s["polls_suspended"] == 0 < s["poll_entries"],
+    # every governed entry polls
+    "idle=haltpoll cpuidle.latency_req_zero=1": lambda s: s["halts"] == 0 < s["poll_entries"],
+    "idle=poll": lambda s: s["halts"] == 0 < s["poll_entries"],
+    "idle=halt": lambda s: s["poll_entries"] == 0 < s["halts"],
+}
+
+
+@pytest.mark.parametrize("knobs", list(LOOP_RUNS))
+def test_the_idle_loop_reaches_the_governor_as_the_record_says(knobs):
+    """One idle loop: the `idle` record's loop= (direct: the governor's functions compiled in,
+    haltpoll's or predict's; none: no governor) against what the CPUs did over
+    a pingpong window: a governor's poll window open or moved on some CPU where the record
+    names a way to one, and never where it says none; and each knob's own mark on the
+    counters. The cpu records carry every field of kernel/cpu_record.h, in its order."""
+    res = boot("tcg", smp=2, cmdline=f"{knobs} haltpoll.guest_halt_poll_ns=5ms "
+                                     "workload=pingpong duration=100ms")
+    loop = idle_record(res)["loop"]
+    cpus, s = cpu_sums(res)
+    assert [list(f) for f in cpus] == [cpu_record_fields()] * 2, cpus
+    governed = s["grow"] + s["shrink"] > 0 or any(int(f["window_ns"]) > 0 for f in cpus)
+    assert governed == (loop != "none"), (loop, s)
+    assert LOOP_RUNS[knobs](s), s
 
 
 # (accel, cmdline, iters): sized for make test; `make stress` runs the issue's full counts.
@@ -154,7 +184,7 @@ def test_no_wakeup_is_lost(accel, knobs, iters):
         tries = wakeup_verdict.until_guest_verdict(cfg, timeout=TIMEOUT)
         last = tries[-1]
         assert not last.res.timed_out, last.res.output[-2000:]
-        assert not last.guest_faults, "\n".join(records.describe(e)
+        assert not last.guest_faults, "\n".join(latewake.describe(e)
                                                  for e in last.guest_faults)
         reason = wakeup_verdict.starved_every_time(tries)
         if reason:
@@ -195,11 +225,11 @@ def test_a_guest_that_loses_a_wakeup_is_blamed_every_time(accel):
         assert len(tries) == 1, [t.events for t in tries]
         last = tries[-1]
         assert_exit(last.res, "TEST_FAILED")
-        lost = [e for e in last.events if e["kind"] == records.LOST_GUEST]
+        lost = [e for e in last.events if e["kind"] == latewake.LOST_GUEST]
         assert len(lost) == 1, (last.events, last.res.output[-2000:])
         e = lost[0]
         assert e["measured"] and e["late_ns"] >= 50 * FAULT_BOUND_NS, e
-        assert e["host_wait_ns"] < e["late_ns"], records.describe(e)
+        assert e["host_wait_ns"] < e["late_ns"], latewake.describe(e)
 
 
 def test_the_wakeup_watchdog_bounds_silence_not_length():
@@ -279,11 +309,11 @@ def assert_late_and_the_hosts(att, stall_ns):
     assert w["ok"] == "0" and int(w["late"]) >= 1 and w["lost"] == "0", res.output[-2000:]
     assert int(w["lat_max_ns"]) > int(w["bound_ns"])
     assert att.events and len(att.events) == int(w["late"]), att.events
-    assert all(e["kind"] == records.LATE_HOST and e["measured"] for e in att.events), \
-        [records.describe(e) for e in att.events]
+    assert all(e["kind"] == latewake.LATE_HOST and e["measured"] for e in att.events), \
+        [latewake.describe(e) for e in att.events]
     assert att.host_starved
     worst = max(att.events, key=lambda e: e["late_ns"])
-    assert worst["host_wait_ns"] >= stall_ns * 0.9, records.describe(worst)
+    assert worst["host_wait_ns"] >= stall_ns * 0.9, latewake.describe(worst)
 
 
 # A stall lands on a wake in flight only if a waker was inside fire() when stopped: in 9
@@ -317,7 +347,7 @@ def boot_until_the_stall_lands(accel, start, finish):
     require(accel)
     for _ in range(STALL_ATTEMPTS):
         state = {}
-        sampler = samplers.WaitSampler()
+        sampler = vcpuwaits.WaitSampler()
 
         def on_start(proc):
             state["pid"] = proc.pid
@@ -370,10 +400,10 @@ def test_a_stalled_waker_vcpu_gives_the_honest_late_verdict(accel):
     the wake in flight while its waker cannot look, so the waker sees the answer at its
     first look after the stall: a wait-loop verdict counted that as on time (ok=1 late=0
     with lat_max_ns over the bound); the verdict from the measured latency is late."""
-    spec = matrix.Stall(vcpu=2, offset_ns=200_000_000, duration_ns=300_000_000)
+    spec = matrixvalues.Stall(vcpu=2, offset_ns=200_000_000, duration_ns=300_000_000)
 
     def start(state, sampler):
-        threads = samplers.find_vcpu_threads(state["pid"])
+        threads = vcputhreads.find_vcpu_threads(state["pid"])
         state["t0"] = time.monotonic_ns()
         state["stall"] = fault.Stall(spec, state["pid"], threads)
         state["stall"].start(state["t0"])

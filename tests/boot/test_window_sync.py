@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from idlelab.bench import onerun
-from idlelab.derive import kvmdelta, records
+from idlelab.bench import windowprobe
+from idlelab.derive import guestrun, kvmdelta
 from idlelab.host import qemu
 from test_boot import ACCELS, one, run
 
@@ -20,7 +20,7 @@ def synced_run(cfg, expect="SUCCESS"):
     and the KVM delta between the two markers (KVM's counters; thread CPU time under TCG)."""
     cfg.cmdline = f"{cfg.cmdline} window_sync=1"
     cfg.qmp = os.path.join(tempfile.mkdtemp(prefix="idlelab-sync-"), "qmp")
-    p = onerun.WindowProbe(cfg.qmp, qemu.resolve_accel(cfg.accel), 0)
+    p = windowprobe.WindowProbe(cfg.qmp, qemu.resolve_accel(cfg.accel), 0)
     try:
         res = run(cfg, expect, on_line=p.on_line, on_start=p.on_start)
     finally:
@@ -43,7 +43,7 @@ def synced_run(cfg, expect="SUCCESS"):
 ])
 def test_guest_hlt_equals_host_halt_exits_on_every_vcpu(workload):
     res, delta = synced_run(qemu.Config(smp=2, accel="kvm", cmdline=f"{SHORT} {workload}"))
-    cpus = records.parse_run(res.output).cpus
+    cpus = guestrun.parse_run(res.output).cpus
     assert len(cpus) == 2 == len(delta.per_vcpu_stats)
     for c in cpus:
         host = delta.per_vcpu_stats[c["id"]]
@@ -111,7 +111,7 @@ def test_a_cpu_held_at_the_barrier_does_not_idle_there(accel, idle):
     by the wait (nested host: up to a third)."""
     res = acknowledged_late(accel, f"workload=idle hz=0 {idle}", LATE_ACK_S)
     window = int(one(res, "result")["window_ns"])       # the ack's wait is outside it
-    idle = {c["id"]: c["idle_ns"] for c in records.parse_run(res.output).cpus}
+    idle = {c["id"]: c["idle_ns"] for c in guestrun.parse_run(res.output).cpus}
     # vCPU 1 idles all the window, and only a little more: the close barrier's gathering
     # (before: the window and the whole 300 ms wait)
     assert 0.9 * window < idle[1] < 1.05 * window, (idle, window)

@@ -2,8 +2,8 @@
 import pytest
 
 from idlelab.host import qemu, wakeup_verdict
-from idlelab.host.samplers import Waits
-from idlelab.derive.records import check_invariants, parse_run
+from idlelab.host.vcpuwaits import Waits
+from idlelab.derive.guestrun import check_invariants, parse_run
 from conftest import require
 from test_boot import ACCELS, TIMEOUT, assert_exit, boot, one
 
@@ -13,7 +13,7 @@ SHORT = "warmup=50ms duration=200ms"
 def run_workload(accel, cmdline, smp=2, host_waits=False):
     """One boot of a workload with its identities checked; with host_waits, also how long
     the host kept CPU 0's vCPU (the one that prints the window markers) waiting between the
-    two markers' arrival (samplers.Waits: with the nested host's own vCPUs, where it is one)."""
+    two markers' arrival (vcpuwaits.Waits: with the nested host's own vCPUs, where it is one)."""
     if host_waits:
         require(accel)
         att = wakeup_verdict.run(qemu.Config(smp=smp, accel=accel, cmdline=f"{SHORT} {cmdline}"),

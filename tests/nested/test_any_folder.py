@@ -11,29 +11,29 @@ import tempfile
 import pytest
 
 from conftest import TOP
-from idlelab.host import hosts
+from idlelab.host import nested
 
 
 @pytest.fixture(scope="module")
 def image():
-    ok, why = hosts.image_state()
+    ok, why = nested.image_state()
     if not ok:
         pytest.fail(f"make test builds the nested host first: {why}")
 
 
 def test_the_paths_on_the_hosts_command_line_survive_spaces_and_commas(tmp_path):
-    assert hosts.encode("/tmp/my tree,x%") == "/tmp/my%20tree%2Cx%25"
-    assert hosts.encode("/work/main/build/nested/run/a-1_2.sh") == \
+    assert nested.encode("/tmp/my tree,x%") == "/tmp/my%20tree%2Cx%25"
+    assert nested.encode("/work/main/build/nested/run/a-1_2.sh") == \
         "/work/main/build/nested/run/a-1_2.sh"
-    assert hosts.opt("/a,b") == "/a,,b"
+    assert nested.opt("/a,b") == "/a,,b"
     # tools/nested/init's own arg(), reading a command line of ours instead of /proc/cmdline
     with open(os.path.join(TOP, "tools", "nested", "init")) as f:
         arg = re.search(r"^arg\(\) \{\n.*?^\}\n", f.read(), re.S | re.M).group(0)
     path = "/tmp/my tree,x%\\n"
     with open(tmp_path / "cmdline", "w") as f:
-        f.write(f"console=ttyS0 idlelab.tree={hosts.encode(path)} quiet\n")
+        f.write(f"console=ttyS0 idlelab.tree={nested.encode(path)} quiet\n")
     script = arg.replace("/proc/cmdline", str(tmp_path / "cmdline")) + "arg tree"
-    out = subprocess.run([hosts.BUSYBOX, "sh", "-c", script], capture_output=True, text=True,
+    out = subprocess.run([nested.BUSYBOX, "sh", "-c", script], capture_output=True, text=True,
                          check=True).stdout
     assert out == path
 
@@ -58,8 +58,8 @@ def test_a_tree_under_tmp_with_a_space_runs_the_smoke_job(image):
     top = tempfile.mkdtemp(prefix="idlelab tree ", dir="/tmp")
     try:
         copy_tree(top)
-        code = ("import sys; from idlelab.host import hosts; "
-                "r = hosts.run_job(['/bin/sh', 'tests/nested/smoke.sh'], timeout=300, "
+        code = ("import sys; from idlelab.host import nested; "
+                "r = nested.run_job(['/bin/sh', 'tests/nested/smoke.sh'], timeout=300, "
                 "retries=1); print('status', r.status, r.error); sys.exit(r.status)")
         res = subprocess.run([sys.executable, "-c", code], cwd=os.path.join(top, "tools"),
                              capture_output=True, text=True, timeout=700)

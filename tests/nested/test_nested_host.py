@@ -1,4 +1,4 @@
-"""The nested KVM host itself (tools/idlelab/host/hosts.py, tools/nested/): its image, one boot
+"""The nested KVM host itself (tools/idlelab/host/nested.py, tools/nested/): its image, one boot
 that runs idlelab under its KVM, and a wedge caught, dumped and retried. Runs on any
 machine (the host is emulated); about a minute."""
 import json
@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from conftest import TOP
-from idlelab.host import hosts, qemu
+from idlelab.host import hosts, nested, qemu
 from idlelab.derive.records import parse_records
 
 MKIMAGE = os.path.join(TOP, "tools", "nested", "mkimage")
@@ -16,16 +16,16 @@ MKIMAGE = os.path.join(TOP, "tools", "nested", "mkimage")
 
 def newest_run():
     """The folder of the host booted last (build/nested/run/<time>-<pid>-<attempt>)."""
-    runs = [os.path.join(hosts.RUNS, n) for n in os.listdir(hosts.RUNS)]
+    runs = [os.path.join(nested.RUNS, n) for n in os.listdir(nested.RUNS)]
     return max((r for r in runs if os.path.isdir(r)), key=os.path.getmtime)
 
 
 @pytest.fixture(scope="module")
 def image():
-    ok, why = hosts.image_state()
+    ok, why = nested.image_state()
     if not ok:
         pytest.fail(f"make test builds the nested host first: {why}")
-    return hosts.manifest()
+    return nested.manifest()
 
 
 def test_the_image_names_its_kernel_and_modules(image):
@@ -38,9 +38,9 @@ def test_the_image_names_its_kernel_and_modules(image):
 def test_a_changed_input_makes_the_image_stale(image, tmp_path, monkeypatch):
     changed = tmp_path / "init"
     changed.write_text(open(os.path.join(TOP, "tools", "nested", "init")).read() + "# changed\n")
-    monkeypatch.setattr(hosts, "INPUTS", [changed if os.path.basename(p) == "init" else p
-                                           for p in hosts.INPUTS])
-    ok, why = hosts.image_state()
+    monkeypatch.setattr(nested, "INPUTS", [changed if os.path.basename(p) == "init" else p
+                                           for p in nested.INPUTS])
+    ok, why = nested.image_state()
     assert not ok and "stale" in why
 
 
@@ -50,14 +50,14 @@ def test_a_package_debian_lacks_is_one_line_and_its_code(tmp_path):
     (tools / "kernel-package").write_text("linux-image-0.0.0-0-nonesuch\n")
     p = subprocess.run([str(tools / "mkimage"), str(tmp_path / "out" / "image")],
                        capture_output=True, text=True)
-    assert p.returncode == hosts.CODES["NESTED_NO_PACKAGE"]
+    assert p.returncode == nested.CODES["NESTED_NO_PACKAGE"]
     assert p.stderr.count("\n") == 1 and "linux-image-0.0.0-0-nonesuch" in p.stderr
     assert not (tmp_path / "out" / "image").exists()
 
 
 def test_idlelab_runs_under_the_nested_kvm_with_writable_parameters(image):
     lines = []
-    res = hosts.run_job(["/bin/sh", "tests/nested/smoke.sh"], echo=False,
+    res = nested.run_job(["/bin/sh", "tests/nested/smoke.sh"], echo=False,
                          on_line=lines.append, timeout=300, retries=0)
     out = "\n".join(lines)
     assert res.status == 0 and res.error is None, out
@@ -83,7 +83,7 @@ def wedge_on(lines):
     def on_line(line):
         lines.append(line)
         if line == "wedge me":
-            hosts._monitor(os.path.join(newest_run(), "monitor.sock"), "stop")
+            nested._monitor(os.path.join(newest_run(), "monitor.sock"), "stop")
     return on_line
 
 
@@ -103,11 +103,11 @@ def test_each_host_fault_is_dumped_and_the_job_retried(image, monkeypatch):
     seconds, its registers dumped with the kernel functions they are in, and the job runs
     again on a new host, which says which attempt it is. (Two faults in one job: each host
     boot is ~20 s of emulation, and make test has a budget.)"""
-    monkeypatch.setattr(hosts, "WEDGE_S", 5)
+    monkeypatch.setattr(nested, "WEDGE_S", 5)
     lines = []
     # one retry to spare: an emulated host on a loaded machine can stall for real as it
     # boots (2026-12-03: an RCU stall 25 s into the third host, before its job printed)
-    res = hosts.run_job(["/bin/sh", "-c", FAULT_JOB], echo=False, on_line=wedge_on(lines),
+    res = nested.run_job(["/bin/sh", "-c", FAULT_JOB], echo=False, on_line=wedge_on(lines),
                         timeout=300, retries=3)
     assert res.status == 0 and res.attempts in (3, 4), lines
     assert len(res.wedges) == res.attempts - 1 and lines[-1] == f"attempt {res.attempts}"
@@ -125,28 +125,28 @@ def test_each_host_fault_is_dumped_and_the_job_retried(image, monkeypatch):
 def test_a_host_that_resets_itself_then_wedges_is_a_failure_with_its_code(image, monkeypatch):
     """The host's kernel rebooting mid-job (as a triple fault of it would: QEMU pauses) is
     dumped like a wedge; failing on the retry too ends the job with NESTED_WEDGED."""
-    monkeypatch.setattr(hosts, "WEDGE_S", 5)
+    monkeypatch.setattr(nested, "WEDGE_S", 5)
     job = ('case "$IDLELAB_NESTED_ATTEMPT" in 1) echo b > /proc/sysrq-trigger; sleep 600;; '
            '*) echo wedge me; sleep 600;; esac')
     lines = []
-    res = hosts.run_job(["/bin/sh", "-c", job], echo=False, on_line=wedge_on(lines),
+    res = nested.run_job(["/bin/sh", "-c", job], echo=False, on_line=wedge_on(lines),
                         timeout=300, retries=1)
-    assert res.status == hosts.CODES["NESTED_WEDGED"] and res.attempts == 2, lines
+    assert res.status == nested.CODES["NESTED_WEDGED"] and res.attempts == 2, lines
     assert "failed 2 times" in res.error and len(res.wedges) == 2
     with open(os.path.join(res.wedges[0], "registers.txt")) as f:
         assert "CPU 0: RIP" in f.read()
 
 
 def test_a_cpu_without_svm_is_one_line_and_its_code(image):
-    res = hosts.run_job(["true"], echo=False, timeout=120, retries=0, cpu="Nehalem")
-    assert res.status == hosts.CODES["NESTED_NO_SVM"] and "SVM" in res.error
+    res = nested.run_job(["true"], echo=False, timeout=120, retries=0, cpu="Nehalem")
+    assert res.status == nested.CODES["NESTED_NO_SVM"] and "SVM" in res.error
 
 
 def test_auto_says_which_host_and_why(monkeypatch):
     monkeypatch.setenv(qemu.KVM_ENV, "off")
     accel, why = hosts.choose("auto")
     assert accel == "nested" and "nested KVM host" in why
-    monkeypatch.setattr(hosts, "available", lambda build=True: (False, "no image"))
+    monkeypatch.setattr(nested, "available", lambda build=True: (False, "no image"))
     accel, why = hosts.choose("auto")
     assert accel == "tcg" and "no image" in why
 
@@ -182,11 +182,11 @@ def test_a_bench_goes_on_run_by_run_across_host_faults(tmp_path, monkeypatch):
             on_line("bench: 3 boots from m under kvm; results in results/20261201-000000")
             (folder / "raw" / "001-m-a.json").write_text("{}")
         if n <= 3:              # a fault in run 2, twice, then all goes well
-            return hosts.JobResult(hosts.CODES["NESTED_WEDGED"], 1, [str(tmp_path)],
+            return nested.JobResult(nested.CODES["NESTED_WEDGED"], 1, [str(tmp_path)],
                                     wedged=True, error="failed")
-        return hosts.JobResult(0, 1, [])
+        return nested.JobResult(0, 1, [])
 
-    monkeypatch.setattr(hosts, "run_job", fake_run_job)
+    monkeypatch.setattr(nested, "run_job", fake_run_job)
     assert hosts.delegate_bench(["--quick", "--accel", "nested"]) == 0
     assert calls[0] == [str(tmp_path / "tools" / "bench"), "--quick", "--accel", "kvm"]
     assert calls[1][calls[1].index("--resume") + 1] == str(folder)

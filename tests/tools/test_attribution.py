@@ -1,11 +1,11 @@
-"""Whose fault a late or lost wake-up was (derive/records.py), from canned records and waits; and
-the wait sources it asks (host/samplers.py): the sampled run delay with its brackets and stalls,
+"""Whose fault a late or lost wake-up was (derive/latewake.py), from canned records and waits; and
+the wait sources it asks (host/vcpuwaits.py): the sampled run delay with its brackets and stalls,
 and the nested host's outer waits mapped onto the inner clock."""
 import json
 import time
 
-from idlelab.derive import records
-from idlelab.host import samplers as hostwait
+from idlelab.derive import latewake
+from idlelab.host import vcpuwaits
 
 MS = 1_000_000
 
@@ -46,55 +46,55 @@ def test_a_wait_that_covers_the_lateness_is_the_hosts():
     recs = canned(late(after=250 * MS))
     arrivals = [5_000 * MS, 0]          # the open marker arrived at host 5 s
     w = FakeWaits({0: 30 * MS, 2: 25 * MS, 1: 0, 3: 0})
-    (e,) = records.attribute(recs, arrivals, w)
-    assert e["kind"] == records.LATE_HOST and e["late_ns"] == 50 * MS
+    (e,) = latewake.attribute(recs, arrivals, w)
+    assert e["kind"] == latewake.LATE_HOST and e["late_ns"] == 50 * MS
     assert e["host_wait_ns"] == 55 * MS and e["measured"]
     # the interval asked is the wake-up's, moved onto the host's clock by the open marker
     assert (0, 5_100 * MS, 5_350 * MS) in w.asked
 
 
 def test_a_wait_short_of_the_lateness_is_the_guests():
-    (e,) = records.attribute(canned(late(after=250 * MS)), [5_000 * MS, 0],
+    (e,) = latewake.attribute(canned(late(after=250 * MS)), [5_000 * MS, 0],
                                  FakeWaits({0: 20 * MS, 2: 20 * MS, 1: 0}))
-    assert e["kind"] == records.LATE_GUEST and e["host_wait_ns"] == 40 * MS
+    assert e["kind"] == latewake.LATE_GUEST and e["host_wait_ns"] == 40 * MS
 
 
 def test_a_third_vcpu_held_off_covers_it_too():
     """Lock-holder preemption: neither party waited, another vCPU did, longer than late."""
-    (e,) = records.attribute(canned(late(after=300 * MS)), [0, 0],
+    (e,) = latewake.attribute(canned(late(after=300 * MS)), [0, 0],
                                  FakeWaits({0: 0, 2: MS, 3: 150 * MS}))
-    assert e["kind"] == records.LATE_HOST and e["host_wait_ns"] == 150 * MS
+    assert e["kind"] == latewake.LATE_HOST and e["host_wait_ns"] == 150 * MS
 
 
 def test_steal_time_counts_where_the_host_measure_is_smaller_or_missing():
-    (e,) = records.attribute(canned(late(after=260 * MS, steal=70 * MS)), [0, 0],
+    (e,) = latewake.attribute(canned(late(after=260 * MS, steal=70 * MS)), [0, 0],
                                  FakeWaits({0: 10 * MS, 2: 0}))
-    assert e["kind"] == records.LATE_HOST and e["host_wait_ns"] == 70 * MS
+    assert e["kind"] == latewake.LATE_HOST and e["host_wait_ns"] == 70 * MS
     # no open marker: no interval to ask about; steal alone decides, and says so
-    (e,) = records.attribute([("error", late(after=260 * MS, steal=10 * MS))], [0],
+    (e,) = latewake.attribute([("error", late(after=260 * MS, steal=10 * MS))], [0],
                                  FakeWaits({0: 999 * MS}))
-    assert e["kind"] == records.LATE_GUEST and not e["measured"]
-    assert "no host measure" in records.describe(e)
+    assert e["kind"] == latewake.LATE_GUEST and not e["measured"]
+    assert "no host measure" in latewake.describe(e)
 
 
 def test_a_lost_wakeup_needs_its_whole_wait_covered():
     recs = canned(lost(waited=1_000 * MS))
-    (e,) = records.attribute(recs, [0, 0], FakeWaits({0: 0, 1: 300 * MS}))
-    assert e["kind"] == records.LOST_GUEST and e["late_ns"] == 1_000 * MS
-    (e,) = records.attribute(recs, [0, 0], FakeWaits({0: 600 * MS, 1: 450 * MS}))
-    assert e["kind"] == records.LOST_HOST
-    assert records.summary([e]) == {"late_host": 0, "late_guest": 0, "lost_host": 1,
+    (e,) = latewake.attribute(recs, [0, 0], FakeWaits({0: 0, 1: 300 * MS}))
+    assert e["kind"] == latewake.LOST_GUEST and e["late_ns"] == 1_000 * MS
+    (e,) = latewake.attribute(recs, [0, 0], FakeWaits({0: 600 * MS, 1: 450 * MS}))
+    assert e["kind"] == latewake.LOST_HOST
+    assert latewake.summary([e]) == {"late_host": 0, "late_guest": 0, "lost_host": 1,
                                         "lost_guest": 0}
 
 
 def test_other_errors_are_not_attributed():
     recs = canned({"what": "late_wakeup", "target_cpu": "0", "waker_cpu": "1"},
                    {"what": "knob", "msg": "x"})
-    assert records.attribute(recs, [0, 0, 0], FakeWaits({})) == []
+    assert latewake.attribute(recs, [0, 0, 0], FakeWaits({})) == []
 
 
 def sampler(times, delays, stalls=()):
-    s = hostwait.WaitSampler()
+    s = vcpuwaits.WaitSampler()
     s.times, s.delays, s.tids = times, delays, {c: 100 + c for c in delays[0]}
     for st in stalls:
         s.add_stall(*st)
@@ -111,13 +111,13 @@ def test_the_sampled_wait_brackets_the_interval_and_adds_the_stalls():
 
 
 def test_the_sampler_stretches_its_period_to_keep_its_own_cpu_under_its_duty():
-    s = hostwait.WaitSampler(period_s=0.005, duty=0.01)
+    s = vcpuwaits.WaitSampler(period_s=0.005, duty=0.01)
     assert s.wait_s() == 0.005                    # nothing measured yet: the period
     s.turn_ns = 20_000                            # 20 us a turn: 1 % at 2 ms, so 5 ms
     assert s.wait_s() == 0.005
     s.turn_ns = 1_500_000                         # 1.5 ms a turn (the nested host)
     assert s.wait_s() == 0.15
-    assert hostwait.WaitSampler(period_s=0.005, duty=None).wait_s() == 0.005
+    assert vcpuwaits.WaitSampler(period_s=0.005, duty=None).wait_s() == 0.005
     s.turns, s.cpu_ns = 10, 15 * MS
     s.t_start, s.t_stop = 1_000 * MS, 1_500 * MS  # its CPU over its whole life
     s.times = [1_010 * MS, 1_160 * MS, 1_310 * MS, 1_470 * MS]
@@ -132,7 +132,7 @@ def test_the_sampler_closes_its_files_and_keeps_its_last_instant(tmp_path):
         (task / str(tid)).mkdir(parents=True)
         (task / str(tid) / "comm").write_text(f"CPU {cpu}/KVM\n")
         (task / str(tid) / "schedstat").write_text(f"5 {cpu * 1000 + 7} 3\n")
-    s = hostwait.WaitSampler(period_s=0.001, proc_root=str(tmp_path))
+    s = vcpuwaits.WaitSampler(period_s=0.001, proc_root=str(tmp_path))
     s.start(42, expect=2)
     while len(s.times) < 3:
         time.sleep(0.001)
@@ -143,9 +143,9 @@ def test_the_sampler_closes_its_files_and_keeps_its_last_instant(tmp_path):
 
 def test_edges_past_the_sampled_span_are_read_from_the_nearest_sample_only_when_near():
     s = sampler([100, 200], [{0: 10}, {0: 30}])
-    assert s.wait_ns(0, 100, 200 + hostwait.EDGE_NS) == 20
-    assert s.wait_ns(0, 100, 200 + hostwait.EDGE_NS + 1) is None
-    assert s.wait_ns(0, 100 - hostwait.EDGE_NS - 1, 200) is None
+    assert s.wait_ns(0, 100, 200 + vcpuwaits.EDGE_NS) == 20
+    assert s.wait_ns(0, 100, 200 + vcpuwaits.EDGE_NS + 1) is None
+    assert s.wait_ns(0, 100 - vcpuwaits.EDGE_NS - 1, 200) is None
 
 
 def test_the_outer_waits_are_mapped_onto_the_inner_clock(tmp_path):
@@ -159,7 +159,7 @@ def test_the_outer_waits_are_mapped_onto_the_inner_clock(tmp_path):
         lines.append({"t": offset + t, "d": {"0": k * 2 * MS, "1": k * 5 * MS}})
     lines.append({"t": 1})                          # a line cut short would not parse: skip
     path.write_text("\n".join(json.dumps(x) for x in lines) + "\n{\"t\": ")
-    outer = hostwait.OuterWait(str(path))
+    outer = vcpuwaits.OuterWait(str(path))
     boot_minus_mono = time.clock_gettime_ns(time.CLOCK_BOOTTIME) - time.monotonic_ns()
     start = 1_000 * MS - boot_minus_mono               # inner monotonic of inner uptime 1 s
     got = outer.max_wait_ns(start, start + 500 * MS)
@@ -175,15 +175,15 @@ def test_waits_add_the_outer_machines_share(tmp_path, monkeypatch):
         def max_wait_ns(self, a, b):
             return 100
 
-    assert hostwait.Waits(s, Outer()).wait_ns(0, 0, 10) == 103
-    monkeypatch.delenv(hostwait.OUTER_ENV, raising=False)
-    assert hostwait.Waits(s).wait_ns(0, 0, 10) == 3
+    assert vcpuwaits.Waits(s, Outer()).wait_ns(0, 0, 10) == 103
+    monkeypatch.delenv(vcpuwaits.OUTER_ENV, raising=False)
+    assert vcpuwaits.Waits(s).wait_ns(0, 0, 10) == 3
 
 
 def test_a_jobs_outer_wait_summary_totals_and_finds_the_worst_second():
     """nested.outer_wait over a long job's samples (here 400 s at 10 ms): each vCPU's total,
     and the most in any second, where vCPU 1 was held off for 600 ms from t = 200 s."""
-    from idlelab.host.hosts import outer_wait
+    from idlelab.host.nested import outer_wait
     n, step = 40_000, 10 * MS
     delays, held = [], 0
     for i in range(n):

@@ -1,7 +1,7 @@
-"""tools/bench without QEMU: the built-in matrices and work plan (invocation), run naming and
-the guest command line (matrix), which global-parameter runs can be made (platform, onerun),
-machine-load arithmetic (samplers), the results folder (output), progress, and the CLI's
-accelerator choice and exit codes (cli)."""
+"""tools/bench without QEMU: the built-in matrices and work plan (workplan), run naming and
+the guest command line (matrix), which global-parameter runs can be made (kvmparams, onerun),
+machine-load arithmetic (hostload), the results folder (resultsdir), progress (runloop), and
+the CLI's accelerator choice and exit codes (cli)."""
 import errno
 import os
 import re
@@ -11,15 +11,15 @@ import stat
 import pytest
 
 from conftest import TOP
-from idlelab.derive import records
-from idlelab.report import output
-from idlelab.bench import cli, invocation, matrix, onerun
-from idlelab.host import platform, samplers
+from idlelab import costtable
+from idlelab.report import resultsdir
+from idlelab.bench import cli, matrix, matrixvalues, onerun, runloop, workplan
+from idlelab.host import hostload, kvmparams
 from idlelab.bench.matrix import parse
 
 
 def _load(quick):
-    return {mid: runs for mid, _, runs in invocation.load_matrices(invocation.builtin_matrices(quick))}
+    return {mid: runs for mid, _, runs in workplan.load_matrices(workplan.builtin_matrices(quick))}
 
 
 @pytest.mark.parametrize("quick", [False, True], ids=["full", "quick"])
@@ -51,7 +51,7 @@ def test_builtin_matrices_parse_and_cover_each_seed(quick):
                                      "halt_poll_ns_shrink": 1}
     assert all(r.guest["idle"] == "halt" for r in s0)
     # the round trip again with the windows placed by the cost table
-    placed = {r.name: records.resolve_run(r, {"prims": {"ipi_halt_rtt": {"ns_p50": 600_000}}})
+    placed = {r.name: costtable.resolve_run(r, {"prims": {"ipi_halt_rtt": {"ns_p50": 600_000}}})
               for r in s0 if r.name.endswith(".placed")}
     assert placed["always-poll.placed"].host_params["halt_poll_ns_grow_start"] == 4_800_000
     assert placed["dynamic-poll.placed"].host_params["halt_poll_ns"] == 4_800_000
@@ -74,8 +74,8 @@ def test_builtin_matrices_parse_and_cover_each_seed(quick):
     # window, under three windows; resolved with a made-up table here.
     s3 = m["seed003"]
     assert {r.guest["period"] for r in s3} >= {"250us", "timer+300us"}
-    table = {"prims": {p: {"ns_p50": 650_000.0} for p in records.PRIMS}}
-    periods = {matrix.parse_time(records.resolve_run(r, table).guest["period"]) for r in s3}
+    table = {"prims": {p: {"ns_p50": 650_000.0} for p in costtable.PRIMS}}
+    periods = {matrixvalues.parse_time(costtable.resolve_run(r, table).guest["period"]) for r in s3}
     assert 250_000 in periods and max(periods) >= 650_000 + 1_000_000
     assert 650_000 + 300_000 in periods    # inside the 400 us window, outside 200 us
     assert {r.host_params["halt_poll_ns"] for r in s3} == {0, 200_000, 400_000}
@@ -87,7 +87,7 @@ def test_builtin_matrices_parse_and_cover_each_seed(quick):
         (c, s) for c in ("random", "pingpong", "placed-random") for s in (0, 2)}
     assert all(r.trace == "halt_poll_ns" and r.host_params["halt_poll_ns_grow"] == 2 and
                r.host_params["halt_poll_ns_grow_start"] == 10_000 for r in s4)
-    placed = [records.resolve_run(r, table) for r in s4 if r.name.startswith("placed")]
+    placed = [costtable.resolve_run(r, table) for r in s4 if r.name.startswith("placed")]
     assert {r.host_params["halt_poll_ns"] for r in placed} == {650_000 + 200_000}
 
 
@@ -101,13 +101,13 @@ def test_full_and_quick_matrices_run_the_same_configurations():
                                   if k not in ("period", "warmup"))),
                      tuple(sorted(r.host_params.items()))) for r in runs}
         assert configs(quick[mid]) == configs(full[mid]), mid
-        assert sum(invocation.estimate_s(r) * r.repeat for r in quick[mid]) < \
-            sum(invocation.estimate_s(r) * r.repeat for r in full[mid])
+        assert sum(workplan.estimate_s(r) * r.repeat for r in quick[mid]) < \
+            sum(workplan.estimate_s(r) * r.repeat for r in full[mid])
 
 
 def test_quick_set_is_estimated_under_a_minute():
-    work = invocation.plan(invocation.load_matrices(invocation.builtin_matrices(True)))
-    assert sum(invocation.estimate_s(run) for _, run, _ in work) < 60
+    work = workplan.plan(workplan.load_matrices(workplan.builtin_matrices(True)))
+    assert sum(workplan.estimate_s(run) for _, run, _ in work) < 60
 
 
 def test_config_name_and_guest_cmdline():
@@ -146,7 +146,7 @@ HOST = {"halt_poll_ns": 200000, "halt_poll_ns_grow": 2, "halt_poll_ns_grow_start
 
 def test_read_only_params_a_run_needing_another_value_is_not_run(tmp_path):
     pd = _param_dir(tmp_path, HOST, read_only=HOST)
-    params = platform.HostParams(pd, str(tmp_path / "journal"))
+    params = kvmparams.HostParams(pd, str(tmp_path / "journal"))
     assert params.describe().startswith("kvm parameters read-only here: halt_poll_ns=200000")
     s0, s2 = parse("r: workload=random duration=1s host_shrink=0,2", "m")
     assert params.changes_for(s0) == (None, "halt_poll_ns_shrink is read-only (fixed at 2)")
@@ -162,7 +162,7 @@ def test_read_only_params_a_run_needing_another_value_is_not_run(tmp_path):
 
 def test_writable_params_give_the_changes_to_make(tmp_path):
     pd = _param_dir(tmp_path, HOST)
-    params = platform.HostParams(pd, str(tmp_path / "journal"))
+    params = kvmparams.HostParams(pd, str(tmp_path / "journal"))
     (r,) = parse("r: workload=random duration=1s host_shrink=0 host_grow=2", "m")
     assert params.changes_for(r) == ({"halt_poll_ns_shrink": 0}, None)
     assert "writable" in params.describe()
@@ -173,61 +173,61 @@ def test_other_load_subtracts_our_own_cpu_and_idle():
     a = {"t_ns": 0, "idle_ns": 0, "steal_ns": 0, "self_ns": 0}
     # 2 CPUs for 1 s: 0.5 s idle, 0.1 s stolen -> 1.4 s busy, of which QEMU 1.0 s, us 0.1 s
     b = {"t_ns": s, "idle_ns": s // 2, "steal_ns": s // 10, "self_ns": s // 10}
-    load = samplers.other_load(a, b, qemu_ns=s, ncpus=2)
+    load = hostload.other_load(a, b, qemu_ns=s, ncpus=2)
     assert load["busy_pct"] == 70.0 and load["ours_pct"] == 55.0
     assert load["other_pct"] == 15.0 and load["steal_pct"] == 5.0
     # tick rounding can make "other" slightly negative: clamped, raw kept
-    load = samplers.other_load(a, dict(b, idle_ns=s), qemu_ns=s, ncpus=2)
+    load = hostload.other_load(a, dict(b, idle_ns=s), qemu_ns=s, ncpus=2)
     assert load["other_pct"] == 0.0 and load["other_raw_pct"] < 0
 
 
 def test_load_sample_reads_this_machine():
-    a = samplers.load_sample(os.getpid())
-    b = samplers.load_sample(os.getpid())
+    a = hostload.load_sample(os.getpid())
+    b = hostload.load_sample(os.getpid())
     assert b["t_ns"] >= a["t_ns"] and b["idle_ns"] >= a["idle_ns"]
     # asked about this process, the "QEMU" CPU time (/proc, in ticks) is our own rusage's
     assert abs(a["qemu_ns"] - a["self_ns"]) <= 50_000_000 and a["self_ns"] > 0, a
-    assert len(samplers.loadavg()) == 3
+    assert len(hostload.loadavg()) == 3
 
 
 def test_quiet_waiter_without_budget_does_not_sample():
-    assert samplers.QuietWaiter(0, 10).wait("x") == (0.0, None, None)
+    assert hostload.QuietWaiter(0, 10).wait("x") == (0.0, None, None)
 
 
 def test_quiet_waiter_gives_up_within_its_budget():
-    w = samplers.QuietWaiter(0.2, below_pct=-1, sample_s=0.05)   # never quiet
+    w = hostload.QuietWaiter(0.2, below_pct=-1, sample_s=0.05)   # never quiet
     waited, pct, quiet = w.wait("test")
     assert quiet is False and waited < 1.0 and pct >= 0
     assert w.wait("again")[2] is False and w.spent_s < 1.5
 
 
 def test_new_results_dir_and_latest_link(tmp_path):
-    a = output.new_results_dir(str(tmp_path))
-    b = output.new_results_dir(str(tmp_path))
+    a = resultsdir.new_results_dir(str(tmp_path))
+    b = resultsdir.new_results_dir(str(tmp_path))
     assert a != b and os.path.isdir(a) and os.path.isdir(b)
     assert re.fullmatch(r"\d{8}-\d{6}(-\d+)?", os.path.basename(b))
     latest = tmp_path / "latest"
     assert not os.path.lexists(latest)      # moved only once a folder is finished
-    output.point_latest(b)
+    resultsdir.point_latest(b)
     assert os.path.islink(latest) and os.readlink(latest) == os.path.basename(b)
 
 
 def test_progress_line_counts_down_and_estimates():
-    work = invocation.plan([("seed002", "x", parse(
+    work = workplan.plan([("seed002", "x", parse(
         "defaults: workload=pingpong duration=1s repeat=2\na: guest.idle=halt\n"
         "b: guest.idle=haltpoll\n", "m"))])
-    p = invocation.Progress(work)
+    p = runloop.Progress(work)
     assert p.line(0) == "[ 1/4] seed002 a #1/2 (pingpong, 1s) | 3 left, ETA 0:08"
     assert p.line(3).startswith("[ 4/4] seed002 b #2/2 (pingpong, 1s) | 0 left, ETA 0:02")
 
 
 def test_accel_choice(monkeypatch):
     monkeypatch.setattr(cli.qemu, "kvm_usable", lambda: False)
-    monkeypatch.setattr(cli.hosts, "available", lambda build=True: (True, None))
+    monkeypatch.setattr(cli.nested, "available", lambda build=True: (True, None))
     accel, msg, code = cli.choose_accel("auto", True)      # the nested host is a KVM host
     assert (accel, code) == ("nested", None) and "nested KVM host" in msg
     assert msg.startswith("host: nested, ")
-    monkeypatch.setattr(cli.hosts, "available", lambda build=True: (False, "no image here"))
+    monkeypatch.setattr(cli.nested, "available", lambda build=True: (False, "no image here"))
     accel, msg, code = cli.choose_accel("auto", False)
     assert (accel, code) == ("tcg", None) and "n/a (TCG)" in msg and "no image here" in msg
     accel, msg, code = cli.choose_accel("auto", True)
@@ -258,18 +258,18 @@ def test_auto_takes_the_nested_host_for_runs_the_local_kvm_cannot_make(monkeypat
                     "machine's KVM"
     assert cli.params_needed(loaded[:1] and [("m", "x", loaded[0][2][:2])], ReadOnly()) is None
     monkeypatch.setattr(cli.qemu, "kvm_usable", lambda: True)
-    monkeypatch.setattr(cli.hosts, "available", lambda build=True: (True, None))
+    monkeypatch.setattr(cli.nested, "available", lambda build=True: (True, None))
     accel, msg, code = cli.choose_accel("auto", False, needs)
     assert (accel, code) == ("nested", None) and needs in msg and "--accel kvm keeps" in msg
     assert cli.choose_accel("kvm", False, needs)[0] == "kvm"
-    monkeypatch.setattr(cli.hosts, "available", lambda build=True: (False, "no QEMU"))
+    monkeypatch.setattr(cli.nested, "available", lambda build=True: (False, "no QEMU"))
     accel, msg, _ = cli.choose_accel("auto", False, needs)
     assert accel == "kvm" and "no nested host (no QEMU)" in msg and "not run" in msg
 
 
 def test_require_kvm_without_kvm_exits_3_and_writes_nothing(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(cli.qemu, "kvm_usable", lambda: False)
-    monkeypatch.setattr(cli.hosts, "available", lambda build=True: (False, "no image here"))
+    monkeypatch.setattr(cli.nested, "available", lambda build=True: (False, "no image here"))
     code = cli.main(["--quick", "--require-kvm", "--results-dir", str(tmp_path / "r")])
     assert code == cli.EXIT_NO_KVM == 3
     assert not (tmp_path / "r").exists()
@@ -307,10 +307,10 @@ def test_cli_script_and_make_target_exist():
 
 def test_writable_params_are_overridden_for_the_run_and_restored(tmp_path, monkeypatch):
     """Where the host lets us, a run needing shrink=0 gets it for its boot only, through
-    platform.override (journal written, value restored afterwards)."""
+    kvmparams.override (journal written, value restored afterwards)."""
     pd = _param_dir(tmp_path, HOST)
     journal = str(tmp_path / "journal")
-    params = platform.HostParams(pd, journal)
+    params = kvmparams.HostParams(pd, journal)
     seen = {}
 
     def fake_boot(run, rec, ctx):
@@ -333,7 +333,7 @@ def test_writable_params_are_overridden_for_the_run_and_restored(tmp_path, monke
 
 def test_a_run_asking_for_tcg_gets_it_and_no_host_params_check(tmp_path):
     pd = _param_dir(tmp_path, HOST, read_only=HOST)
-    ctx = onerun.Context(accel="kvm", params=platform.HostParams(pd, str(tmp_path / "j")))
+    ctx = onerun.Context(accel="kvm", params=kvmparams.HostParams(pd, str(tmp_path / "j")))
     t, k = parse("t: workload=idle duration=1s accel=tcg\n"
                  "k: workload=idle duration=1s host_shrink=0\n", "m")
     assert ctx.run_accel(t) == "tcg" and ctx.run_accel(k) == "kvm"

@@ -12,8 +12,9 @@ import time
 import pytest
 
 from conftest import TOP, require
-from idlelab.derive import kvmtrace, records, tolerance
-from idlelab.host import platform
+from idlelab import costtable
+from idlelab.derive import kvmtrace, tolerance
+from idlelab.host import kvmparams
 
 pytestmark = [pytest.mark.kvm, pytest.mark.kvm_full]   # the quick bench: minutes on the nested host
 
@@ -68,7 +69,7 @@ def test_msr_zero_keeps_the_host_from_polling(bench):
         assert int(hp["host_attempted_poll"]) > 0
     else:
         assert hp["reason"] == f"halt_poll_ns is read-only (fixed at " \
-            f"{platform.read('halt_poll_ns')})"
+            f"{kvmparams.read('halt_poll_ns')})"
 
 
 def test_guest_and_host_counts_are_exact_per_vcpu(bench):
@@ -90,7 +91,7 @@ def test_guest_and_host_counts_are_exact_per_vcpu(bench):
     # where the module parameters are ours every run is made; where they are read-only,
     # only those asking for the values the host has (and the per-VM ones)
     made = sum(r["status"] == "ok" for r in bench["rows"].values())
-    assert checked == made >= (30 if platform.writable(["halt_poll_ns"]) else 5)
+    assert checked == made >= (30 if kvmparams.writable(["halt_poll_ns"]) else 5)
     assert "HLT guest" in bench["stderr"]   # the difference is printed for every run
 
 
@@ -98,12 +99,12 @@ def test_read_only_shrink_is_reported_not_faked(bench):
     """Where the global shrink parameter is read-only (as here) the other value is reported
     as not run, with the reason, once; where root can write it, both rows run."""
     rows = bench["rows"]
-    if platform.writable(["halt_poll_ns_shrink"]):
+    if kvmparams.writable(["halt_poll_ns_shrink"]):
         for w in ("random", "pingpong", "placed-random"):
             assert rows[f"{w}-host_shrink=0"]["status"] == "ok"
             assert rows[f"{w}-host_shrink=2"]["status"] == "ok"
         return
-    fixed = platform.read("halt_poll_ns_shrink")
+    fixed = kvmparams.read("halt_poll_ns_shrink")
     for w in ("random", "pingpong"):
         want_other = rows[f"{w}-host_shrink={0 if fixed != 0 else 2}"]
         assert want_other["status"] == "not run"
@@ -115,7 +116,7 @@ def test_the_cost_table_is_measured_first_and_kept(bench):
     """bench=exits runs before the matrices: every primitive in meta.json (KVM: only the
     documented skips may be missing figures) and the table in every seed file."""
     table = bench["meta"]["cost_table"]
-    assert table["accel"] == "kvm" and set(table["prims"]) == set(records.PRIMS)
+    assert table["accel"] == "kvm" and set(table["prims"]) == set(costtable.PRIMS)
     for prim, e in table["prims"].items():
         if not e.get("skipped"):
             assert e["n"] == table["iters"] and 0 < e["ns_p50"] <= e["ns_p90"], (prim, e)
@@ -167,5 +168,5 @@ def test_seed004_runs_carry_kvms_trace_of_the_window(bench):
         assert counted == sum(h[1] in vcpus for h in halts), name
         halted += counted
     assert traced == 0 or halted > 0      # (a fast host's random sleeps may never halt)
-    if platform.writable(["halt_poll_ns_shrink"]):
+    if kvmparams.writable(["halt_poll_ns_shrink"]):
         assert traced >= 4        # where the parameters are ours, every run ran and traced

@@ -2,7 +2,8 @@
 terms (`timer+300us`), which place a sweep by this machine's own speed."""
 import pytest
 
-from idlelab.derive import records
+from idlelab import costtable
+from idlelab.costtable import render
 from idlelab.bench import matrix
 
 
@@ -15,11 +16,11 @@ OUTPUT = """\
 
 
 def table():
-    return {"accel": "kvm", "iters": 50, "prims": records.parse(OUTPUT)}
+    return {"accel": "kvm", "iters": 50, "prims": costtable.parse(OUTPUT)}
 
 
 def test_parse_keeps_each_primitive_and_skips():
-    prims = records.parse(OUTPUT)
+    prims = costtable.parse(OUTPUT)
     assert set(prims) == {"alu", "wrmsr_pollctl", "timer"}     # not bench=sched's records
     assert prims["timer"]["ns_p50"] == 654311.423 and prims["timer"]["n"] == 50
     assert prims["wrmsr_pollctl"]["skipped"] == "1"
@@ -32,45 +33,45 @@ def test_parse_keeps_each_primitive_and_skips():
     ("nosuch+300us", "nosuch+300us"),                      # not a primitive: left to the knob check
 ])
 def test_resolve(value, resolved):
-    assert records.resolve(value, table()) == resolved
+    assert costtable.resolve(value, table()) == resolved
 
 
 def test_a_skipped_or_missing_primitive_cannot_place_a_sweep():
-    with pytest.raises(records.CostTableError, match="wrmsr_pollctl.*no poll control"):
-        records.resolve("wrmsr_pollctl+1us", table())
-    with pytest.raises(records.CostTableError, match="ipi_halt_rtt"):
-        records.resolve("ipi_halt_rtt*2", table())
+    with pytest.raises(costtable.CostTableError, match="wrmsr_pollctl.*no poll control"):
+        costtable.resolve("wrmsr_pollctl+1us", table())
+    with pytest.raises(costtable.CostTableError, match="ipi_halt_rtt"):
+        costtable.resolve("ipi_halt_rtt*2", table())
 
 
 def test_resolve_run_keeps_the_name_and_resolves_the_knob(tmp_path):
     m = tmp_path / "m.txt"
     m.write_text("p: workload=periodic duration=1s guest.period=timer+300us,100us\n")
     runs = matrix.load(str(m))
-    assert records.needs_table(runs)
-    a, b = [records.resolve_run(r, table()) for r in runs]
+    assert costtable.needs_table(runs)
+    a, b = [costtable.resolve_run(r, table()) for r in runs]
     assert (a.name, a.guest["period"]) == ("p-period=timer+300us", "954us")
     assert b is runs[1]                                      # nothing to resolve
 
 
 def test_markdown_lists_every_primitive_in_order():
-    lines = records.markdown(table())
+    lines = render.markdown(table())
     rows = [ln.split("|")[1].strip() for ln in lines if ln.startswith("| ") and "---" not in ln]
-    assert rows[1:] == list(records.PRIMS)
+    assert rows[1:] == list(costtable.PRIMS)
     assert any("wrmsr_pollctl | skipped" in ln for ln in lines)
-    assert records.markdown({"error": "boom"})[0].endswith("boom")
-    assert records.markdown(None) == []
+    assert render.markdown({"error": "boom"})[0].endswith("boom")
+    assert render.markdown(None) == []
 
 
 def test_markdown_gives_the_kernels_wake_path_where_counted():
     path = {"knobs": "idle=halt", "user": 144.0, "wake": 154.8, "block": 78.0, "enter": 38.0,
             "run": 79.5}
-    lines = records.markdown(dict(table(), path_insns=path))
+    lines = render.markdown(dict(table(), path_insns=path))
     assert lines[-2] == ("The kernel's wake path, guest instructions per pingpong round trip "
                          "under TCG (idle=halt): user 144, wake 155, block 78, enter 38, "
                          "run 80 (494 in all).")
-    lines = records.markdown(dict(table(), path_insns={"error": "no plugin"}))
+    lines = render.markdown(dict(table(), path_insns={"error": "no plugin"}))
     assert lines[-2] == "The kernel's wake path could not be counted: no plugin"
-    assert not any("wake path" in ln for ln in records.markdown(table()))
+    assert not any("wake path" in ln for ln in render.markdown(table()))
 
 
 def test_markdown_says_how_the_vcpu_threads_halts_split_or_why_not():
@@ -80,21 +81,21 @@ def test_markdown_says_how_the_vcpu_threads_halts_split_or_why_not():
         "thread_wake": {"ns_p50": 8000.0, "ns_p90": 9000.0, "n": 12},
         "thread_entry": {"ns_p50": 61500.0, "ns_p90": 70000.0, "n": 12},
         "rewakes": 2, "rewake_ppm": 1234.5})
-    line = next(ln for ln in records.markdown(t) if ln.startswith("Its vCPU threads"))
+    line = next(ln for ln in render.markdown(t) if ln.startswith("Its vCPU threads"))
     assert "12 that slept" in line and "thread_halt 30.0 us (p90 52.0)" in line
     assert "thread_entry 61.5 us (p90 70.0)" in line and "3 trace events lost" in line
     assert "2 woken and asleep again without entering, on a CPU 0.12 % of the time" in line
     t["threads"] = {"why": "no KVM host to trace (TCG)"}
-    assert records.markdown(t)[-2] == ("Its vCPU threads' halts were not split by the host's "
+    assert render.markdown(t)[-2] == ("Its vCPU threads' halts were not split by the host's "
                                        "scheduler: no KVM host to trace (TCG)")
-    assert not any(ln.startswith("Its vCPU") for ln in records.markdown(table()))
+    assert not any(ln.startswith("Its vCPU") for ln in render.markdown(table()))
 
 
 def test_markdown_says_the_kvm_parameters_of_the_boots():
     params = {"values": {"halt_poll_ns": 1000000000, "halt_poll_ns_grow": 1}, "set": True}
-    text = "\n".join(records.markdown(dict(table(), host_params=params)))
+    text = "\n".join(render.markdown(dict(table(), host_params=params)))
     assert "kvm parameters halt_poll_ns=1000000000 halt_poll_ns_grow=1, set for them" in text
     params = {"values": {"halt_poll_ns": 200000}, "set": False, "why": "read-only here: x"}
-    text = "\n".join(records.markdown(dict(table(), host_params=params)))
+    text = "\n".join(render.markdown(dict(table(), host_params=params)))
     assert "the host's kvm parameters (halt_poll_ns=200000): read-only here: x." in text
-    assert "kvm parameters" not in "\n".join(records.markdown(table()))
+    assert "kvm parameters" not in "\n".join(render.markdown(table()))

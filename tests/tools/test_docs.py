@@ -1,5 +1,8 @@
 """The documentation's generated tables and its links (make docs-check): each check passes on
 the tree as it is and fails, naming what differs, on a copy made to differ."""
+import dataclasses
+import importlib.machinery
+import importlib.util
 import os
 import re
 import shutil
@@ -9,18 +12,28 @@ import sys
 import pytest
 
 from conftest import TOP
-from idlelab.bench import invocation
-from idlelab.host import hosts, qemu
+from idlelab.bench import workplan
+from idlelab.derive import runrow
+from idlelab.host import nested, qemu
 
-KNOBDOC = invocation.KNOBDOC
+KNOBDOC = workplan.KNOBDOC
 EXITDOC = os.path.join(TOP, "tools", "exitdoc")
 DOCLINKS = os.path.join(TOP, "tools", "doclinks")
+RECORDSDOC = os.path.join(TOP, "tools", "recordsdoc")
+CPURECORDDOC = os.path.join(TOP, "build", "host", "cpurecorddoc")
+RECORDS_MD = os.path.join(TOP, "docs", "records.md")
 
 
 @pytest.fixture(scope="module", autouse=True)
 def knobdoc():
-    subprocess.run(["make", "-s", "-C", TOP, "-f", invocation.KNOBDOC_MK, "build/host/knobdoc"],
+    subprocess.run(["make", "-s", "-C", TOP, "-f", workplan.KNOBDOC_MK, "build/host/knobdoc"],
                    check=True, timeout=120)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cpurecorddoc():
+    subprocess.run(["make", "-s", "-C", TOP, "build/host/cpurecorddoc"], check=True,
+                   timeout=120)
 
 
 def run(*argv):
@@ -99,7 +112,7 @@ def test_exit_code_table_is_what_the_header_gives():
     text = open(os.path.join(TOP, "docs/exit-codes.md")).read()
     for code, (name, desc) in qemu.load_codes().items():
         assert f"| `{name}` | {code:#x} | {(code << 1) | 1} | {desc} |" in text
-    for name, status in hosts.CODES.items():
+    for name, status in nested.CODES.items():
         assert f"| `{name}` | {status} |" in text
 
 
@@ -123,6 +136,78 @@ def test_exitdoc_refuses_bad_markers_in_one_line(tmp_path, text, why):
     path = tmp_path / "x.md"
     path.write_text(text)
     res = run(sys.executable, EXITDOC, "--check", str(path))
+    assert res.returncode == 2 and len(res.stderr.splitlines()) == 1 and why in res.stderr
+
+
+# --- records ---
+
+def records_section(text, which):
+    """The first cells of the rows of the table marked `which` in text, backquotes dropped."""
+    body = text.split(f"<!-- records:begin {which} -->\n", 1)[1].split("<!-- records:end -->")[0]
+    return [m.group(1) for m in re.finditer(r"^\| `([\w.]+)` \|", body, re.M)]
+
+
+def test_records_tables_are_current():
+    res = run(sys.executable, RECORDSDOC, "--check", RECORDS_MD)
+    assert res.returncode == 0, res.stderr
+
+
+def test_the_cpu_table_has_every_field_of_the_header_in_order():
+    names = run(CPURECORDDOC, "--names").stdout.split()
+    assert records_section(open(RECORDS_MD).read(), "cpu") == names
+    assert names[0] == "id" and len(names) > 20
+
+
+def test_the_runs_table_has_every_csv_column_in_order_with_its_source():
+    text = open(RECORDS_MD).read()
+    assert records_section(text, "runs.csv") == runrow.COLUMNS
+    body = text.split("<!-- records:begin runs.csv -->\n")[1].split("<!-- records:end -->")[0]
+    for line in body.splitlines()[2:]:
+        sources = line.split(" | ")[2].split(", ")
+        assert set(sources) <= set(runrow.SOURCES), line
+
+
+def test_an_edited_records_row_fails_the_check_and_update_restores_it(tmp_path):
+    path = copy(tmp_path, "docs/records.md")
+    good = path.read_text()
+    path.write_text(good.replace("| `ticks` | count |", "| `ticks` | ns |", 1)
+                    .replace("| `host_exits` | count | KVM |", "| `host_exits` | count | guest |",
+                             1))
+    res = run(sys.executable, RECORDSDOC, "--check", str(path))
+    assert res.returncode == 1 and "records table is out of date" in res.stderr
+    assert "-| `ticks` | ns |" in res.stderr and "+| `ticks` | count |" in res.stderr
+    assert "-| `host_exits` | count | guest |" in res.stderr
+    assert run(sys.executable, RECORDSDOC, "--update", str(path)).returncode == 0
+    assert path.read_text() == good
+
+
+def load_recordsdoc():
+    loader = importlib.machinery.SourceFileLoader("recordsdoc", RECORDSDOC)
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
+    loader.exec_module(module)
+    return module
+
+
+def test_a_column_without_its_unit_source_or_meaning_is_refused(monkeypatch, capsys):
+    """A field added to RunRow as a bare `= None` has no documentation: the table is not made."""
+    doc = load_recordsdoc()
+    bare = dataclasses.make_dataclass("Row", [("new_column", int, None)], bases=(runrow.RunRow,))
+    monkeypatch.setattr(runrow, "RunRow", bare)
+    monkeypatch.setattr(runrow, "COLUMNS", runrow.COLUMNS + ["new_column"])
+    assert doc.main(["runs.csv"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "'new_column'" in err[0], err
+
+
+@pytest.mark.parametrize("text,why", [
+    ("<!-- records:begin nosuch -->\n<!-- records:end -->\n", ":1: no table 'nosuch'"),
+    ("<!-- records:begin cpu -->\n", ":1: a begin marker without an end marker"),
+    ("no markers\n", "no <!-- records:begin WHICH --> line"),
+])
+def test_recordsdoc_refuses_bad_markers_in_one_line(tmp_path, text, why):
+    path = tmp_path / "x.md"
+    path.write_text(text)
+    res = run(sys.executable, RECORDSDOC, "--check", str(path))
     assert res.returncode == 2 and len(res.stderr.splitlines()) == 1 and why in res.stderr
 
 

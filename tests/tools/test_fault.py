@@ -15,15 +15,15 @@ import time
 import pytest
 
 from conftest import TOP, require
-from idlelab.bench import matrix, onerun
+from idlelab.bench import matrixvalues, onerun
 from idlelab.derive import runrow
 from idlelab.host import fault
-from idlelab.report import output, tables
+from idlelab.report import console, tables
 from idlelab.host.qemu import Outcome
 from test_report import META, record
 
 BENCH = os.path.join(TOP, "tools", "bench")
-SPEC = matrix.Stall(vcpu=1, offset_ns=200_000_000, duration_ns=300_000_000)
+SPEC = matrixvalues.Stall(vcpu=1, offset_ns=200_000_000, duration_ns=300_000_000)
 LIVE = ("# one pingpong second with vCPU 1's host thread stopped 300 ms, 200 ms in\n"
         "stalled: workload=pingpong duration=1s guest.warmup=50ms stall=1@200ms+300ms\n")
 
@@ -39,7 +39,7 @@ def spinner():
 
 
 def test_a_stall_stops_the_thread_and_detaches(spinner):
-    spec = matrix.Stall(vcpu=0, offset_ns=50_000_000, duration_ns=200_000_000)
+    spec = matrixvalues.Stall(vcpu=0, offset_ns=50_000_000, duration_ns=200_000_000)
     s = fault.Stall(spec, spinner.pid, {0: spinner.pid})
     s.start(time.monotonic_ns())
     s._thread.join(5)
@@ -58,7 +58,7 @@ def test_a_stall_stops_the_thread_and_detaches(spinner):
 
 
 def test_cancel_ends_a_stall_early_and_says_so(spinner):
-    spec = matrix.Stall(vcpu=0, offset_ns=0, duration_ns=5_000_000_000)
+    spec = matrixvalues.Stall(vcpu=0, offset_ns=0, duration_ns=5_000_000_000)
     s = fault.Stall(spec, spinner.pid, {0: spinner.pid})
     s.start(time.monotonic_ns())
     time.sleep(0.3)
@@ -109,7 +109,7 @@ def test_the_report_marks_a_disturbed_run():
     assert f"| stalled **DISTURBED**: {text} |" in md
     assert f"- Disturbed on purpose (stall=: a vCPU thread stopped by the host with ptrace " \
            f"inside the window): stalled: {text}." in md
-    assert output.result_line(rec, row).endswith(f" | DISTURBED: {text}")
+    assert console.result_line(rec, row).endswith(f" | DISTURBED: {text}")
     plain = runrow.summarize(record("m", "plain", "plain", "pingpong"))
     assert not plain.disturbed and plain.stall is None and plain.stall_ms is None
     assert "Disturbed" not in tables.markdown("m", [plain], META)

@@ -8,7 +8,7 @@ import pytest
 
 from conftest import TOP, require
 from idlelab.derive import kvmdelta
-from idlelab.host import platform, qemu, samplers
+from idlelab.host import haltpollcap, qemu, qmp, vcputhreads
 import live
 from live import LiveQemu, start_paused
 
@@ -20,7 +20,7 @@ ENABLED = r"idlelab-haltpoll-cap: KVM_CAP_HALT_POLL="
 @pytest.fixture(scope="module")
 def lib():
     """Built once for this module, through the rule `make harness-lib` uses."""
-    return platform.build()
+    return haltpollcap.build()
 
 
 def test_build_rule_makes_the_library(lib):
@@ -34,12 +34,12 @@ def test_build_rule_makes_the_library(lib):
 
 
 def test_env_for_a_run():
-    assert platform.run_env() == {}
-    assert platform.run_env(0, "run/ctl.sock") == {"IDLELAB_HALT_POLL_NS": "0",
+    assert haltpollcap.run_env() == {}
+    assert haltpollcap.run_env(0, "run/ctl.sock") == {"IDLELAB_HALT_POLL_NS": "0",
                                                       "IDLELAB_HALT_POLL_CTL": "run/ctl.sock"}
     for bad in (-1, 2 ** 32, "100", 1.5, True):
         with pytest.raises(ValueError):
-            platform.run_env(bad)
+            haltpollcap.run_env(bad)
 
 
 def test_qemu_config_env_and_preload(monkeypatch):
@@ -54,14 +54,14 @@ def test_enabled_line_parsing():
     out = "x\nidlelab-haltpoll-cap: KVM_CAP_HALT_POLL=0 on vm fd 9\n" \
           "idlelab-haltpoll-cap: KVM_CAP_HALT_POLL=200000 on vm fd 9\n" \
           "idlelab-haltpoll-cap: error: KVM refused KVM_CAP_HALT_POLL=5 on vm fd 9: oops\n"
-    assert platform.enabled_values(out) == [(0, 9), (200000, 9)]
-    assert len(platform.errors(out)) == 1
+    assert haltpollcap.enabled_values(out) == [(0, 9), (200000, 9)]
+    assert len(haltpollcap.errors(out)) == 1
 
 
 def _start(sockdir, lib, ns, ctl=True, smp=2):
     ctl_path = os.path.join(sockdir, "ctl") if ctl else None
     vm, qmp_path = start_paused(sockdir, "kvm", smp=smp, preload=[lib],
-                                env=platform.run_env(ns, ctl_path))
+                                env=haltpollcap.run_env(ns, ctl_path))
     return vm, qmp_path, ctl_path
 
 
@@ -71,18 +71,18 @@ def test_cap_is_enabled_at_vm_creation_and_changes_live(sockdir, lib):
     vm, qmp_path, ctl = _start(sockdir, lib, 0)
     try:
         line = vm.wait_line(ENABLED)
-        assert platform.enabled_values(line)[0][0] == 0
-        assert platform.get_halt_poll_ns(ctl) == 0
-        assert platform.set_halt_poll_ns(ctl, 50000) == 50000
-        assert platform.get_halt_poll_ns(ctl) == 50000
-        assert platform.set_halt_poll_ns(ctl, 0) == 0
+        assert haltpollcap.enabled_values(line)[0][0] == 0
+        assert haltpollcap.get_halt_poll_ns(ctl) == 0
+        assert haltpollcap.set_halt_poll_ns(ctl, 50000) == 50000
+        assert haltpollcap.get_halt_poll_ns(ctl) == 50000
+        assert haltpollcap.set_halt_poll_ns(ctl, 0) == 0
         vm.wait_line(ENABLED + "50000 on vm fd")
         # QEMU is unaffected by the library: QMP works and the VM is still paused.
-        with qemu.QMP(qmp_path, timeout=10, proc=vm.proc) as session:
+        with qmp.QMP(qmp_path, timeout=10, proc=vm.proc) as session:
             assert session.execute("query-status")["status"] == "prelaunch"
     finally:
         vm.stop()
-    values = [ns for ns, _ in platform.enabled_values(vm.output())]
+    values = [ns for ns, _ in haltpollcap.enabled_values(vm.output())]
     assert values == [0, 50000, 0]
 
 
@@ -91,17 +91,17 @@ def test_control_socket_refuses_bad_values(sockdir, lib):
     require("kvm")
     vm, _, ctl = _start(sockdir, lib, None)
     try:
-        assert platform.get_halt_poll_ns(ctl) is None  # never set: KVM's global default
+        assert haltpollcap.get_halt_poll_ns(ctl) is None  # never set: KVM's global default
         for bad in ("abc", "-1", "4294967296", "", "1 2"):
-            reply = platform.request(ctl, bad, 5)
+            reply = haltpollcap.request(ctl, bad, 5)
             assert reply.startswith("error 22 "), (bad, reply)
-        assert platform.get_halt_poll_ns(ctl) is None
+        assert haltpollcap.get_halt_poll_ns(ctl) is None
         with pytest.raises(ValueError):
-            platform.set_halt_poll_ns(ctl, 2 ** 32)
-        assert platform.set_halt_poll_ns(ctl, 4294967295) == 4294967295  # 32-bit max
+            haltpollcap.set_halt_poll_ns(ctl, 2 ** 32)
+        assert haltpollcap.set_halt_poll_ns(ctl, 4294967295) == 4294967295  # 32-bit max
     finally:
         vm.stop()
-    assert [ns for ns, _ in platform.enabled_values(vm.output())] == [4294967295]
+    assert [ns for ns, _ in haltpollcap.enabled_values(vm.output())] == [4294967295]
 
 
 @pytest.mark.kvm
@@ -109,7 +109,7 @@ def test_without_env_the_library_does_nothing(sockdir, lib):
     require("kvm")
     vm, qmp_path, _ = _start(sockdir, lib, None, ctl=False)
     try:
-        with qemu.QMP(qmp_path, timeout=10, proc=vm.proc) as session:
+        with qmp.QMP(qmp_path, timeout=10, proc=vm.proc) as session:
             assert session.execute("query-status")["status"] == "prelaunch"
     finally:
         vm.stop()
@@ -136,9 +136,9 @@ def test_halt_poll_zero_paused_vm_does_not_poll(sockdir, lib):
     vm, qmp_path, _ = _start(sockdir, lib, 0, ctl=False)
     try:
         vm.wait_line(ENABLED + "0 on")
-        with qemu.QMP(qmp_path, timeout=10, proc=vm.proc) as session:
-            a = samplers.take_snapshot(session, vm.pid)
-            b = samplers.take_snapshot(session, vm.pid)
+        with qmp.QMP(qmp_path, timeout=10, proc=vm.proc) as session:
+            a = vcputhreads.take_snapshot(session, vm.pid)
+            b = vcputhreads.take_snapshot(session, vm.pid)
     finally:
         vm.stop()
     d = kvmdelta.delta(a, b)

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from idlelab.derive import records
+from idlelab import costtable
 from idlelab.host import qemu
 from idlelab.wakepath import insnprice
 from idlelab.usage import EXIT_NO_KVM, EXIT_OK, EXIT_USAGE
@@ -43,7 +43,7 @@ def test_prices_come_from_the_tables_primitives():
     assert insnprice.kind_ns(table(pushf=1.5))["pushf"] == 1
     bad = table()
     del bad["prims"]["call"]
-    with pytest.raises(records.CostTableError, match="'call'"):
+    with pytest.raises(costtable.CostTableError, match="'call'"):
         insnprice.kind_ns(bad)
 
 

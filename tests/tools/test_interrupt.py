@@ -18,7 +18,7 @@ import time
 import pytest
 
 from conftest import TOP
-from idlelab.report import output
+from idlelab.report import resultsdir
 
 BENCH = os.path.join(TOP, "tools", "bench")
 # 1 s windows under TCG: long enough to be signalled in the middle of the second boot.
@@ -150,21 +150,21 @@ def test_the_next_bench_marks_a_killed_folder(place):
 def test_a_running_folder_of_a_live_bench_is_not_reported(place):
     outdir = place / "res" / "20260101-000000"
     (outdir / "raw").mkdir(parents=True)
-    output.write_meta(str(outdir), {"status": "running", "owner": output.owner()})
+    resultsdir.write_meta(str(outdir), {"status": "running", "owner": resultsdir.owner()})
     rep = subprocess.run([sys.executable, BENCH, "--report", str(outdir)], capture_output=True,
                          text=True, timeout=60)
     assert rep.returncode == 2 and "still being written" in rep.stderr
-    assert output.find_incomplete(str(place / "res")) == []
+    assert resultsdir.find_incomplete(str(place / "res")) == []
 
 
 def test_folders_from_before_status_are_read_by_what_they_hold():
-    assert output.status({"started": "x"}) == "incomplete"
-    assert output.status({"seconds": 3}) == "complete"
-    assert output.status({"seconds": 3, "interrupted": True}) == "interrupted"
-    assert output.status({"state": "complete"}) == "complete"
+    assert resultsdir.status({"started": "x"}) == "incomplete"
+    assert resultsdir.status({"seconds": 3}) == "complete"
+    assert resultsdir.status({"seconds": 3, "interrupted": True}) == "interrupted"
+    assert resultsdir.status({"state": "complete"}) == "complete"
     gone = {"pid": 999999999, "start": 1}
-    assert output.status({"status": "running", "owner": gone}) == "incomplete"
-    assert output.status({"state": "running", "owner": gone}) == "incomplete"
+    assert resultsdir.status({"status": "running", "owner": gone}) == "incomplete"
+    assert resultsdir.status({"state": "running", "owner": gone}) == "incomplete"
 
 
 def test_a_bench_removes_its_own_temporary_folders_on_the_way_out(tmp_path):

@@ -10,14 +10,14 @@ import time
 import pytest
 
 from conftest import TOP
-from idlelab.bench import cli, invocation, matrix
+from idlelab.bench import cli, matrix, workplan
 
-KNOBDOC = invocation.KNOBDOC
+KNOBDOC = workplan.KNOBDOC
 
 
 @pytest.fixture(scope="module", autouse=True)
 def knobdoc():
-    subprocess.run(["make", "-s", "-C", TOP, "-f", invocation.KNOBDOC_MK, "build/host/knobdoc"],
+    subprocess.run(["make", "-s", "-C", TOP, "-f", workplan.KNOBDOC_MK, "build/host/knobdoc"],
                    check=True, timeout=120)
 
 
@@ -108,15 +108,15 @@ def test_a_time_without_a_unit_is_ns_to_the_kernel_and_the_matrix_alike():
 
 def test_window_hold_is_part_of_the_checked_line(monkeypatch):
     seen = []
-    monkeypatch.setattr(invocation, "kernel_refuses", lambda lines: seen.extend(lines) or [])
+    monkeypatch.setattr(workplan, "kernel_refuses", lambda lines: seen.extend(lines) or [])
     loaded = [("m", "m.txt", matrix.parse("a: workload=idle duration=1s\n", "m.txt"))]
-    invocation.check_cmdlines(loaded, "20ms")
+    workplan.check_cmdlines(loaded, "20ms")
     assert seen == ["workload=idle duration=1s window_sync=1 window_hold=20ms"]
 
 
 def test_builtin_matrices_pass_the_kernels_check():
     for quick in (False, True):
-        invocation.check_cmdlines(invocation.load_matrices(invocation.builtin_matrices(quick)))
+        workplan.check_cmdlines(workplan.load_matrices(workplan.builtin_matrices(quick)))
 
 
 def test_sweeps_of_millions_are_refused_before_expansion(tmp_path, capsys):
@@ -185,4 +185,4 @@ def test_the_kernels_refusal_names_the_line_that_set_the_knob(text, line):
     loaded = [("m", "m.txt", matrix.parse(text, "m.txt"))]
     with pytest.raises(matrix.MatrixError, match=rf"^m\.txt:{line}: run 'a': the guest would "
                                                  r"refuse its command line: knob 'period=5x'"):
-        invocation.check_cmdlines(loaded)
+        workplan.check_cmdlines(loaded)

@@ -8,7 +8,7 @@ import pytest
 
 from conftest import require
 from idlelab.derive import kvmdelta
-from idlelab.host import qemu, samplers
+from idlelab.host import qmp, vcputhreads
 from idlelab.derive.kvmdelta import Snapshot, delta
 import live
 from live import start_paused
@@ -158,17 +158,17 @@ def test_thread_discovery_and_cpu_time_from_a_fake_proc(tmp_path):
     _fake_task(root, 100, 102, "CPU 1/KVM", utime=3, stime=2)   # no schedstat: stat ticks
     _fake_task(root, 100, 103, "CPU 10/TCG", schedstat=5)
     _fake_task(root, 100, 104, "ALL CPUs/TCG", schedstat=5)      # single-threaded TCG
-    threads = samplers.find_vcpu_threads(100, root)
+    threads = vcputhreads.find_vcpu_threads(100, root)
     assert threads == {0: 101, 1: 102, 10: 103}
     tick = 1_000_000_000 // os.sysconf("SC_CLK_TCK")
-    assert samplers.vcpu_cpu_ns(100, proc_root=root) == {0: 123456789, 1: 5 * tick, 10: 5}
+    assert vcputhreads.vcpu_cpu_ns(100, proc_root=root) == {0: 123456789, 1: 5 * tick, 10: 5}
 
 
 @pytest.fixture(params=["kvm", "tcg"])
 def live(request, sockdir):
     require(request.param)
     vm, path = start_paused(sockdir, request.param, smp=2)
-    session = qemu.QMP(path, timeout=10, proc=vm.proc)
+    session = qmp.QMP(path, timeout=10, proc=vm.proc)
     yield request.param, vm, session
     session.close()
     vm.stop()
@@ -177,7 +177,7 @@ def live(request, sockdir):
 def test_vcpu_threads_are_found_by_name_on_live_qemu(live):
     accel, vm, session = live
     by_qmp = {c["cpu-index"]: c["thread-id"] for c in session.query_cpus_fast()}
-    assert samplers.find_vcpu_threads(vm.pid) == by_qmp
+    assert vcputhreads.find_vcpu_threads(vm.pid) == by_qmp
     with open(f"/proc/{vm.pid}/task/{by_qmp[1]}/comm") as f:
         comm = f.read().strip()
     assert comm == f"CPU 1/{accel.upper()}"
@@ -185,17 +185,17 @@ def test_vcpu_threads_are_found_by_name_on_live_qemu(live):
 
 def test_cpu_time_is_monotonic_and_snapshots_work(live):
     accel, vm, session = live
-    threads = samplers.find_vcpu_threads(vm.pid)
-    first = samplers.take_snapshot(session, vm.pid, threads=threads)
+    threads = vcputhreads.find_vcpu_threads(vm.pid)
+    first = vcputhreads.take_snapshot(session, vm.pid, threads=threads)
     samples = [first.per_thread_cpu_ns]
     # 0.5 s: reading KVM's stats runs on each vCPU thread, which costs milliseconds on the
     # nested host; over 50 ms that alone came to 5 % there
     for _ in range(5):
         time.sleep(0.1)
-        samples.append(samplers.vcpu_cpu_ns(vm.pid, threads))
+        samples.append(vcputhreads.vcpu_cpu_ns(vm.pid, threads))
     for earlier, later in zip(samples, samples[1:]):
         assert all(later[c] >= earlier[c] for c in earlier)
-    last = samplers.take_snapshot(session, vm.pid, threads=threads)
+    last = vcputhreads.take_snapshot(session, vm.pid, threads=threads)
     d = delta(first, last)
     assert d.elapsed_ns > 50_000_000
     assert sorted(d.per_thread_cpu_ns) == [0, 1]

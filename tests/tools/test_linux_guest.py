@@ -13,7 +13,7 @@ import pytest
 
 from conftest import TOP
 from idlelab.bench import cli
-from idlelab.derive import records
+from idlelab.derive import guestrun
 from idlelab.host import qemu
 
 BOOT_TIMEOUT_S = 240     # Debian's kernel under TCG on a loaded 2-CPU machine: ~20-60 s
@@ -90,7 +90,7 @@ def test_the_bench_lists_which_runs_boot_linux(capsys):
 def check_common(res, acks, workload):
     """What every Linux run must show; returns the parsed run."""
     assert res.outcome.name == "SUCCESS", res.output[-3000:]
-    run = records.parse_run(res.output)
+    run = guestrun.parse_run(res.output)
     assert run.boot["guest"] == "linux" and run.boot["cpus"] == 2
     assert run.idle["policy"].startswith("linux-") and run.idle["governor"]
     assert run.config["workload"] == workload and run.config["window_sync"] == "1"
@@ -103,7 +103,7 @@ def check_common(res, acks, workload):
     assert [c["id"] for c in run.cpus] == [0, 1]
     assert run.result["workload"] == workload and run.result["ok"] == 1
     assert run.exit["name"] == "SUCCESS"
-    assert records.check_invariants(run) == []
+    assert guestrun.check_invariants(run) == []
     return run
 
 
@@ -173,11 +173,11 @@ def test_a_bench_row_with_guest_linux_is_measured_like_idlelabs(built, tmp_path)
     assert float(row["host_cpu_pct"]) > 0      # the vCPU threads were read at both markers
     # the periodic workload itself, from the guest's records in the raw record
     (raw,) = (tmp_path / "out" / "latest" / "raw").iterdir()
-    run = records.parse_run(json.loads(raw.read_text())["serial"])
+    run = guestrun.parse_run(json.loads(raw.read_text())["serial"])
     r = run.result
     assert r["cpus"] == 2 and r["period_ns"] == 2_000_000
     # the per-CPU wake-ups count the same sleeps as the result, CPU by CPU
     assert run.total("wakeups") == r["wakes"] > 0
     assert r["achieved_period_ns"] >= 2_000_000 * 0.9
     assert r["late_p50_ns"] <= r["late_p99_ns"] <= r["late_max_ns"]
-    assert records.check_invariants(run) == []
+    assert guestrun.check_invariants(run) == []

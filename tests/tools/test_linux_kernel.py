@@ -12,7 +12,7 @@ import pytest
 
 from conftest import NOT_BUILT, TOP
 from idlelab.bench import cli
-from idlelab.derive import records
+from idlelab.derive import guestrun
 from idlelab.host import qemu
 
 KERNEL_DIR = os.path.join(TOP, "tools", "linuxguest", "kernel")
@@ -146,9 +146,9 @@ def tcg_boot(cmdline):
                       linux_kernel="haltpoll-gov", cmdline=f"{cmdline} {SHORT}")
     res = qemu.run(cfg, timeout=BOOT_TIMEOUT_S, on_start=procs.append, on_line=line)
     assert res.outcome.name == "SUCCESS", res.output[-3000:]
-    run = records.parse_run(res.output)
+    run = guestrun.parse_run(res.output)
     assert len(acks) == 2 and run.exit["name"] == "SUCCESS"
-    assert records.check_invariants(run) == []
+    assert guestrun.check_invariants(run) == []
     return run
 
 

@@ -6,7 +6,7 @@ import types
 import pytest
 
 from conftest import TOP
-from idlelab.bench import matrix
+from idlelab.bench import matrix, matrixvalues
 from idlelab.report.layouts import linux as peers
 from idlelab.bench.matrix import MatrixError, parse
 
@@ -62,7 +62,7 @@ def test_sweep_in_defaults_multiplies_every_run_below():
 
 
 def test_time_units():
-    assert [matrix.parse_time(t) for t in ("7", "7ns", "7us", "7ms", "7s")] == \
+    assert [matrixvalues.parse_time(t) for t in ("7", "7ns", "7us", "7ms", "7s")] == \
         [7, 7, 7_000, 7_000_000, 7_000_000_000]
 
 
@@ -71,7 +71,7 @@ def test_a_time_without_a_unit_is_ns_for_every_key():
     (r,) = parse("r: workload=w duration=5000000 stall=1@1000000+2000000 "
                  "halt_poll_ns=200000", "m")
     assert (r.duration_ns, r.stall, r.vm_halt_poll_ns) == (
-        5_000_000, matrix.Stall(vcpu=1, offset_ns=1_000_000, duration_ns=2_000_000), 200_000)
+        5_000_000, matrixvalues.Stall(vcpu=1, offset_ns=1_000_000, duration_ns=2_000_000), 200_000)
     assert matrix.guest_cmdline(r).startswith("workload=w duration=5000000 ")
     assert [r.duration_ns for r in parse("a: workload=w duration=1ms,3600s", "m")] == \
         [1_000_000, 3_600_000_000_000]
@@ -190,12 +190,12 @@ def test_stall_key():
                  "a: stall=1@200ms+300ms\nb: stall=none\nc:\n"
                  "d: smp=4 stall=none,3@0ms+1s\n", "m.txt")
     a, b, c, d0, d1 = runs
-    assert a.stall == matrix.Stall(vcpu=1, offset_ns=200_000_000, duration_ns=300_000_000)
+    assert a.stall == matrixvalues.Stall(vcpu=1, offset_ns=200_000_000, duration_ns=300_000_000)
     assert a.settings["stall"] == "1@200ms+300ms" and a.cmdline() == ""
     assert b.stall is None and c.stall is None and "stall" not in c.settings
     assert (d0.name, d0.stall) == ("d-stall=none", None)
     assert d1.name == "d-stall=3@0ms+1s" and d1.stall.duration_ns == 1_000_000_000
-    assert "stall" in matrix.__doc__ and "stall" in matrix.KEYS
+    assert "stall" in matrix.__doc__ and "stall" in matrixvalues.KEYS
 
 
 def test_the_docstring_example_parses():
@@ -216,13 +216,13 @@ def test_trace_key():
 def test_a_host_window_in_the_cost_tables_terms_is_placed_by_the_table():
     """halt_poll_ns=global:timer+200us (or per VM) stays an expression until the bench has
     measured the table; resolve_run makes it ns, the run's name and settings keep it."""
-    from idlelab.derive import records
+    from idlelab import costtable
     g, v = parse("defaults: workload=idle duration=1s\n"
                  "g: halt_poll_ns=global:timer+200us\nv: halt_poll_ns=timer*2\n", "m.txt")
     assert g.host_params == {"halt_poll_ns": "timer+200us"} and v.vm_halt_poll_ns == "timer*2"
-    assert records.needs_table([g]) and records.needs_table([v])
+    assert costtable.needs_table([g]) and costtable.needs_table([v])
     table = {"prims": {"timer": {"ns_p50": 335544.3}}}
-    g2, v2 = (records.resolve_run(r, table) for r in (g, v))
+    g2, v2 = (costtable.resolve_run(r, table) for r in (g, v))
     assert g2.host_params == {"halt_poll_ns": 535544} and v2.vm_halt_poll_ns == 671089
     assert g2.settings["halt_poll_ns"] == "global:timer+200us" and g2.name == "g"
     with pytest.raises(MatrixError, match="halt_poll_ns=global:tmier"):

@@ -15,7 +15,7 @@ from dataclasses import replace
 import pytest
 
 from conftest import TOP, require
-from idlelab.bench import matrix
+from idlelab.bench import matrix, matrixvalues
 from idlelab.derive import runrow as derive
 from idlelab.host import neighbour
 from idlelab.report import plots, tables
@@ -54,7 +54,7 @@ def test_neighbour_and_pin_parse():
                         "c: neighbour=vm:workload=pingpong+pingpong.mode=spin+smp=2\n"
                         "d:\n", "m.txt", guest_knobs=matrix.guest_knob_names())
     a, *b, c, d = runs
-    assert a.neighbour == matrix.Neighbour("hog", "hog:2@0,1", threads=2, cpus=(0, 1))
+    assert a.neighbour == matrixvalues.Neighbour("hog", "hog:2@0,1", threads=2, cpus=(0, 1))
     assert a.pin == (0, 1)
     assert [r.neighbour and r.neighbour.text for r in b] == [None, "hog:1@1", "hog:3"]
     assert [r.name for r in b] == ["b-neighbour=none", "b-neighbour=hog_1@1",
@@ -116,7 +116,7 @@ def test_the_shipped_matrices_parse():
 # --- the hog -------------------------------------------------------------------------------
 
 def test_a_hog_counts_pins_and_stops(tmp_path):
-    spec = matrix.parse_neighbour("hog:2@0")
+    spec = matrixvalues.parse_neighbour("hog:2@0")
     h = neighbour.start(spec, str(tmp_path))
     try:
         assert len(h.tids) == 2
@@ -136,8 +136,8 @@ def test_a_hog_counts_pins_and_stops(tmp_path):
 def test_a_hog_dies_with_its_parent(tmp_path):
     """PR_SET_PDEATHSIG: a bench killed with SIGKILL leaves no hog behind."""
     code = ("import sys; sys.path.insert(0, %r)\n"
-            "from idlelab.bench import matrix\nfrom idlelab.host import neighbour\n"
-            "h = neighbour.start(matrix.parse_neighbour('hog:1'), %r)\n"
+            "from idlelab.bench import matrixvalues\nfrom idlelab.host import neighbour\n"
+            "h = neighbour.start(matrixvalues.parse_neighbour('hog:1'), %r)\n"
             "print(h.proc.pid, flush=True)\n"
             "import time; time.sleep(60)\n") % (os.path.join(TOP, "tools"), str(tmp_path))
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
@@ -153,7 +153,7 @@ def test_a_hog_dies_with_its_parent(tmp_path):
 
 
 def test_measure_alone_reports_throughput_and_other_load(tmp_path):
-    t = neighbour.measure_alone(matrix.parse_neighbour("hog:1"), 200_000_000, str(tmp_path))
+    t = neighbour.measure_alone(matrixvalues.parse_neighbour("hog:1"), 200_000_000, str(tmp_path))
     assert t["ops_per_s"] > 1e6 and 0.15 < t["seconds"] < 1
     assert "other_pct" in t["load"]
 
@@ -267,13 +267,13 @@ def test_quick_neighbours_through_the_bench(tmp_path):
 
 
 def steal_window_ns(rec):
-    from idlelab.derive import records
-    return records.parse_run(rec["serial"]).window_ns
+    from idlelab.derive import guestrun
+    return guestrun.parse_run(rec["serial"]).window_ns
 
 
 def steal_of(rec, vcpu):
-    from idlelab.derive import records
-    run = records.parse_run(rec["serial"])
+    from idlelab.derive import guestrun
+    run = guestrun.parse_run(rec["serial"])
     assert run.idle["steal_time"] == "kvm"
     return {c["id"]: c["steal_ns"] for c in run.cpus}[vcpu] / run.window_ns
 

@@ -4,8 +4,9 @@ No two modules import each other, directly or through others: every import count
 one inside a function too (such an import once hid the circle neighbour -> hostload ->
 progress -> matrix -> neighbour). And the modules meant pure do no I/O: they import no
 module that reaches processes, sockets or devices, use `os` only for paths and the CPU
-count, name no /proc or /sys file, open no file to write, and import only other pure
-modules (so nothing they call does I/O behind them).
+count, name no /proc or /sys path (a string that is one: prose that mentions one, as a
+runs.csv column's meaning does, reads nothing), open no file to write, write nothing to the
+terminal, and import only other pure modules (so nothing they call does I/O behind them).
 """
 import ast
 import importlib
@@ -14,11 +15,13 @@ import os
 from conftest import TOP
 
 PKG_DIR = os.path.join(TOP, "tools", "idlelab")
-# The pure derivations (derive/): records, results, the cost table's values and whose fault
-# a late wake-up was from the guest's output; a record's row; KVM deltas; the accuracy rule.
-# And the matrix format (with each run's guest command line) and the tables laid out from rows.
-PURE = ("idlelab.derive.", "idlelab.bench.matrix", "idlelab.report.tables",
-        "idlelab.report.console", "idlelab.report.layouts.")
+# The pure derivations (derive/): the records, a run's results and whose fault a late
+# wake-up was from the guest's output; a record's row; KVM deltas; the accuracy rule. The cost
+# table's figures with the values in its terms, and its markdown. And the matrix format (with
+# each run's guest command line) and its values, and the tables laid out from rows.
+PURE = ("idlelab.derive.", "idlelab.costtable", "idlelab.costtable.render",
+        "idlelab.bench.matrix", "idlelab.bench.matrixvalues", "idlelab.report.tables",
+        "idlelab.report.layouts.")
 # The root package only defines TOP (a path).
 PURE_ROOT = "idlelab"
 IO_MODULES = {"subprocess", "socket", "ctypes", "mmap", "fcntl", "signal", "select",
@@ -106,8 +109,13 @@ def impurities(name, source, known):
                 and node.value.id == "os" and node.attr not in OS_ALLOWED:
             wrong.append(f"{name} calls os.{node.attr} (line {node.lineno})")
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) \
-                and ("/proc" in node.value or "/sys/" in node.value):
+                and node.value.startswith(("/proc", "/sys/")):
             wrong.append(f"{name} names {node.value!r} (line {node.lineno})")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id == "print" or isinstance(node, ast.Attribute) \
+                and isinstance(node.value, ast.Name) and node.value.id == "sys" \
+                and node.attr in ("stdout", "stderr"):
+            wrong.append(f"{name} writes to the terminal (line {node.lineno})")
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
                 and node.func.id == "open":
             modes = [a for a in node.args[1:2]] + [k.value for k in node.keywords
@@ -125,10 +133,13 @@ def test_no_import_cycle_between_modules():
 def test_the_pure_modules_do_no_io():
     mods = modules()
     pure = [n for n in mods if is_pure(n)]
-    assert {"idlelab.derive.records", "idlelab.derive.runrow", "idlelab.derive.kvmdelta",
-            "idlelab.derive.tolerance", "idlelab.derive.kvmtrace", "idlelab.derive.effects",
-            "idlelab.bench.matrix", "idlelab.report.tables", "idlelab.report.layouts.seed003",
-            "idlelab.report.layouts.seed004"} <= set(pure)
+    assert {"idlelab.derive.records", "idlelab.derive.guestrun", "idlelab.derive.latewake",
+            "idlelab.derive.runrow", "idlelab.derive.kvmdelta", "idlelab.derive.tolerance",
+            "idlelab.derive.kvmtrace", "idlelab.derive.effects", "idlelab.costtable",
+            "idlelab.costtable.render", "idlelab.bench.matrix", "idlelab.bench.matrixvalues",
+            "idlelab.report.tables",
+            "idlelab.report.layouts.seed003", "idlelab.report.layouts.seed004"} <= set(pure)
+    assert not is_pure("idlelab.costtable.measure")
     wrong = [w for n in sorted(pure) for w in impurities(n, mods[n], mods)]
     assert not wrong, "\n".join(wrong)
 
@@ -167,11 +178,15 @@ def test_the_checks_catch_what_they_exist_for():
     src = ("import subprocess\nimport os\nfrom idlelab.host import qemu\n"
            "from idlelab.derive import runrow\n"
            "def f():\n    os.listdir('/proc/self/task')\n"
-           "    open('out.csv', 'w')\n    open('in.txt')\n    os.path.join('a', 'b')\n")
+           "    open('out.csv', 'w')\n    open('in.txt')\n    os.path.join('a', 'b')\n"
+           "    print('said', file=sys.stderr)\n"
+           "    return 'the load, from /proc/stat'\n")
     assert impurities("idlelab.derive.x", '"""Reads /proc."""\n' + src, known) == [
         "idlelab.derive.x calls os.listdir (line 7)",
         "idlelab.derive.x imports idlelab.host.qemu, which is not pure",
         "idlelab.derive.x imports subprocess",
         "idlelab.derive.x names '/proc/self/task' (line 7)",
         "idlelab.derive.x opens a file to write (line 8)",
+        "idlelab.derive.x writes to the terminal (line 11)",
+        "idlelab.derive.x writes to the terminal (line 11)",
     ]

@@ -9,8 +9,9 @@ import os
 
 import pytest
 
-from idlelab.bench import matrix, onerun, plateau as locator
-from idlelab.derive import plateau, records, runrow
+from idlelab.bench import matrix, matrixvalues, onerun, plateau as locator
+from idlelab import costtable
+from idlelab.derive import plateau, runrow
 from idlelab.report.layouts import governors as governors_table
 from idlelab.timeline import records as R
 
@@ -104,14 +105,14 @@ def test_window_over_time_from_reflect_events():
 def test_values_written_in_a_located_value(value, resolved):
     table = {"prims": {"timer": {"ns_p50": 164_000.0}},
              "located": {"plateau": {"ns": 2_100_000}, "plateau_think": {"ns": 2_100_000}}}
-    assert records.resolve(value, table) == resolved
+    assert costtable.resolve(value, table) == resolved
 
 
 def test_a_value_not_located_cannot_place_a_run():
-    with pytest.raises(records.CostTableError, match="'plateau' was not located.*no plateau"):
-        records.resolve("plateau", {"located": {"plateau": {"error": "no plateau"}}})
-    with pytest.raises(records.CostTableError, match="'plateau_think' was not located"):
-        records.resolve("plateau_think+1us", {"prims": {}})
+    with pytest.raises(costtable.CostTableError, match="'plateau' was not located.*no plateau"):
+        costtable.resolve("plateau", {"located": {"plateau": {"error": "no plateau"}}})
+    with pytest.raises(costtable.CostTableError, match="'plateau_think' was not located"):
+        costtable.resolve("plateau_think+1us", {"prims": {}})
 
 
 MATRIX = ("defaults: smp=2 duration=1s halt_poll_ns=0 guest.idle=haltpoll\n"
@@ -129,7 +130,7 @@ def loaded(tmp_path, text=MATRIX):
 def test_the_names_a_matrix_uses_and_their_template(tmp_path):
     got = loaded(tmp_path)
     runs = got[0][2]
-    assert records.needs_located(runs) == ["plateau", "plateau_think"]
+    assert costtable.needs_located(runs) == ["plateau", "plateau_think"]
     run, knob = locator.template(got, "plateau")
     assert (run.name, knob) == ("p-period=plateau-100us-cpuidle.governor=haltpoll", "period")
     probe = locator.probe_run(run, knob, 2_345_678)
@@ -163,7 +164,7 @@ def fake_boots(monkeypatch, hits_at):
         seen.append(run)
         knob = "period" if run.workload == "periodic" else "think"
         rec = {"matrix": mid, "name": run.name, "repeat": 1, "repeats": 1, "status": "ok",
-               "workload": run.workload, "ns": matrix.parse_time(run.guest[knob]),
+               "workload": run.workload, "ns": matrixvalues.parse_time(run.guest[knob]),
                "serial": ""}
         if "timeline" in run.guest:
             evs = [(10, "poll", 0), (20, "idle_end", 0), (21, "reflect", 50_000)]
@@ -226,7 +227,7 @@ def test_no_plateau_stands_in_the_nearest_point_and_shows_the_window(tmp_path, m
 def test_nothing_to_place_by_is_an_error_the_runs_cannot_resolve(tmp_path, monkeypatch):
     fake_boots(monkeypatch, lambda ns: (0, 0))
     got = loaded(tmp_path, MATRIX.splitlines()[0] + "\n" + MATRIX.splitlines()[1] + "\n")
-    with pytest.raises(records.CostTableError, match="'plateau' was not located.*nothing "
+    with pytest.raises(costtable.CostTableError, match="'plateau' was not located.*nothing "
                                                       "to place by"):
         locator.locate_all(None, got, dict(COSTS), str(tmp_path), Signals())
 
@@ -249,7 +250,7 @@ def test_boots_that_all_failed_are_said_so(tmp_path, monkeypatch):
                 "status": "failed", "reason": "QEMU exited 1", "serial": ""}
     monkeypatch.setattr(onerun, "execute", execute)
     got = loaded(tmp_path, MATRIX.splitlines()[0] + "\n" + MATRIX.splitlines()[1] + "\n")
-    with pytest.raises(records.CostTableError, match=r"10 of 10 locating boots did not run "
+    with pytest.raises(costtable.CostTableError, match=r"10 of 10 locating boots did not run "
                                                       r"to the end \(the first: failed, QEMU"):
         locator.locate_all(None, got, dict(COSTS), str(tmp_path), Signals())
 
@@ -258,7 +259,7 @@ def test_a_window_of_0_has_nothing_to_locate(tmp_path, monkeypatch):
     seen = fake_boots(monkeypatch, lambda ns: (0, 0))
     got = loaded(tmp_path, MATRIX.splitlines()[0] + "\n" + MATRIX.splitlines()[1].replace(
         "guest_halt_poll_ns=2ms", "guest_halt_poll_ns=0") + "\n")
-    with pytest.raises(records.CostTableError, match="largest window .* is 0"):
+    with pytest.raises(costtable.CostTableError, match="largest window .* is 0"):
         locator.locate_all(None, got, dict(COSTS), str(tmp_path), Signals())
     assert seen == []
 
@@ -266,12 +267,12 @@ def test_a_window_of_0_has_nothing_to_locate(tmp_path, monkeypatch):
 def test_a_missing_primitive_is_said_before_the_locating_boots(monkeypatch, tmp_path):
     """A matrix placed by `plateau` and by `ipi_halt_rtt`, a table without the latter: the
     bench stops at the table, before any locating boot."""
-    from idlelab.bench import invocation
+    from idlelab.costtable import measuring
     got = loaded(tmp_path, MATRIX.splitlines()[0] + "\n" + MATRIX.splitlines()[1]
                  + " guest.think=ipi_halt_rtt*2\n".replace("think", "warmup"))
-    monkeypatch.setattr(invocation.platform, "measure", lambda accel, timeout: dict(COSTS))
-    monkeypatch.setattr(invocation.insncount, "path_insns", lambda: {"error": "not counted"})
-    costs, _ = invocation.measure_costs("tcg", got, 10)
+    monkeypatch.setattr(measuring, "measure", lambda accel, timeout: dict(COSTS))
+    monkeypatch.setattr(measuring.insncount, "path_insns", lambda: {"error": "not counted"})
+    costs, _ = measuring.measure_costs("tcg", got, 10)
     assert costs is None
 
 
@@ -280,7 +281,7 @@ PARAMS_SET = []
 
 @contextlib.contextmanager
 def fake_cost_boot_params(accel):
-    """platform.cost_boot_params without the host's parameters: says when it is entered
+    """measuring.cost_boot_params without the host's parameters: says when it is entered
     and left."""
     PARAMS_SET.append((accel, "in"))
     try:
@@ -293,8 +294,8 @@ def test_the_table_is_the_untraced_boots_and_the_trace_a_second_boot(monkeypatch
     """On KVM the cost table's primitives come from a boot nobody traces, as the runs are
     not, and the traced boot's parts are scaled to it; its own table is kept, last."""
     PARAMS_SET.clear()
-    from idlelab.bench import invocation
-    from idlelab.host import costtrace
+    from idlelab.costtable import measuring
+    from idlelab.costtable import tracedboot
     boots = []
 
     def measure(accel, timeout, on_start=None):
@@ -324,12 +325,12 @@ def test_the_table_is_the_untraced_boots_and_the_trace_a_second_boot(monkeypatch
             return {"what": "threads", "halts": 5,
                     "thread_wake": {"ns_p50": 140_000.0, "ns_p90": 280_000.0, "n": 5}}
 
-    monkeypatch.setattr(invocation.platform, "measure", measure)
-    monkeypatch.setattr(invocation.qemu, "resolve_accel", lambda accel: "kvm")
-    monkeypatch.setattr(costtrace, "ThreadTrace", Trace)
-    monkeypatch.setattr(invocation.insncount, "path_insns", lambda: {"error": "not counted"})
-    monkeypatch.setattr(invocation.platform, "cost_boot_params", fake_cost_boot_params)
-    costs, _ = invocation.measure_costs("kvm", [], 10)
+    monkeypatch.setattr(measuring, "measure", measure)
+    monkeypatch.setattr(measuring.qemu, "resolve_accel", lambda accel: "kvm")
+    monkeypatch.setattr(tracedboot, "ThreadTrace", Trace)
+    monkeypatch.setattr(measuring.insncount, "path_insns", lambda: {"error": "not counted"})
+    monkeypatch.setattr(measuring, "cost_boot_params", fake_cost_boot_params)
+    costs, _ = measuring.measure_costs("kvm", [], 10)
     assert boots == [False, True]
     assert costs["prims"]["ipi_halt_rtt"]["ns_p50"] == 200_000
     assert round(costs["threads"]["thread_wake"]["ns_p50"]) == 100_000
@@ -341,19 +342,19 @@ def test_the_table_is_the_untraced_boots_and_the_trace_a_second_boot(monkeypatch
 
 
 def test_no_second_boot_where_the_host_cannot_be_traced(monkeypatch):
-    from idlelab.bench import invocation
+    from idlelab.costtable import measuring
     from idlelab.host import tracefs
     boots = []
-    monkeypatch.setattr(invocation.platform, "measure",
+    monkeypatch.setattr(measuring, "measure",
                         lambda accel, timeout, on_start=None: boots.append(on_start) or
                         {"accel": "kvm", "iters": 500, "seconds": 1.0, "prims": {}})
-    monkeypatch.setattr(invocation.qemu, "resolve_accel", lambda accel: "kvm")
+    monkeypatch.setattr(measuring.qemu, "resolve_accel", lambda accel: "kvm")
 
     def unavailable(*args):
         raise tracefs.Unavailable("not mounted")
     monkeypatch.setattr(tracefs, "Session", unavailable)
-    monkeypatch.setattr(invocation.platform, "cost_boot_params", fake_cost_boot_params)
-    costs = invocation.measure_traced("kvm", 10)
+    monkeypatch.setattr(measuring, "cost_boot_params", fake_cost_boot_params)
+    costs = measuring.measure_traced("kvm", 10)
     assert boots == [None] and costs["threads"] == {"what": "threads",
                                                     "why": "tracefs: not mounted"}
     assert "traced_boot" not in costs

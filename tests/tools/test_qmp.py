@@ -1,4 +1,4 @@
-"""The QMP client against a real, paused QEMU started through qemu.py (KVM and TCG)."""
+"""The QMP client (host/qmp.py) against a real, paused QEMU started through qemu.py (KVM and TCG)."""
 import os
 import shutil
 import tempfile
@@ -8,7 +8,7 @@ import time
 import pytest
 
 from conftest import require
-from idlelab.host import qemu
+from idlelab.host import qemu, qmp
 import live
 from live import LiveQemu, start_paused
 
@@ -25,7 +25,7 @@ def _paused(accel):
     require(accel)
     d = tempfile.mkdtemp(prefix="idl-", dir="/tmp")
     vm, path = start_paused(d, accel, smp=SMP)
-    session = qemu.QMP(path, timeout=10, proc=vm.proc)
+    session = qmp.QMP(path, timeout=10, proc=vm.proc)
     yield accel, vm, session
     session.close()
     vm.stop()
@@ -98,7 +98,7 @@ def test_schemas_say_how_to_take_deltas(kvm_vm):
 
 def test_errors_carry_the_qmp_class_and_description(paused):
     _, _, session = paused
-    with pytest.raises(qemu.QMPError) as e:
+    with pytest.raises(qmp.QMPError) as e:
         session.execute("no-such-command")
     assert e.value.cls == "CommandNotFound"
     assert "no-such-command" in str(e.value)
@@ -126,7 +126,7 @@ def test_connect_retries_until_qemu_creates_the_socket(sockdir):
     t.start()
     try:
         t0 = time.monotonic()
-        with qemu.QMP(os.path.join(sockdir, "qmp-tcg-1"), timeout=10) as session:
+        with qmp.QMP(os.path.join(sockdir, "qmp-tcg-1"), timeout=10) as session:
             assert time.monotonic() - t0 >= 0.3
             assert session.query_cpus_fast()[0]["cpu-index"] == 0
     finally:
@@ -137,16 +137,16 @@ def test_connect_retries_until_qemu_creates_the_socket(sockdir):
 
 def test_connect_gives_up_at_the_deadline(sockdir):
     t0 = time.monotonic()
-    with pytest.raises(qemu.QMPConnectError, match="no QMP server"):
-        qemu.QMP(os.path.join(sockdir, "nothing"), timeout=0.3)
+    with pytest.raises(qmp.QMPConnectError, match="no QMP server"):
+        qmp.QMP(os.path.join(sockdir, "nothing"), timeout=0.3)
     assert time.monotonic() - t0 < 2
 
 
 def test_connect_stops_waiting_when_qemu_exits(sockdir):
     cfg = qemu.Config(accel="tcg", qmp=os.path.join(sockdir, "q"), extra=["-no-such-option"])
     vm = LiveQemu(cfg)
-    with pytest.raises(qemu.QMPConnectError, match="QEMU exited"):
-        qemu.QMP(cfg.qmp, timeout=10, proc=vm.proc)
+    with pytest.raises(qmp.QMPConnectError, match="QEMU exited"):
+        qmp.QMP(cfg.qmp, timeout=10, proc=vm.proc)
     vm.stop()
 
 
@@ -183,7 +183,7 @@ def test_an_event_before_the_greeting_is_kept(sockdir):
     greeting (a bench failed on it once)."""
     path = os.path.join(sockdir, "early-event")
     t = _scripted_server(path, [RESUME, GREETING])
-    with qemu.QMP(path, timeout=5) as session:
+    with qmp.QMP(path, timeout=5) as session:
         assert session.greeting == GREETING
         assert session.events("RESUME") == [RESUME]
     t.join(5)
@@ -192,6 +192,6 @@ def test_an_event_before_the_greeting_is_kept(sockdir):
 def test_something_else_before_the_greeting_is_refused(sockdir):
     path = os.path.join(sockdir, "no-greeting")
     t = _scripted_server(path, [{"return": {}}])
-    with pytest.raises(qemu.QMPConnectError, match="not a QMP greeting"):
-        qemu.QMP(path, timeout=5)
+    with pytest.raises(qmp.QMPConnectError, match="not a QMP greeting"):
+        qmp.QMP(path, timeout=5)
     t.join(5)

@@ -1,7 +1,7 @@
 """The run parser and the invariant checker, on canned guest output."""
 import pytest
 
-from idlelab.derive.records import RunError, check_invariants, parse_run
+from idlelab.derive.guestrun import RunError, check_invariants, parse_run
 
 CPU = ("@idlelab cpu id={id} ctx_switches=5 wakeups=3 wakeups_local=1 wakeups_remote=2 "
        "ipi_sent=2 ipi_avoided=0 ipi_received=2 timer_irqs=4 ticks=3 idle_entries=6 "

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from conftest import TOP
-from idlelab.report import output
+from idlelab.report import resultsdir
 
 BENCH = os.path.join(TOP, "tools", "bench")
 MATRIX = "defaults: accel=tcg smp=1 duration=50ms guest.warmup=10ms\na: workload=idle repeat=3\n"
@@ -32,9 +32,9 @@ def cut_after_first_run(tmp_path):
     first = json.load(open(os.path.join(folder, "raw", raw[0])))
     for name in raw[1:]:
         os.unlink(os.path.join(folder, "raw", name))
-    meta = output.read_meta(folder)
-    meta[output.STATUS] = output.RUNNING
-    output.write_meta(folder, meta)
+    meta = resultsdir.read_meta(folder)
+    meta[resultsdir.STATUS] = resultsdir.RUNNING
+    resultsdir.write_meta(folder, meta)
     return folder, first
 
 
@@ -52,8 +52,8 @@ def test_resume_keeps_the_runs_made_and_marks_the_retried_one(tmp_path):
     assert recs[0] == first                       # kept byte for byte in content
     assert recs[1]["retried"] == "retried: wedged" and "retried" not in recs[2]
     assert all(r["status"] == "ok" for r in recs)
-    meta = output.read_meta(folder)
-    assert meta[output.STATUS] == output.COMPLETE and meta["runs_made"] == 3
+    meta = resultsdir.read_meta(folder)
+    assert meta[resultsdir.STATUS] == resultsdir.COMPLETE and meta["runs_made"] == 3
     assert meta["resumed"][0]["at_run"] == 2
 
 

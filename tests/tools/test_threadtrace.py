@@ -184,10 +184,11 @@ def test_only_the_given_vms_threads_count():
 
 
 def test_the_boots_vcpu_threads_are_found_once_qemu_has_made_them(monkeypatch):
-    from idlelab.host import costtrace, samplers
+    from idlelab.costtable import tracedboot
+    from idlelab.host import vcputhreads
 
     seen = iter([{}, {0: 5}, {0: 5, 1: 6}])
-    monkeypatch.setattr(samplers, "find_vcpu_threads", lambda pid: next(seen))
+    monkeypatch.setattr(vcputhreads, "find_vcpu_threads", lambda pid: next(seen))
 
     class Proc:
         pid = 1234
@@ -195,12 +196,12 @@ def test_the_boots_vcpu_threads_are_found_once_qemu_has_made_them(monkeypatch):
         def poll(self):
             return None
 
-    t = costtrace.ThreadTrace("kvm")
+    t = tracedboot.ThreadTrace("kvm")
     t.find_threads(Proc())
     t._finder.join(timeout=5)
     assert t.tids == {0: 5, 1: 6}
-    assert costtrace.ThreadTrace("tcg").part() == {"what": "threads",
-                                                   "why": "no KVM host to trace (TCG)"}
+    assert tracedboot.ThreadTrace("tcg").part() == {"what": "threads",
+                                                    "why": "no KVM host to trace (TCG)"}
 
 
 def test_a_window_keeps_the_halts_that_began_in_it():
@@ -301,11 +302,11 @@ def test_a_broken_shadow_whose_hlt_is_still_asleep_counts():
 
 
 def test_the_cost_tables_line_says_the_broken_shadows():
-    from idlelab.derive import records
+    from idlelab.costtable import render
     s = threadtrace.summary(text(halt(0, kick=300)))
-    assert "injected on a HLT" not in records.threads_markdown(s)[0]
+    assert "injected on a HLT" not in render.threads_markdown(s)[0]
     s.update(shadow_breaks=2, shadow_break_slept={"ns_p50": 47e6, "ns_p90": 90e6, "n": 2})
-    said = records.threads_markdown(s)[0]
+    said = render.threads_markdown(s)[0]
     assert ("; 2 interrupts injected on a HLT inside STI's shadow, which the host dropped "
             "(lost wake-ups: those HLTs slept 47.0 ms p50)") in said
     assert "shadow_break_slept" not in said            # not a part of a halt

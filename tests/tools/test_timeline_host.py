@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from idlelab.timeline import hostoverlay, records as R, spans as S, trace as timeline_trace
+from idlelab.timeline import chrometrace, hostoverlay, records as R, spans as S
 from idlelab.timeline.cli import overlay_of
 
 HZ = 2_000_000_000          # 2 cycles a ns: µs = cycles / 2000
@@ -138,7 +138,7 @@ def test_a_wake_of_a_busy_cpu_has_no_link():
 
 def test_trace_json_structure():
     tl = made_up()
-    doc = json.loads(json.dumps(timeline_trace.build(tl)))
+    doc = json.loads(json.dumps(chrometrace.build(tl)))
     evs = doc["traceEvents"]
     assert doc["displayTimeUnit"] == "ns" and doc["otherData"]["tsc_hz"] == HZ
     names = {e["args"]["name"] for e in evs if e["ph"] == "M" and e["name"] == "thread_name"}
@@ -150,7 +150,7 @@ def test_trace_json_structure():
     xs = [e for e in evs if e["ph"] == "X"]
     assert all(e["dur"] > 0 for e in xs)
     run = [e for e in xs if e["name"] == "run thread 2"][0]
-    assert run["ts"] == 3.0 and run["dur"] == 9.0 and run["tid"] == timeline_trace.guest_tid(0)
+    assert run["ts"] == 3.0 and run["dur"] == 9.0 and run["tid"] == chrometrace.guest_tid(0)
     inst = [e for e in evs if e["ph"] == "i"]
     assert sorted(e["name"] for e in inst) == ["ipi_avoided", "ipi_received", "ipi_sent",
                                                "wake", "wake"]
@@ -217,7 +217,7 @@ def test_the_check_refuses_offsets_that_do_not_fit():
     ov = hostoverlay.build(tl, _many_wakeups(tl, 0, False), TIDS, {0: 0, 1: 0})
     assert not ov.aligned and not ov.spans
     assert ov.status.startswith("host overlay: not drawn:") and "only 0 of 5" in ov.status
-    doc = timeline_trace.build(tl, ov)
+    doc = chrometrace.build(tl, ov)
     assert "vCPU 1 (host)" not in json.dumps(doc)
 
 

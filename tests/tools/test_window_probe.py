@@ -1,4 +1,4 @@
-"""The bench's window probe (bench/onerun.py WindowProbe) against a stand-in QEMU: where in
+"""The bench's window probe (bench/windowprobe.py) against a stand-in QEMU: where in
 each marker it reads the vCPU threads' CPU time. The close marker is sampled at its first
 bytes, the markers' common prefix once the open one was seen (the line still arriving, each
 character of it a VM exit while every vCPU spins at the guest's barrier), the CPU time
@@ -6,11 +6,11 @@ before the stats; at the open marker the CPU time is read last, just before the
 acknowledgement lets the guest go."""
 import pytest
 
-from idlelab.bench import onerun
+from idlelab.bench import onerun, windowprobe
 from idlelab.derive import runrow
-from idlelab.host import qemu, samplers
+from idlelab.host import qemu, vcputhreads
 
-READ_WAKE_COUNTS = samplers.thread_wake_counts     # the fixture stands it in
+READ_WAKE_COUNTS = vcputhreads.thread_wake_counts     # the fixture stands it in
 
 
 class FakeQMP:
@@ -25,16 +25,16 @@ class FakeQMP:
 @pytest.fixture
 def probe(monkeypatch):
     calls = []
-    monkeypatch.setattr(samplers, "vcpu_cpu_ns",
+    monkeypatch.setattr(vcputhreads, "vcpu_cpu_ns",
                         lambda pid, threads: calls.append("cpu") or {0: len(calls)})
-    monkeypatch.setattr(onerun, "load_sample", lambda pid: calls.append("load") or {})
-    monkeypatch.setattr(samplers, "thread_run_delay_ns", lambda pid, tid: 0)
+    monkeypatch.setattr(windowprobe, "load_sample", lambda pid: calls.append("load") or {})
+    monkeypatch.setattr(vcputhreads, "thread_run_delay_ns", lambda pid, tid: 0)
     wakes = iter([{"nr_wakeups": 10, "nr_wakeups_local": 2, "nr_migrations": 1},
                   {"nr_wakeups": 110, "nr_wakeups_local": 62, "nr_migrations": 4}])
-    monkeypatch.setattr(samplers, "thread_wake_counts", lambda pid, tid: next(wakes, None))
+    monkeypatch.setattr(vcputhreads, "thread_wake_counts", lambda pid, tid: next(wakes, None))
     acks = []
     monkeypatch.setattr(qemu, "acknowledge", lambda proc: acks.append(proc))
-    p = onerun.WindowProbe("/nowhere", "kvm", hold_ns=0)
+    p = windowprobe.WindowProbe("/nowhere", "kvm", hold_ns=0)
     p.session, p.pid, p.threads, p.proc = FakeQMP(calls), 1, {0: 1}, "qemu"
     return p, calls, acks
 

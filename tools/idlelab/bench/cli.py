@@ -9,16 +9,17 @@ import os
 import signal
 import sys
 
-from idlelab.derive import records
-from idlelab import timings, usage
-from idlelab.report import output
-from idlelab.bench import matrix
-from idlelab.host import hosts, qemu
-from idlelab.host.platform import HostParams
+from idlelab import TOP, costtable, timings, usage
+from idlelab.bench import matrix, matrixvalues
+from idlelab.bench.invocation import run_all
+from idlelab.bench.workplan import (KnobCheckUnavailable, SEEDS, builtin_matrices, check_cmdlines,
+                                    estimate_s, load_matrices)
+from idlelab.host import hosts, nested, qemu
+from idlelab.host.kvmparams import HostParams
+from idlelab.report import resultsdir
+from idlelab.report.console import say
 from idlelab.sim import predict, simrun
-from idlelab.bench.invocation import (KnobCheckUnavailable, SEEDS, Signals, TOP,
-    builtin_matrices, check_cmdlines, estimate_s, load_matrices, run_all)
-from idlelab.report.output import say
+from idlelab.stopsignals import Signals
 from idlelab.usage import EXIT_NO_KVM, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 
 RESULTS_DIR = os.path.join(TOP, "results")
@@ -60,13 +61,13 @@ def params_needed(loaded, params=None):
             "machine's KVM")
 
 
-REPEAT = usage.int_in(1, matrix.MAX_REPEAT)     # --repeat N
+REPEAT = usage.int_in(1, matrixvalues.MAX_REPEAT)     # --repeat N
 
 
 def window_hold(text):
     """--window-hold: a time as the guest's window_hold= takes it."""
     try:
-        matrix.parse_time(text)
+        matrixvalues.parse_time(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(f"{text!r}: expected {e}") from None
     return text
@@ -206,26 +207,26 @@ def rebuild_report(outdir):
     it cannot write (read-only, a folder where runs.csv goes) is one line and EXIT_USAGE,
     as one it cannot read."""
     try:
-        output.check_folder(outdir)
-        meta = output.read_meta(outdir)
-        recs = output.read_raw(outdir)
-    except output.FolderError as e:
+        resultsdir.check_folder(outdir)
+        meta = resultsdir.read_meta(outdir)
+        recs = resultsdir.read_raw(outdir)
+    except resultsdir.FolderError as e:
         say(f"--report {e}")
         return EXIT_USAGE
-    status = output.status(meta)
-    if status == output.RUNNING:
+    status = resultsdir.status(meta)
+    if status == resultsdir.RUNNING:
         say(f"--report {outdir}: still being written by the bench with pid "
             f"{meta['owner']['pid']}: wait for it to end")
         return EXIT_USAGE
     # Said once the reports are written: a folder that cannot be written ends in that line.
-    notes = [output.missing_note(outdir, meta, len(recs))]
+    notes = [resultsdir.missing_note(outdir, meta, len(recs))]
     try:
-        if status == output.INCOMPLETE:
-            notes.insert(0, output.incomplete_note(outdir, meta) + "; reporting those")
-            with output.writing(os.path.join(outdir, output.META)):
-                meta = output.mark_incomplete(outdir, meta, "--report")
-        written = output.write_all(outdir, recs, meta, hardware=simrun.rows_if_built(recs))
-    except output.FolderError as e:
+        if status == resultsdir.INCOMPLETE:
+            notes.insert(0, resultsdir.incomplete_note(outdir, meta) + "; reporting those")
+            with resultsdir.writing(os.path.join(outdir, resultsdir.META)):
+                meta = resultsdir.mark_incomplete(outdir, meta, "--report")
+        written = resultsdir.write_all(outdir, recs, meta, hardware=simrun.rows_if_built(recs))
+    except resultsdir.FolderError as e:
         say(f"--report {e}")
         return EXIT_USAGE
     for note in filter(None, notes):
@@ -256,7 +257,7 @@ def main(argv=None):
     except KnobCheckUnavailable as e:
         say(f"guest values not checked before the runs ({e}); a bad one fails at boot")
     if args.no_cost_table:
-        scaled = [mid for mid, _, runs in loaded if records.needs_table(runs)]
+        scaled = [mid for mid, _, runs in loaded if costtable.needs_table(runs)]
         if scaled:
             say(f"--no-cost-table: matrix {', '.join(scaled)} places values by the cost table "
                 "(e.g. `timer*2`), so it must be measured")
@@ -271,10 +272,10 @@ def main(argv=None):
         say(missing)
         return EXIT_USAGE
     try:
-        output.check_parent(args.results_dir)
+        resultsdir.check_parent(args.results_dir)
         if args.resume:
-            output.check_folder(args.resume)
-    except output.FolderError as e:
+            resultsdir.check_folder(args.resume)
+    except resultsdir.FolderError as e:
         say(f"{'--resume' if args.resume else '--results-dir'} {e}")
         return EXIT_USAGE
     accel, msg, code = choose_accel(args.accel, args.require_kvm, params_needed(loaded))
@@ -284,7 +285,7 @@ def main(argv=None):
         return code
     if accel == "nested":
         outside = [d for d in (args.results_dir, args.resume) if d and not
-                   hosts.writable_inside(d)]
+                   nested.writable_inside(d)]
         if outside:
             say(f"{outside[0]}: the nested host writes results only into the project tree, "
                 f"/tmp and /run (it shares those read-write, the rest of this machine "

@@ -84,24 +84,17 @@ Every mistake is an error naming the file and line, e.g.
 default silently. A value wrong in itself is reported at the line that sets it, a defaults
 line included; one wrong only beside another key's value (`stall=` past the `duration=`), at
 the later of the lines that set them. Pass `guest_knobs` (e.g. guest_knob_names()) to check
-`guest.` names too.
+`guest.` names too. Each key's value is parsed and checked by bench/matrixvalues.py.
 """
 import difflib
-import functools
 import itertools
 import math
-import os
 import re
 from dataclasses import dataclass, field
 
-from idlelab import GUESTS, LINUX_KERNELS, TOP
-from idlelab.derive import records
+from idlelab import LINUX_KERNELS
+from idlelab.bench import matrixvalues
 
-KNOB_TABLE = os.path.join(TOP, "kernel", "knobs", "knob_table.h")
-MACHINES = ("microvm", "pc", "q35")
-TRACES = ("none", "halt_poll_ns", "threads")
-ACCELS = ("kvm", "tcg")
-_UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 _KNOB = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 _LINE = re.compile(r"([A-Za-z0-9][A-Za-z0-9_.-]*)\s*:(.*)")
 _HOST_PARAM = {"host_grow": "halt_poll_ns_grow", "host_grow_start": "halt_poll_ns_grow_start",
@@ -110,7 +103,6 @@ DEFAULTS = {"repeat": "1", "smp": "2", "machine": "microvm", "accel": "kvm",
             "halt_poll_ns": "host", "guest": "idlelab"}
 REQUIRED = ("workload", "duration")
 MAX_RUNS = 1000          # runs one matrix may expand to (each is at least one boot)
-MAX_REPEAT = 1000        # times one run may be made (the matrix's repeat, tools/bench --repeat)
 
 # The bench's window edges are synchronised (the guest quiesces and waits for the probe's
 # acknowledgement), so no hold is needed; --window-hold adds one for a matrix that turns
@@ -138,8 +130,8 @@ class Run:
     guest: dict = field(default_factory=dict)        # guest knobs, in file order
     sweep: dict = field(default_factory=dict)        # the swept keys' values for this run
     settings: dict = field(default_factory=dict)     # every key's text, for the record
-    stall: "Stall" = None        # the fault to inject (stall=), None: none
-    neighbour: "Neighbour" = None   # the task beside the guest (neighbour=), None: none
+    stall: "matrixvalues.Stall" = None       # the fault to inject (stall=), None: none
+    neighbour: "matrixvalues.Neighbour" = None  # the task beside the guest, None: none
     pin: tuple = None            # host CPU of each vCPU (pin=), None: not pinned
     trace: str = None            # KVM's trace of the window (trace=), None: none
     guest_os: str = "idlelab"    # guest=: idlelab's kernel or linux (idlelab.GUESTS)
@@ -150,245 +142,6 @@ class Run:
     def cmdline(self):
         """The guest kernel command line: the guest.<knob> values, in file order."""
         return " ".join(f"{k}={v}" for k, v in self.guest.items())
-
-
-@dataclass(frozen=True)
-class Stall:
-    """stall=VCPU@OFFSET+DURATION: stop one vCPU's host thread for a while."""
-    vcpu: int
-    offset_ns: int               # after the window opened (the open marker acknowledged)
-    duration_ns: int
-
-
-# --- values ----------------------------------------------------------------------------------
-
-
-# --- neighbour= and pin= (host/neighbour.py runs one) --------------------------------------
-
-MAX_HOG_THREADS = 256
-
-
-@dataclass(frozen=True)
-class Neighbour:
-    kind: str                      # hog or vm
-    text: str                      # as written (the record's neighbour=)
-    threads: int = 0               # hog: how many
-    cpus: tuple = ()               # hog: pinning, () = unpinned
-    knobs: tuple = ()              # vm: guest knobs, "name=value"
-    smp: int = 1                   # vm: vCPUs
-
-    def describe(self):
-        if self.kind == "hog":
-            where = f" pinned to CPU {'/'.join(map(str, self.cpus))}" if self.cpus else ""
-            return f"{self.threads} spinning host thread{'s' if self.threads > 1 else ''}{where}"
-        return f"a second guest ({self.smp} vCPU, {' '.join(self.knobs)})"
-
-
-def _cpu_list(text, sep):
-    items = text.split(sep)
-    if not all(re.fullmatch(r"\d+", c) for c in items):
-        raise ValueError("host CPU numbers (decimal)")
-    cpus = tuple(int(c) for c in items)
-    ncpu = os.cpu_count() or 1
-    bad = [c for c in cpus if c >= ncpu]
-    if bad:
-        raise ValueError(f"host CPUs below {ncpu} (this host has CPUs 0..{ncpu - 1}), "
-                         f"not {bad[0]}")
-    return cpus
-
-
-def parse_neighbour(text):
-    """None for `none`, else a Neighbour. ValueError says what is accepted."""
-    if text == "none":
-        return None
-    if text.startswith("hog:"):
-        m = re.fullmatch(r"hog:(\d+)(?:@(.+))?", text)
-        if not m or not 1 <= int(m.group(1)) <= MAX_HOG_THREADS:
-            raise ValueError(f"'none', 'hog:N[@CPU,...]' (N in 1..{MAX_HOG_THREADS}) or "
-                             "'vm:KNOB=VALUE+...'")
-        n = int(m.group(1))
-        cpus = ()
-        if m.group(2) is not None:
-            try:
-                cpus = _cpu_list(m.group(2), ",")
-            except ValueError as e:
-                raise ValueError(f"hog:N@CPU,... with {e}") from None
-            if len(cpus) not in (1, n):
-                raise ValueError(f"hog:{n}@... with one CPU for all threads or one per "
-                                 f"thread ({n}), not {len(cpus)}")
-        return Neighbour("hog", text, threads=n, cpus=cpus)
-    if text.startswith("vm:"):
-        knobs, smp = [], 1
-        for k in text[3:].split("+"):
-            name, eq, value = k.partition("=")
-            if not eq or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", name) or not value:
-                raise ValueError(f"vm:KNOB=VALUE+KNOB=VALUE... (guest knobs joined by '+'), "
-                                 f"not {k!r}")
-            if name == "smp":
-                if not re.fullmatch(r"\d+", value) or not 1 <= int(value) <= 64:
-                    raise ValueError("vm:...+smp=N with N in 1..64")
-                smp = int(value)
-            elif name in ("window_sync", "duration"):
-                raise ValueError(f"vm: knobs without {name}= (the harness sets it)")
-            else:
-                knobs.append(k)
-        if not any(k.startswith("workload=") for k in knobs):
-            raise ValueError("vm:KNOBS naming a workload= (e.g. vm:workload=pingpong+"
-                             "pingpong.mode=spin)")
-        return Neighbour("vm", text, knobs=tuple(knobs), smp=smp)
-    raise ValueError("'none', 'hog:N[@CPU,...]' or 'vm:KNOB=VALUE+...'")
-
-
-def parse_pin(text):
-    """None for `none`, else the host CPU of each vCPU in order."""
-    if text == "none":
-        return None
-    try:
-        return _cpu_list(text, "+")
-    except ValueError as e:
-        raise ValueError(f"'none' or CPU+CPU+... (vCPU i on the i-th) with {e}") from None
-
-
-def join_cpu_lists(items):
-    """A matrix value split at commas, with digits-only items put back onto the CPU list
-    (after '@') of the item before: ['hog:2@0', '1', 'none'] -> ['hog:2@0,1', 'none']."""
-    out = []
-    for it in items:
-        if out and re.fullmatch(r"\d+", it) and "@" in out[-1]:
-            out[-1] += "," + it
-        else:
-            out.append(it)
-    return out
-
-
-def parse_time(text):
-    """ns from `<int>[ns|us|ms|s]`: no unit is ns, the kernel's rule for its time knobs
-    (kernel/knobs/parse.c), so a matrix value means on the guest's command line what it
-    means here."""
-    m = re.fullmatch(r"(\d+)(ns|us|ms|s)?", text)
-    if not m:
-        raise ValueError(f"a time: an integer, optionally with a unit {'|'.join(_UNITS)}")
-    return int(m.group(1)) * _UNITS[m.group(2) or "ns"]
-
-
-def format_time(ns):
-    """A time in its largest exact unit, as the kernel prints a range (1000000 -> 1ms)."""
-    unit = max((u for u, n in _UNITS.items() if ns % n == 0), key=_UNITS.get)
-    return f"{ns // _UNITS[unit]}{unit}"
-
-
-def _int_in(lo, hi):
-    def parse(text):
-        if not re.fullmatch(r"\d+", text) or not lo <= int(text) <= hi:
-            raise ValueError(f"an integer in {lo}..{hi}")
-        return int(text)
-    return parse
-
-
-def _choice(choices):
-    def parse(text):
-        if text not in choices:
-            raise ValueError("one of " + ", ".join(choices))
-        return text
-    return parse
-
-
-def _workload(text):
-    if not re.fullmatch(r"[a-z][a-z0-9_-]*", text):
-        raise ValueError("a name: lower-case letters, digits, '_' or '-'")
-    return text
-
-
-@functools.lru_cache(maxsize=None)
-def knob_range(name, table=KNOB_TABLE):
-    """(min, max) of a kernel knob, read from kernel/knobs/knob_table.h (its one definition):
-    `K(ident, "name", TYPE, default, min, max, ...`, a bound an integer or KNOB_NS/US/MS/S(n)."""
-    with open(table) as f:
-        text = f.read()
-    m = re.search(rf'\bK\(\s*\w+\s*,\s*"{re.escape(name)}"(?:\s*,[^,]+){{2}},([^,]+),([^,]+),',
-                  text)
-    bounds = [re.fullmatch(r"KNOB_(NS|US|MS|S)\((\d+)\)|(0x[0-9a-f]+|\d+)", b.strip())
-              for b in (m.groups() if m else ())]
-    if not bounds or not all(bounds):
-        raise ValueError(f"{table}: no range of knob {name!r} found")
-    return tuple(int(b[3], 0) if b[3] else int(b[2]) * _UNITS[b[1].lower()] for b in bounds)
-
-
-def _duration(text):
-    ns = parse_time(text)
-    lo, hi = knob_range("duration")
-    if not lo <= ns <= hi:
-        bare = (f" (read as {ns} ns: a time without a unit is in ns, as the kernel reads it)"
-                if text.isdigit() else "")
-        raise ValueError(f"a duration in {format_time(lo)}..{format_time(hi)}{bare}")
-    return ns
-
-
-def _u32_time(text):
-    ns = parse_time(text)
-    if ns >= 2 ** 32:
-        raise ValueError(f"at most {2 ** 32 - 1} ns (KVM takes 32 bits)")
-    return ns
-
-
-def _window(text):
-    """A host window: ns, or a value in the cost table's terms (`timer+200us`), kept as
-    text until the bench has measured the table (records.resolve_run)."""
-    if records.is_scaled(text):
-        return text
-    return _u32_time(text)
-
-
-def _halt_poll(text):
-    """('host', None) | ('vm', ns) | ('global', ns); ns may be a cost-table expression."""
-    if text == "host":
-        return ("host", None)
-    if text.startswith("global:"):
-        return ("global", _window(text[len("global:"):]))
-    try:
-        return ("vm", _window(text))
-    except ValueError:
-        raise ValueError("'host', a time (per VM) or 'global:<time>' (kvm module "
-                         "parameter); a time may be in the cost table's terms, "
-                         "e.g. timer+200us") from None
-
-
-def _stall(text):
-    """None for `none`, else a Stall (vCPU and run duration are checked with the run)."""
-    if text == "none":
-        return None
-    m = re.fullmatch(r"(\d+)@([^+]+)\+(.+)", text)
-    if not m:
-        raise ValueError("'none' or VCPU@OFFSET+DURATION, e.g. 1@100ms+300ms")
-    try:
-        offset, length = (parse_time(t) for t in m.group(2, 3))
-    except ValueError as e:
-        raise ValueError(f"VCPU@OFFSET+DURATION with OFFSET and DURATION {e}") from None
-    if length == 0:
-        raise ValueError("a stall DURATION above 0")
-    return Stall(int(m.group(1)), offset, length)
-
-
-_U32 = _int_in(0, 2 ** 32 - 1)
-PARSERS = {
-    "workload": _workload,
-    "duration": _duration,
-    "repeat": _int_in(1, MAX_REPEAT),
-    "smp": _int_in(1, 64),
-    "machine": _choice(MACHINES),
-    "accel": _choice(ACCELS),
-    "halt_poll_ns": _halt_poll,
-    "host_grow": _U32,
-    "host_grow_start": _window,
-    "host_shrink": _U32,
-    "stall": _stall,
-    "neighbour": parse_neighbour,
-    "pin": parse_pin,
-    "trace": _choice(TRACES),
-    "guest": _choice(GUESTS),
-    "linux_kernel": _choice(LINUX_KERNELS),
-}
-KEYS = tuple(PARSERS)
 
 
 # --- lines -----------------------------------------------------------------------------------
@@ -426,18 +179,18 @@ class _Parser:
             if self.guest_knobs is not None and knob not in self.guest_knobs:
                 self.unknown_guest.setdefault(key, (self.lineno, f"unknown guest knob {knob!r}"
                                                     + _did_you_mean(knob, self.guest_knobs)))
-        elif key not in PARSERS:
+        elif key not in matrixvalues.PARSERS:
             # A misspelt top-level key may well be a guest knob missing its prefix.
-            known = {k: k for k in KEYS}
+            known = {k: k for k in matrixvalues.KEYS}
             known.update({k: f"guest.{k}" for k in self.guest_knobs or ()})
             raise self.error(f"unknown key {key!r}" + _did_you_mean(key, known)
-                             + "; keys: " + ", ".join(KEYS) + ", guest.<knob>")
+                             + "; keys: " + ", ".join(matrixvalues.KEYS) + ", guest.<knob>")
 
     def values(self, key, text):
         """The comma-separated values of one key, each checked (a sweep if more than one)."""
         items = text.split(",")
         if key == "neighbour":
-            items = join_cpu_lists(items)
+            items = matrixvalues.join_cpu_lists(items)
         if any(not v for v in items):
             raise self.error(f"{key}: empty value in {text!r}")
         if len(set(items)) != len(items):
@@ -450,7 +203,7 @@ class _Parser:
         if key.startswith("guest."):
             return
         try:
-            parsed = PARSERS[key](value)
+            parsed = matrixvalues.PARSERS[key](value)
         except ValueError as e:
             raise self.error(f"{key}={value}: expected {e}") from None
         if key == "neighbour" and parsed is not None and self.guest_knobs is not None:
@@ -579,17 +332,17 @@ def short_key(key):
 
 
 def _make_run(where, name, values, chosen, lines=None):
-    scope, ns = PARSERS["halt_poll_ns"](values["halt_poll_ns"])
-    host = {param: PARSERS[key](values[key]) for key, param in _HOST_PARAM.items()
+    scope, ns = matrixvalues.PARSERS["halt_poll_ns"](values["halt_poll_ns"])
+    host = {param: matrixvalues.PARSERS[key](values[key]) for key, param in _HOST_PARAM.items()
             if key in values}
     if scope == "global":
         host["halt_poll_ns"] = ns
     return Run(
         name=name, where=where,
         workload=values["workload"],
-        duration_ns=PARSERS["duration"](values["duration"]),
-        repeat=PARSERS["repeat"](values["repeat"]),
-        smp=PARSERS["smp"](values["smp"]),
+        duration_ns=matrixvalues.PARSERS["duration"](values["duration"]),
+        repeat=matrixvalues.PARSERS["repeat"](values["repeat"]),
+        smp=matrixvalues.PARSERS["smp"](values["smp"]),
         machine=values["machine"],
         accel=values["accel"],
         vm_halt_poll_ns=ns if scope == "vm" else None,
@@ -597,9 +350,10 @@ def _make_run(where, name, values, chosen, lines=None):
         guest={short_key(k): v for k, v in values.items() if k.startswith("guest.")},
         sweep=chosen,
         settings=dict(values),
-        stall=PARSERS["stall"](values["stall"]) if "stall" in values else None,
-        neighbour=parse_neighbour(values["neighbour"]) if "neighbour" in values else None,
-        pin=parse_pin(values["pin"]) if "pin" in values else None,
+        stall=matrixvalues.PARSERS["stall"](values["stall"]) if "stall" in values else None,
+        neighbour=(matrixvalues.parse_neighbour(values["neighbour"]) if "neighbour" in values
+                   else None),
+        pin=matrixvalues.parse_pin(values["pin"]) if "pin" in values else None,
         trace=None if values.get("trace", "none") == "none" else values["trace"],
         guest_os=values["guest"],
         linux_kernel=values.get("linux_kernel", LINUX_KERNELS[0])
@@ -631,7 +385,7 @@ def where_set(run, key):
     return f"{run.where.rsplit(':', 1)[0]}:{line}" if line else run.where
 
 
-def guest_knob_names(table=KNOB_TABLE):
+def guest_knob_names(table=matrixvalues.KNOB_TABLE):
     """The knob names the guest kernel accepts, read from kernel/knobs/knob_table.h."""
     with open(table) as f:
         text = f.read()
@@ -653,12 +407,12 @@ def config_of(run):
 def guest_cmdline(run, window_hold=WINDOW_HOLD):
     """The guest command line: the workload and its duration (matrix keys of their own),
     the run's guest knobs, then window_sync=1 (exact window edges: the window probe of
-    bench/onerun.py) and a non-zero window_hold, each unless the matrix set it."""
+    bench/windowprobe.py) and a non-zero window_hold, each unless the matrix set it."""
     parts = [f"workload={run.workload}", f"duration={run.settings['duration']}"]
     if run.cmdline():
         parts.append(run.cmdline())
     if "window_sync" not in run.guest:
         parts.append("window_sync=1")
-    if "window_hold" not in run.guest and parse_time(window_hold):
+    if "window_hold" not in run.guest and matrixvalues.parse_time(window_hold):
         parts.append(f"window_hold={window_hold}")
     return " ".join(parts)

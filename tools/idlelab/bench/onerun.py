@@ -2,23 +2,17 @@
 or not run).
 
   1. Decide the host polling configuration. A per-VM window (`halt_poll_ns=<time>`) goes
-     through the preload library (platform.run_env) and touches no other VM. Global kvm
+     through the preload library (haltpollcap.run_env) and touches no other VM. Global kvm
      parameters are changed only when a run needs a value the host does not already have,
-     and only through platform.override (journal, restore on every exit). Where they are
+     and only through kvmparams.override (journal, restore on every exit). Where they are
      read-only such a run is recorded as "not run: <reason>", never faked.
   2. Boot the guest (qemu.run, the one QEMU command line) with a QMP socket in a private
      temporary directory (inside the results folder's tmp/ for a bench) and the
      WindowProbe attached.
-  3. Around the boot, sample the machine load (host/samplers.py); assemble the record.
+  3. Around the boot, sample the machine load (host/hostload.py); assemble the record.
 
-The window probe is the host side of the boot: it connects QMP when QEMU starts and, at
-each `@idlelab window` marker, samples KVM's per-vCPU counters, the vCPU threads' CPU time
-and the machine load. A marker with sync=1 (window_sync=1, what the bench uses) comes from a
-quiesced guest: every vCPU spins at a barrier, none can halt, and the guest has already
-taken its own snapshot; the probe reads at once and then acknowledges (qemu.acknowledge),
-which lets the guest go on. Both sides then count exactly the same HLTs. A marker with
-sync=0 is read while CPU 0 holds it (window_hold=), which is only close: the other vCPUs
-may still halt.
+The window probe (bench/windowprobe.py) is the host side of the boot: at each window marker
+it samples KVM's counters and the vCPU threads.
 
 The raw record is plain JSON-ready data, assembled from what the matrix asked for, what
 QEMU and the guest did, and what the probe saw. derive/runrow.py turns it into a RunRow;
@@ -32,17 +26,18 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
-from idlelab.report import output
-from idlelab.bench import matrix
+from idlelab.bench import matrixvalues
 from idlelab.bench.matrix import WINDOW_HOLD, config_of, guest_cmdline
-from idlelab.derive import kvmdelta, records
+from idlelab.bench.windowprobe import WindowProbe
+from idlelab.derive import kvmdelta, latewake
 from idlelab.derive.runrow import side_by_side
-from idlelab.derive.tolerance import OPEN_READ_AT
-from idlelab.host import fault, hosts, neighbour, platform, qemu, samplers
-from idlelab.host.platform import HostParams
-from idlelab.host.samplers import WaitSampler, Waits, host_cpus, load_sample, loadavg, other_load
+from idlelab.host import haltpollcap, hosts, kvmparams, neighbour, qemu, vcputhreads
+from idlelab.host.hostload import host_cpus, load_sample, loadavg, other_load
+from idlelab.host.kvmparams import HostParams
+from idlelab.host.vcpuwaits import WaitSampler, Waits
 from idlelab.host.windowtrace import WindowTrace
-from idlelab.report.output import say
+from idlelab.processes import pid_alive
+from idlelab.report.console import say
 
 
 # A boot's private temporary folder (its QMP socket) is named after the bench's pid, so a
@@ -89,7 +84,7 @@ def execute(mid, run, repeat, ctx):
             return rec
     if not changes:
         return boot(run, rec, ctx)
-    with platform.override(changes, ctx.params.journal, ctx.params.param_dir) as ov:
+    with kvmparams.override(changes, ctx.params.journal, ctx.params.param_dir) as ov:
         if ov.note:
             say(ov.note)
         rec["host_params"]["changed"] = dict(changes)
@@ -106,7 +101,7 @@ def qemu_config(run, rec, ctx, qmp_path):
     hp = rec["halt_poll"]
     if rec["accel"] == "kvm" and hp["scope"] == "vm":
         cfg.preload = [ctx.library]
-        cfg.env = platform.run_env(hp["ns"])
+        cfg.env = haltpollcap.run_env(hp["ns"])
     return cfg
 
 
@@ -168,7 +163,7 @@ def reclaim_temp_dirs(tmpdir=None, own=False):
         for name in os.listdir(tmpdir):
             m = _TEMP_NAME.match(name)
             if m and (int(m.group(1)) == os.getpid() if own
-                      else not output.pid_alive(int(m.group(1)))):
+                      else not pid_alive(int(m.group(1)))):
                 shutil.rmtree(os.path.join(tmpdir, name), ignore_errors=True)
                 gone += 1
     return gone
@@ -194,7 +189,7 @@ def boot(run, rec, ctx):
     record. The neighbour starts before QEMU and is stopped after it on every path."""
     hold = run.guest.get("window_hold", ctx.window_hold)
     # Everything that can refuse a value comes before the temporary folder exists.
-    hold_ns = matrix.parse_time(hold)
+    hold_ns = matrixvalues.parse_time(hold)
     sockdir = tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-", dir=ctx.tmpdir)
     probe = nbr = dirfd = None
     stack = contextlib.ExitStack()      # the trace session, when trace= asks for one
@@ -267,170 +262,13 @@ def boot(run, rec, ctx):
             begin = st.t0 + st.actual["start_ns"]
             waits.add_stall(begin, begin + st.actual["duration_ns"], [run.stall.vcpu])
     rec["load"]["wait_sampler"] = waits.footprint()
-    late = records.attribute_output(lines, Waits(waits))
+    late = latewake.attribute_output(lines, Waits(waits))
     if late:
         rec["late_wakeups"] = late
     rec["status"], rec["reason"] = verdict(rec, out)
     if rec["status"] == "ok":
         rec["per_vcpu"] = side_by_side(rec)
     return rec
-
-
-# --- The window probe ---------------------------------------------------------------------
-
-# KVM's per-vCPU statistics the issue asks for (plus insn_emulation: on a nested KVM the
-# emulated ring-0 instructions are counted there, not in `exits`).
-STATS = ("halt_exits", "halt_attempted_poll", "halt_successful_poll", "halt_poll_invalid",
-         "halt_wakeup", "halt_poll_success_ns", "halt_poll_fail_ns", "halt_wait_ns", "exits",
-         "irq_exits", "insn_emulation", "halt_poll_success_hist", "halt_poll_fail_hist",
-         "halt_wait_hist")
-MARKER = "@idlelab window "
-
-
-class WindowProbe:
-    """Attached to qemu.run as on_start/on_line; samples[state] holds what it read."""
-
-    def __init__(self, qmp_path, accel, hold_ns, stall=None, neighbour=None, pin=None):
-        self.qmp_path, self.accel, self.hold_ns = qmp_path, accel, hold_ns
-        # The running neighbour (neighbour.Hog/Vm, read at both markers) and pin= (host CPU
-        # per vCPU, applied as soon as QMP names the vCPU threads).
-        self.neighbour, self.pin, self.pinned = neighbour, pin, None
-        self.stall_spec, self.stall = stall, None     # matrix.Stall; its fault.Stall
-        self.session = self.pid = self.threads = self.proc = None
-        self.schemas = {}
-        self.samples = {}      # state -> {"snapshot": Snapshot, "load": {...}, "sample_ms"...}
-        self.close_early = False   # the close marker's sample was tried at its first bytes
-        self.errors = []
-
-    def on_start(self, proc):
-        """QEMU is up: connect QMP, learn the vCPU threads (QMP names their thread ids)."""
-        self.pid, self.proc = proc.pid, proc
-        try:
-            self.session = qemu.QMP(self.qmp_path, timeout=15, proc=proc)
-            self.threads = {c["cpu-index"]: c["thread-id"]
-                            for c in self.session.query_cpus_fast()}
-            if self.pin is not None:
-                self.pinned = neighbour.pin_threads(self.threads, self.pin)
-            if self.accel == "kvm":
-                self.schemas = self.session.query_stats_schemas().get("vcpu", {})
-        except Exception as e:  # recorded; the run is reported as failed
-            self.errors.append(f"QMP at start: {e}")
-
-    def on_partial(self, text):
-        """The close marker at its first bytes: the sample is taken then. The guest snapshots
-        its counters before it prints the marker (every vCPU at its barrier with
-        window_sync=1), and each character after is a VM exit while every vCPU spins: on the
-        nested host ~1 ms each, the whole line ~170 ms (2026-12-02), which would have been
-        charged to the window as host CPU. After the open marker the next marker is the close
-        one, so its common prefix is enough."""
-        if MARKER in text and "open" in self.samples and not self.close_early:
-            self.close_early = True     # once: a failed sample is not tried at every byte
-            self.sample({"state": "close"}, None)
-
-    def on_line(self, line):
-        """At a window marker: the host's sample (unless on_partial took it), then (sync=1)
-        the acknowledgement. The acknowledgement is sent whatever happened to the sample, so
-        the guest never waits out its timeout for a host that has already failed."""
-        if MARKER not in line:
-            return
-        _, fields = records.parse_line(line)
-        synced = fields.get("sync") == "1"
-        early = self.samples.get(fields.get("state"))
-        try:
-            if early is not None and early["synced"] is None:     # taken at its first bytes
-                early["synced"] = synced
-                early["late"] = not synced and early["done_ns"] - early["seen_ns"] > self.hold_ns
-            elif not (fields.get("state") == "close" and self.close_early and early is None):
-                self.sample(fields, synced)      # (a failed early sample said why already)
-        finally:
-            if synced:
-                try:
-                    qemu.acknowledge(self.proc)
-                except OSError as e:
-                    self.errors.append(f"acknowledging the {fields.get('state')} marker: {e}")
-            self.schedule_stall(fields)
-
-    def schedule_stall(self, fields):
-        """At the open marker, once acknowledged (the guest's window starts): the stall=
-        fault, timed from now, on its own thread."""
-        if self.stall_spec is None or fields.get("state") != "open" or self.stall is not None:
-            return
-        self.stall = fault.Stall(self.stall_spec, self.pid, self.threads)
-        self.stall.start(time.monotonic_ns())
-
-    def sample(self, fields, synced):
-        arrived = time.monotonic_ns()
-        state = fields.get("state")
-        if state not in ("open", "close") or self.session is None:
-            return
-        if state in self.samples:
-            self.errors.append(f"a second '{state}' window marker: only one window per run")
-            return
-        if state == "open" and not synced:
-            wait_ns = arrived + int(self.hold_ns * OPEN_READ_AT) - time.monotonic_ns()
-            if wait_ns > 0:
-                time.sleep(wait_ns / 1e9)
-        read_at = time.monotonic_ns()
-        try:
-            # the threads' CPU time as near the guest's window as the host can read it: at
-            # the close marker first, at the open one last before the acknowledgement lets
-            # the guest go (the vCPUs spin at the barrier until then)
-            names = STATS if self.accel == "kvm" else None
-            if state == "close":
-                snap = samplers.take_snapshot(self.session, self.pid, names, self.threads,
-                                              cpu_first=True)
-            load = load_sample(self.pid)
-            nread = self.neighbour.read() if self.neighbour is not None else None
-            delay = {i: samplers.thread_run_delay_ns(self.pid, tid)
-                     for i, tid in (self.threads or {}).items()}
-            wakes = {i: samplers.thread_wake_counts(self.pid, tid)
-                     for i, tid in (self.threads or {}).items()}
-            if state == "open":
-                snap = samplers.take_snapshot(self.session, self.pid, names, self.threads)
-        except Exception as e:
-            self.errors.append(f"QMP at the {state} marker: {e}")
-            return
-        done = time.monotonic_ns()
-        if nread is not None:
-            load["neighbour_ns"] = nread["cpu_ns"]
-        self.samples[state] = {"snapshot": snap, "load": load, "synced": synced,
-                               "seen_ns": arrived, "done_ns": done,
-                               "neighbour": nread, "run_delay_ns": delay, "wakes": wakes,
-                               "sample_ms": round((done - arrived) / 1e6, 2),
-                               "read_ms": round((done - read_at) / 1e6, 2),
-                               "late": not synced and done - arrived > self.hold_ns}
-
-    def has_window(self):
-        return {"open", "close"} <= set(self.samples)
-
-    def window_ns(self):
-        """(open, close) on CLOCK_MONOTONIC: when the guest was let go at the open marker
-        and when the close marker was seen; (None, None) without both."""
-        if not self.has_window():
-            return None, None
-        return self.samples["open"]["done_ns"], self.samples["close"]["seen_ns"]
-
-    def fault_part(self):
-        """The record's `fault`: None without stall=, else what was asked and happened."""
-        if self.stall_spec is None:
-            return None
-        if self.stall is None:
-            return fault.Stall(self.stall_spec, self.pid, self.threads).result()
-        return self.stall.result()
-
-    def neighbour_part(self):
-        """The neighbour's throughput over the window (neighbour.throughput), or None."""
-        if self.neighbour is None or not self.has_window():
-            return None
-        a, b = (self.samples[s].get("neighbour") for s in ("open", "close"))
-        return neighbour.throughput(a, b) if a and b else None
-
-    def close(self):
-        """Ends a stall still pending or under way (its thread detaches first), then QMP."""
-        if self.stall is not None:
-            self.stall.cancel()
-        if self.session is not None:
-            self.session.close()
 
 
 # --- The raw record -----------------------------------------------------------------------
@@ -442,7 +280,7 @@ def run_accel(run, accel):
 
 def base_record(mid, run, repeat, accel, params, window_hold):
     """The parts of a record known before booting."""
-    scope, _ = matrix.PARSERS["halt_poll_ns"](run.settings["halt_poll_ns"])
+    scope, _ = matrixvalues.PARSERS["halt_poll_ns"](run.settings["halt_poll_ns"])
     # the window as resolved (a cost-table expression is a time by now)
     ns = {"vm": run.vm_halt_poll_ns, "global": run.host_params.get("halt_poll_ns")}.get(scope)
     return {
@@ -484,7 +322,7 @@ def host_part(probe):
         # Each vCPU thread's wake-ups over the window, and those the host's scheduler put on
         # the waker's own CPU (queued behind it: KVM's poll there stops at once)
         wa, wb = (probe.samples[s].get("wakes") or {} for s in ("open", "close"))
-        host["wakes"] = {i: {k: wb[i][k] - wa[i][k] for k in samplers.WAKE_COUNTS}
+        host["wakes"] = {i: {k: wb[i][k] - wa[i][k] for k in vcputhreads.WAKE_COUNTS}
                          for i in wa if wa[i] and wb.get(i)}
         a, b = probe.samples["open"]["snapshot"], probe.samples["close"]["snapshot"]
         try:
@@ -516,9 +354,9 @@ def verdict(rec, outcome):
     not the experiment asked for, and its figures are not those of a disturbed run."""
     if not outcome.ok:
         late = rec.get("late_wakeups") or []
-        if late and not any(e["kind"] in records.GUEST_FAULTS for e in late):
+        if late and not any(e["kind"] in latewake.GUEST_FAULTS for e in late):
             return "failed", (f"guest exit {outcome.name}, host-starved: "
-                              + records.describe(max(late, key=lambda e: e["late_ns"])))
+                              + latewake.describe(max(late, key=lambda e: e["late_ns"])))
         tail = " | ".join(rec["serial"].strip().splitlines()[-3:])
         return "failed", f"guest exit {outcome.name}: {tail}"
     f = rec.get("fault")
@@ -548,4 +386,4 @@ def verdict(rec, outcome):
 
 def enabled_caps(serial):
     """The per-VM halt_poll_ns values the preload library reports it enabled."""
-    return [ns for ns, _ in platform.enabled_values(serial)]
+    return [ns for ns, _ in haltpollcap.enabled_values(serial)]

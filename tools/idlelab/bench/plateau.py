@@ -1,5 +1,5 @@
 """Locates haltpoll's plateau on the host in use, before the runs placed by it (a matrix
-value written `plateau±TIME` or `plateau_think±TIME`: derive/records.py LOCATED).
+value written `plateau±TIME` or `plateau_think±TIME`: costtable.LOCATED).
 
 For each located name a matrix uses: the first run written in it is the template (its
 workload, haltpoll's parameters, host polling: the matrix says them once), booted with the
@@ -16,11 +16,11 @@ import dataclasses
 import os
 import re
 
-from idlelab import TOP
-from idlelab.bench import matrix, onerun
-from idlelab.derive import plateau, records, runrow
-from idlelab.report import output
-from idlelab.report.output import say
+from idlelab import TOP, costtable
+from idlelab.bench import matrix, matrixvalues, onerun
+from idlelab.derive import plateau, runrow
+from idlelab.report import resultsdir
+from idlelab.report.console import say
 from idlelab.timeline import records as tlrecords
 
 FOLDER = "locate"                # under the results folder: one raw record per boot
@@ -38,10 +38,10 @@ class LocateError(RuntimeError):
 def check(loaded):
     """Raises matrix.MatrixError at the first run that writes a located name in a knob or
     workload it does not place (`plateau` places periodic's period alone)."""
-    bad = records.misplaced_located([r for _, _, runs in loaded for r in runs])
+    bad = costtable.misplaced_located([r for _, _, runs in loaded for r in runs])
     if bad:
         run, knob, value, name = bad
-        workload, want = records.LOCATED[name]
+        workload, want = costtable.LOCATED[name]
         raise matrix.MatrixError(f"{run.where}: run {run.name!r}: {knob}={value}: {name!r} "
                                  f"places workload={workload}'s {want}= alone")
 
@@ -60,7 +60,7 @@ def template(loaded, name):
     for _, _, runs in loaded:
         for run in runs:
             for knob, value in run.guest.items():
-                if records.uses_located(value) == name:
+                if costtable.uses_located(value) == name:
                     return run, knob
     return None, None
 
@@ -79,12 +79,12 @@ def probe_run(run, knob, value_ns, extra=None):
 def base_ns(name, costs):
     """Where the coarse sweep starts from: a period from the timer's own cost, a think time
     from nothing (it is the gap less the round trip already)."""
-    return records.median_ns(costs, "timer") if LOCATED_BASE[name] == "timer" else 0.0
+    return costtable.median_ns(costs, "timer") if LOCATED_BASE[name] == "timer" else 0.0
 
 
 def point(run, knob, row, status="ok", reason=None):
     """One value's point of the sweep from what haltpoll's run there measured."""
-    entry = {"ns": matrix.parse_time(run.guest[knob]), "status": status}
+    entry = {"ns": matrixvalues.parse_time(run.guest[knob]), "status": status}
     if row is None:
         entry["reason"] = reason
         return entry
@@ -104,9 +104,9 @@ def locate(name, loaded, costs, measure, timeline=None):
     time where no plateau formed (None: not shown): at the last value below the stand-in
     where haltpoll's polls hit, and at the stand-in, the two sides of the collapse."""
     run, knob = template(loaded, name)
-    run = records.resolve_run(dataclasses.replace(
+    run = costtable.resolve_run(dataclasses.replace(
         run, guest={k: v for k, v in run.guest.items() if k != knob}), costs)
-    max_window = matrix.parse_time(run.guest[MAX_WINDOW_KNOB]) \
+    max_window = matrixvalues.parse_time(run.guest[MAX_WINDOW_KNOB]) \
         if MAX_WINDOW_KNOB in run.guest else default_max_window_ns()
     out = {"knob": knob, "template": run.where, "max_window_ns": max_window,
            "base": LOCATED_BASE[name] or "0", "sweep": []}
@@ -159,13 +159,13 @@ class Boots:
         say(f"locating {name}: {run.name} (haltpoll)")
         rec = onerun.execute(f"locate-{name}", run, 1, self.ctx)
         with self.signals.deferred():
-            output.write_json(os.path.join(self.outdir, FOLDER, os.path.basename(
-                output.raw_path(self.outdir, self.count, rec))), rec)
+            resultsdir.write_json(os.path.join(self.outdir, FOLDER, os.path.basename(
+                resultsdir.raw_path(self.outdir, self.count, rec))), rec)
         return rec
 
     def measure(self, name, run):
         rec = self.boot(name, run)
-        knob = records.LOCATED[name][1]
+        knob = costtable.LOCATED[name][1]
         if rec["status"] != "ok":
             return point(run, knob, None, rec["status"], rec.get("reason"))
         return point(run, knob, runrow.summarize(rec))
@@ -190,7 +190,7 @@ def locate_all(ctx, loaded, costs, outdir, signals):
     """costs with its "located" part for every located name the matrices use, measured by
     boots (Boots), and the matrices resolved by it. A name that could not be located is
     kept with its error; the runs placed by it then cannot be resolved
-    (records.CostTableError)."""
+    (costtable.CostTableError)."""
     boots = Boots(ctx, outdir, signals)
     return locate_names(loaded, costs, boots.measure, boots.timeline)
 
@@ -198,13 +198,13 @@ def locate_all(ctx, loaded, costs, outdir, signals):
 def locate_names(loaded, costs, measure, timeline=None, tell=say):
     """locate() for every located name the matrices use, each told as found; then the
     matrices resolved by the table."""
-    names = records.needs_located([r for _, _, runs in loaded for r in runs])
+    names = costtable.needs_located([r for _, _, runs in loaded for r in runs])
     if names:
         costs.setdefault("located", {})
     for name in names:
         costs["located"][name] = locate(name, loaded, costs, measure, timeline)
         tell(describe(name, costs["located"][name]))
-    resolved = [(mid, path, [records.resolve_run(r, costs) for r in runs])
+    resolved = [(mid, path, [costtable.resolve_run(r, costs) for r in runs])
                 for mid, path, runs in loaded]
     return costs, resolved
 

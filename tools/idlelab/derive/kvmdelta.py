@@ -7,8 +7,8 @@ delta come the figures the experiments compare (docs/haltpoll-spec.md §7): the 
 success ratio, the CPU it burnt polling, halt exits per second, each vCPU thread's CPU share
 and figures per workload event. Nothing else in the harness derives a KVM figure.
 
-Pure: the snapshots are taken by host/samplers.py (the vCPU threads' CPU time) and
-bench/onerun.py's window probe (KVM's statistics over QMP); this module only subtracts and divides.
+Pure: the snapshots are taken by host/vcputhreads.py (the vCPU threads' CPU time) and
+bench/windowprobe.py (KVM's statistics over QMP); this module only subtracts and divides.
 """
 from dataclasses import dataclass, field
 

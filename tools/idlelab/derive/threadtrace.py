@@ -1,6 +1,6 @@
 """A vCPU thread's halts as the host's scheduler saw them: which part of a halt-and-wake the
 thread spends on a host CPU (charged to it) and which part it waits off CPU, from one trace
-of the cost table's boot (host/costtrace.py). The simulator prices a halt by these parts
+of the cost table's boot (costtable/tracedboot.py). The simulator prices a halt by these parts
 (tools/sim/costs/here.txt: halt_exit, ipi_latency, wake_latency, wake_entry), and the host's
 CPU time follows only from the right split: a wake the thread spends running costs the host
 as much as polling would, one spent waiting costs nothing.

@@ -10,7 +10,7 @@ finding, not noise.
 
 HLT_TOLERANCE_EXITS = 0      # halt exits a vCPU may differ by
 # A run with window_sync=0 is read during the guest's hold instead: OPEN_READ_AT is where in
-# the hold the host reads at the *open* marker (a fraction of window_hold; bench/onerun.py).
+# the hold the host reads at the *open* marker (a fraction of window_hold; bench/windowprobe.py).
 # CPU 0 cannot halt during the hold, but the other vCPUs can, and the guest takes its own
 # snapshot only when the hold ends: reading at once would count their halts of the whole
 # hold into the host's window. Reading part-way in shrinks that gap and still leaves time

@@ -19,7 +19,7 @@ import os
 import threading
 import time
 
-from idlelab.host import samplers
+from idlelab.host import vcputhreads
 
 PTRACE_DETACH = 17
 PTRACE_SEIZE = 0x4206
@@ -153,6 +153,6 @@ def _release(tid, signo):
 
 def _cpu_ns(pid, tid):
     try:
-        return samplers.thread_cpu_ns(pid, tid)
+        return vcputhreads.thread_cpu_ns(pid, tid)
     except (OSError, ValueError):
         return None

@@ -1,4 +1,4 @@
-"""neighbour= and pin= at run time (bench/matrix.py parses them): another task on the host
+"""neighbour= and pin= at run time (parsed by bench/matrixvalues.py): another task on the host
 while a guest is measured, and its throughput over exactly the measured window.
 
   neighbour=none          nothing else runs (the default)
@@ -37,7 +37,7 @@ import struct
 import subprocess
 import time
 
-from idlelab.host import qemu, samplers
+from idlelab.host import hostload, qemu
 
 TOP = qemu.TOP
 HOG = os.path.join(TOP, "build", "host", "hog")
@@ -196,11 +196,11 @@ def measure_alone(spec, duration_ns, tmpdir, accel="kvm"):
     n = start(spec, tmpdir, accel, duration_ns)
     try:
         time.sleep(0.05)
-        a, la = n.read(), samplers.load_sample()
+        a, la = n.read(), hostload.load_sample()
         time.sleep(duration_ns / 1e9)
-        b, lb = n.read(), samplers.load_sample()
+        b, lb = n.read(), hostload.load_sample()
         return dict(throughput(a, b),
-                    load=samplers.other_load(la, lb, b["cpu_ns"] - a["cpu_ns"]))
+                    load=hostload.other_load(la, lb, b["cpu_ns"] - a["cpu_ns"]))
     finally:
         n.stop()
 

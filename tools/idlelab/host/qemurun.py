@@ -8,7 +8,7 @@ import signal
 import sys
 
 from idlelab import usage
-from idlelab.host import hosts
+from idlelab.host import hosts, nested
 from idlelab.host.qemu import (GUESTS, LINUX_KERNELS, MACHINES, TOP, Config, build_command,
                                linux_tcg_note, missing_boot_file, run)
 
@@ -81,7 +81,7 @@ def main(argv=None):
             ap.error("--gdb and --qmp need QEMU on this machine: not with the nested host "
                      "(use --accel tcg, or a machine with /dev/kvm)")
         return hosts.delegate("tools/qemu-run", sys.argv[1:] if argv is None else argv,
-                              "qemu-run", timeout=args.timeout + hosts.BOOT_S)
+                              "qemu-run", timeout=args.timeout + nested.BOOT_S)
     if args.gdb:
         print("qemu-run: QEMU is halted with a gdb stub; attach with:\n"
               f"  gdb {os.path.join(TOP, 'build', 'idlelab.elf')} -ex 'target remote :1234'",

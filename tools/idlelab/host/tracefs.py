@@ -14,7 +14,7 @@ import re
 import signal
 
 from idlelab.host import kernelfs
-from idlelab.host.platform import pid_alive
+from idlelab.processes import pid_alive
 
 PREFIX = "idlelab-timeline-"
 # What the overlay draws: each vCPU's halts as KVM saw them (poll, wait, how long), the host

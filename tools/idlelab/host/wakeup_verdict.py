@@ -1,14 +1,14 @@
 """One boot of selftest=wakeup (or any run that may print late or lost wake-ups) with the
-host's waits sampled beside it (samplers.WaitSampler), so that each late or lost wake-up
-comes back attributed (derive/records.py); and the retry rule the tests use: a run that failed
+host's waits sampled beside it (vcpuwaits.WaitSampler), so that each late or lost wake-up
+comes back attributed (derive/latewake.py); and the retry rule the tests use: a run that failed
 only by wake-ups the host's waits cover is made again, at most twice more, and the verdict
 is the guest's own or, after every attempt, "host-starved"."""
 import time
 from dataclasses import dataclass, field
 
-from idlelab.derive import records
+from idlelab.derive import latewake
 from idlelab.host import qemu
-from idlelab.host.samplers import WaitSampler, Waits
+from idlelab.host.vcpuwaits import WaitSampler, Waits
 
 ATTEMPTS = 3
 
@@ -21,13 +21,13 @@ class Attempt:
 
     @property
     def events(self):
-        """records.attribute() of the run, with what the sampler knows now (a stall
+        """latewake.attribute() of the run, with what the sampler knows now (a stall
         the caller adds after the run counts)."""
-        return records.attribute_output(self.lines, Waits(self.sampler))
+        return latewake.attribute_output(self.lines, Waits(self.sampler))
 
     @property
     def guest_faults(self):
-        return [e for e in self.events if e["kind"] in records.GUEST_FAULTS]
+        return [e for e in self.events if e["kind"] in latewake.GUEST_FAULTS]
 
     @property
     def host_starved(self):
@@ -73,5 +73,5 @@ def starved_every_time(tries):
     if len(tries) < ATTEMPTS or not all(t.host_starved for t in tries):
         return None
     return (f"host-starved in each of {len(tries)} boots (not the guest's fault, but "
-            "nothing was measured): " + "; ".join(records.describe(t.events[0])
+            "nothing was measured): " + "; ".join(latewake.describe(t.events[0])
                                                     for t in tries))

@@ -1,7 +1,7 @@
 """trace=halt_poll_ns: KVM's own halt events over one bench boot's window, for the tables
 that explain a window setting by what KVM did halt by halt (seed 004's grow and shrink).
 trace=threads: the vCPU threads' halts over the window split by the host's scheduler
-(derive/threadtrace.py), as the cost table's boot is (host/costtrace.py), for one run.
+(derive/threadtrace.py), as the cost table's boot is (costtable/tracedboot.py), for one run.
 
 A tracefs instance of our own (tracefs.Session: nothing global is touched, and it is removed
 on every way out) is opened before QEMU starts, so every window change of the vCPUs is seen

@@ -1,11 +1,66 @@
-"""Tables for the terminal: one run's guest counts beside KVM's per vCPU (`tools/bench
---side-by-side`, `make run`), and the closing comparison of `make run` (tools/demo): what
-guest polling and host polling each cost and save against plain halt on this host.
+"""What the bench shows on the terminal: its notes (say(), on stderr, as stdout stays the
+summary), one line per finished run (stderr, as it ends) and the summary at the end
+(stdout: counts, each matrix's main table, the files written); one run's guest counts beside
+KVM's per vCPU (`tools/bench --side-by-side`, `make run`), and the closing comparison of
+`make run` (tools/demo): what guest polling and host polling each cost and save against
+plain halt on this host.
 
-Pure functions of raw records (bench/onerun.py) and their RunRows (derive/runrow.py): the
-figures are the ones runs.csv holds, laid out for a person."""
+Every line is made by a pure function of raw records (bench/onerun.py) and their RunRows
+(derive/runrow.py), the figures runs.csv holds laid out for a person; say() alone writes."""
+import os
+import sys
+
+from idlelab import TOP
+from idlelab.derive import runrow
 from idlelab.derive.records import is_number
-from idlelab.derive.runrow import NA_TCG, side_by_side
+from idlelab.derive.runrow import NA_TCG, aggregate, by_matrix, side_by_side
+from idlelab.report import tables
+
+
+def say(msg):
+    """A progress note or warning, on stderr."""
+    print(f"bench: {msg}", file=sys.stderr, flush=True)
+
+
+def relpath(path):
+    """A path as the tables show it: relative to the tree when inside it."""
+    return os.path.relpath(path, TOP) if path.startswith(TOP) else path
+
+
+def result_line(rec, row):
+    """One line per finished run: status, the accuracy check, host CPU and other load."""
+    if rec["status"] == "not run":
+        return f"    not run: {rec['reason']}"
+    if rec["status"] == "failed":
+        return f"    FAILED: {rec['reason']}"
+    cpu = row.host_cpu_pct
+    cpu_txt = f"{cpu:.1f}%" if isinstance(cpu, float) else str(cpu)
+    late = [s for s in ("open", "close") if rec["host"].get(s, {}).get("late")]
+    late_txt = f" | host read after the hold at {'/'.join(late)}" if late else ""
+    fault_txt = f" | DISTURBED: {runrow.disturbance_text(row)}" if row.disturbed else ""
+    if row.neighbour is not None and row.neighbour_ops_per_s is not None:
+        slow = "" if row.neighbour_slowdown is None else \
+            f", slowdown {100 * row.neighbour_slowdown:.1f}%"
+        fault_txt += f" | neighbour {row.neighbour} {row.neighbour_ops_per_s:.3g} ops/s{slow}"
+    return (f"    ok {rec['qemu']['seconds']:.1f}s | {runrow.accuracy_text(row)} | "
+            f"host CPU/vCPU {cpu_txt} | other load {row.other_load}%{late_txt}{fault_txt}")
+
+
+def summary(recs, meta, written):
+    """Counts, the first table of each matrix's markdown, and the files written."""
+    rows = [runrow.summarize(r) for r in recs]
+    counts = {s: sum(r.status == s for r in rows) for s in ("ok", "not run", "failed")}
+    flagged = sum(r.accuracy_flag is True for r in rows)
+    out = [f"\n== idlelab bench: {counts['ok']} ok, {counts['not run']} not run, "
+           f"{counts['failed']} failed; {flagged} accuracy flags; "
+           f"{meta.get('seconds', '?')} s; {meta.get('results')}"]
+    for mid, mrows in by_matrix(aggregate(rows)).items():
+        out += ["", f"-- {mid}"] + tables.first_table(tables.markdown(mid, mrows, meta))
+    out += ["", "files:"] + [f"  {p}" for p in written]
+    return "\n".join(out)
+
+
+# --- one run's counts beside KVM's, per vCPU ------------------------------------------------
 
 # (heading, width) of the side-by-side table; the groups say whose count it is.
 _VCPU_COLUMNS = (("vCPU", 4), ("wakeups", 8), ("HLT", 7), ("halt_exits", 10),

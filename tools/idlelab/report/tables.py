@@ -8,7 +8,8 @@ of its own."""
 import importlib
 import statistics
 
-from idlelab.derive import effects, kvmdelta, records, runrow, tolerance
+from idlelab.costtable.render import markdown as cost_table_markdown
+from idlelab.derive import effects, kvmdelta, runrow, tolerance
 from idlelab.derive.records import is_number
 from idlelab.derive.runrow import NA_TCG
 from idlelab.derive.tolerance import OPEN_READ_AT
@@ -174,7 +175,7 @@ def header(title, meta, seed_table):
     if seed_table:
         lines += ["The seed's own table (real hardware):", "", "```", seed_table.strip("\n"),
                   "```", ""]
-    return lines + records.markdown(meta.get("cost_table"))
+    return lines + cost_table_markdown(meta.get("cost_table"))
 
 
 def conditions(rows):
@@ -195,7 +196,7 @@ def conditions(rows):
 
 
 def late_line(rows):
-    """Late and lost wake-ups the guests reported, by whose fault (derive/records.py)."""
+    """Late and lost wake-ups the guests reported, by whose fault (derive/latewake.py)."""
     kinds = ("late_host", "late_guest", "lost_host", "lost_guest")
     seen = [r for r in rows if any(getattr(r, k) for k in kinds)]
     if not seen:

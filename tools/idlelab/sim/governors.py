@@ -15,8 +15,7 @@ timer on a running vCPU, which is what bench=exits' `timer` measures).
 import os
 import sys
 
-from idlelab.derive import records
-from idlelab import TOP, usage
+from idlelab import TOP, costtable, usage
 from idlelab.bench import matrix, plateau
 
 from idlelab.report import plots
@@ -46,7 +45,7 @@ def sim_costs(costs):
 
 
 def cost_table(costs_ns):
-    """The table records.resolve_run() takes, from the simulator's costs: only the
+    """The table costtable.resolve_run() takes, from the simulator's costs: only the
     primitives it has a figure for; any other is refused when a run names it."""
     return {"prims": {p: {"ns_p50": costs_ns[c]} for p, c in SIM_PRIMS.items()
                       if c in costs_ns}}
@@ -101,13 +100,13 @@ def simulate(costs="hardware", path=MATRIX, costs_ns=None):
     table = cost_table(costs_ns if costs_ns is not None else sim_costs(costs))
 
     def measure(name, run):
-        knob = records.LOCATED[name][1]
+        knob = costtable.LOCATED[name][1]
         return plateau.point(run, knob, row_of(run, run_sim(run, costs)))
 
     try:
         table, loaded = plateau.locate_names([("governors", path, runs)], table, measure,
                                              tell=lambda msg: None)
-    except records.CostTableError as e:
+    except costtable.CostTableError as e:
         raise SimMatrixError(f"{path}: {e} in the simulator's costs "
                              f"({', '.join(SIM_PRIMS)} only)") from None
     rows = [row_of(run, run_sim(run, costs)) for run in loaded[0][2]]

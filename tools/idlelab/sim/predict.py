@@ -19,7 +19,7 @@ import os
 import shlex
 import sys
 
-from idlelab.report import output
+from idlelab.report import resultsdir
 from idlelab.sim import ceiling, simrun
 from idlelab.sim.simrun import PredictError, SIM, predict_record, sim_args
 from idlelab.derive.runrow import PREDICTED, summarize
@@ -101,8 +101,8 @@ def compare(results, costs=None, sim=SIM, recs=None):
     ok}] for every raw record of a results folder (each boot against its own measurement)."""
     costs = costs or f"here:{os.path.abspath(results)}"
     if recs is None:
-        output.check_folder(results)
-        recs = output.read_raw(results)
+        resultsdir.check_folder(results)
+        recs = resultsdir.read_raw(results)
     out = []
     for rec in recs:
         row = summarize(rec)
@@ -154,7 +154,7 @@ def control(entries, other=None, against=None):
         pairs = [(e, firsts.get((e["matrix"], e["name"])), e["measured"]) for e in kvm
                  if (e.get("repeat") or 1) > 1]
     else:
-        pairs = [(e, e["measured"], other.get(output.run_key(e))) for e in kvm]
+        pairs = [(e, e["measured"], other.get(resultsdir.run_key(e))) for e in kvm]
     out = []
     for e, ref, again in pairs:
         if ref and again:
@@ -168,11 +168,11 @@ def control(entries, other=None, against=None):
 def measured_elsewhere(results):
     """{(matrix, name, repeat): measured} of another results folder's idlelab runs under KVM
     (compare --control)."""
-    output.check_folder(results)
+    resultsdir.check_folder(results)
     out = {}
-    for rec in output.read_raw(results):
+    for rec in resultsdir.read_raw(results):
         if rec.get("guest", "idlelab") == "idlelab" and rec.get("accel") != "tcg":
-            out[output.run_key(rec)] = measured(summarize(rec))
+            out[resultsdir.run_key(rec)] = measured(summarize(rec))
     return out
 
 
@@ -328,16 +328,16 @@ def write_report(results, costs=None, sim=SIM):
         print(f"predict: {sim} is missing: run make first", file=sys.stderr)
         return 2
     try:
-        output.check_folder(results)
-        meta = output.read_meta(results)
-        recs = output.read_raw(results)
-    except output.FolderError as e:
+        resultsdir.check_folder(results)
+        meta = resultsdir.read_meta(results)
+        recs = resultsdir.read_raw(results)
+    except resultsdir.FolderError as e:
         print(f"predict: {e}", file=sys.stderr)
         return 2
     entries = compare(results, costs, sim, recs)
     control(entries)
-    output.write_all(results, recs, meta,
-                     {output.run_key(e): columns(e) for e in entries},
+    resultsdir.write_all(results, recs, meta,
+                     {resultsdir.run_key(e): columns(e) for e in entries},
                      hardware=simrun.rows(recs, sim))
     lines = markdown(entries)
     with open(os.path.join(results, "predicted.md"), "w") as f:
@@ -374,12 +374,12 @@ def main(argv=None):
         return 2
     try:
         other = measured_elsewhere(a.control) if a.control else None
-    except output.FolderError as e:
+    except resultsdir.FolderError as e:
         print(f"predict: --control {e}", file=sys.stderr)
         return 2
     try:
         entries = compare(a.results, a.costs, a.sim)
-    except output.FolderError as e:
+    except resultsdir.FolderError as e:
         print(f"predict: {e}", file=sys.stderr)
         return 2
     control(entries, other, a.control)

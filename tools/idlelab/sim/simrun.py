@@ -19,7 +19,7 @@ import re
 import shlex
 import subprocess
 
-from idlelab import TOP
+from idlelab import TOP, costtable
 from idlelab.derive import records
 from idlelab.derive.runrow import RunRow, summarize, workload_vcpus
 
@@ -130,7 +130,7 @@ def cost_file_ns(path=COST_FILE):
 
 
 def prim_table(path=COST_FILE):
-    """A cost table in derive/records.py's shape with the primitives PRIM_TERMS derives."""
+    """A cost table in costtable's shape with the primitives PRIM_TERMS derives."""
     costs = cost_file_ns(path)
     return {"prims": {p: {"ns_p50": float(sum(costs[t] for t in terms))}
                       for p, terms in PRIM_TERMS.items()}}
@@ -145,8 +145,8 @@ def hardware_args(rec, table):
     for word in shlex.split(rec["cmdline"]):
         name, _, value = word.partition("=")
         asked = settings.get(f"guest.{name}")
-        if asked is not None and records.is_scaled(asked):
-            value = records.resolve(asked, table)
+        if asked is not None and costtable.is_scaled(asked):
+            value = costtable.resolve(asked, table)
         args.append(f"{name}={value}" if _ else word)
     return sim_args(replace_window(dict(rec, accel="kvm"), table), COSTS,
                            guest_args=args)
@@ -157,16 +157,16 @@ def replace_window(rec, table):
     by `table`."""
     settings = rec.get("settings") or {}
     start = settings.get("host_grow_start", "")
-    if records.is_scaled(start):
+    if costtable.is_scaled(start):
         params = dict(rec.get("host_params") or {})
         params["wanted"] = dict(params.get("wanted") or {},
-                                halt_poll_ns_grow_start=records.resolve_ns(start, table))
+                                halt_poll_ns_grow_start=costtable.resolve_ns(start, table))
         rec = dict(rec, host_params=params)
     asked = settings.get("halt_poll_ns", "")
     scope, _, expr = asked.rpartition(":") if ":" in asked else ("vm", "", asked)
-    if not records.is_scaled(expr):
+    if not costtable.is_scaled(expr):
         return rec
-    ns = records.resolve_ns(expr, table)
+    ns = costtable.resolve_ns(expr, table)
     out = dict(rec, halt_poll=dict(rec.get("halt_poll") or {}, ns=ns))
     if scope == "global":
         params = dict(rec.get("host_params") or {})
@@ -191,7 +191,7 @@ def rows(recs, sim=SIM):
             # the row says the windows hardware would have (placed by its own costs)
             base = summarize(dict(replace_window(dict(rec, accel="kvm"), table),
                                   status="not run", reason=None))
-        except records.CostTableError as e:
+        except costtable.CostTableError as e:
             base = summarize(dict(rec, status="not run", reason=None))
             out.append(_replace(base, status="failed", reason=f"hardware placement: {e}"))
             continue

@@ -17,9 +17,9 @@ import sys
 import time
 
 from idlelab import usage
-from idlelab.bench import invocation
+from idlelab.bench import workplan
 from idlelab.host import hosts, qemu
-from idlelab.timeline import hostoverlay, plot, run as timeline_run, trace as timeline_trace
+from idlelab.timeline import chrometrace, hostoverlay, plot, run as timeline_run
 from idlelab.derive.records import RecordError, parse_records
 from idlelab.timeline.records import TimelineError, parse
 
@@ -131,7 +131,7 @@ def render(out, tl, overlay, recs):
     """Writes trace.json and timeline.png into `out`; prints what it wrote."""
     title, about = _facts(recs)
     notes = _notes(tl, overlay)
-    timeline_trace.write(os.path.join(out, TRACE), tl, overlay, about)
+    chrometrace.write(os.path.join(out, TRACE), tl, overlay, about)
     print(f"{PROG}: trace    {os.path.join(out, TRACE)} (open it in https://ui.perfetto.dev)")
     png = os.path.join(out, PNG)
     if plot.draw(png, tl, overlay, title, notes):
@@ -191,8 +191,8 @@ def _knobs(text):
         knobs.append(f"timeline={DEFAULT_EVENTS}")
     line = " ".join(knobs)
     try:
-        refused = invocation.kernel_refuses([line])
-    except invocation.KnobCheckUnavailable:
+        refused = workplan.kernel_refuses([line])
+    except workplan.KnobCheckUnavailable:
         refused = []        # the guest checks them itself at boot (BAD_KNOB)
     if refused:
         raise usage.UsageError(f"--knobs: {refused[0][1]}")

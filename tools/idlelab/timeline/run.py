@@ -7,7 +7,7 @@ import os
 import tempfile
 from dataclasses import dataclass
 
-from idlelab.host import kernelfs, qemu, tracefs
+from idlelab.host import kernelfs, qemu, qmp, tracefs
 from idlelab.timeline import tscoffset
 from idlelab.derive.records import RecordError, parse_line
 
@@ -33,11 +33,11 @@ class _Watch:
         if self.session is None:
             return
         try:
-            with qemu.QMP(self.host["qmp"], proc=proc) as q:
+            with qmp.QMP(self.host["qmp"], proc=proc) as q:
                 tids = {c["cpu-index"]: c["thread-id"] for c in q.query_cpus_fast()}
             self.session.set_pids(tids.values())
             self.host["tids"] = tids
-        except (qemu.QMPError, qemu.QMPConnectError, qemu.QMPTimeout, OSError) as e:
+        except (qmp.QMPError, qmp.QMPConnectError, qmp.QMPTimeout, OSError) as e:
             self.host["why"] = f"no vCPU thread ids over QMP: {e}"
 
     def on_line(self, line):

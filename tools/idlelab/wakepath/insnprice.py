@@ -22,9 +22,10 @@ import re
 import subprocess
 import sys
 
-from idlelab.derive import records
-from idlelab.host import hosts, platform, qemu
-from idlelab.report import output
+from idlelab import costtable
+from idlelab.costtable import measuring
+from idlelab.host import hosts, qemu
+from idlelab.report import resultsdir
 from idlelab.wakepath import insncount, insnprofile
 from idlelab.usage import EXIT_NO_KVM, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 
@@ -62,22 +63,22 @@ def folder_table(where):
     """The cost table of a results folder's meta.json, or of a meta.json-shaped file (e.g.
     docs/ring0-costs-kvm-20261130.json); CostTableError if it has none."""
     if not os.path.exists(where):
-        raise records.CostTableError(f"{where}: no such file or folder")
+        raise costtable.CostTableError(f"{where}: no such file or folder")
     folder, name = (os.path.split(where) if os.path.isfile(where) else (where, None))
     try:
-        table = output.read_meta(folder, name).get("cost_table") or {}
+        table = resultsdir.read_meta(folder, name).get("cost_table") or {}
     except OSError as e:
-        raise records.CostTableError(f"{where}: {e.strerror}") from None
+        raise costtable.CostTableError(f"{where}: {e.strerror}") from None
     if not isinstance(table, dict) or not isinstance(table.get("prims"), dict):
-        raise records.CostTableError(f"{where}: no cost table in it (a folder of `make "
+        raise costtable.CostTableError(f"{where}: no cost table in it (a folder of `make "
                                        "bench`, measured with its cost table, or its meta.json)")
     return table
 
 
 def kind_ns(table):
-    """ns per instruction of each kind from a cost table (records.median_ns: raises
+    """ns per instruction of each kind from a cost table (costtable.median_ns: raises
     CostTableError naming a primitive it lacks)."""
-    ns = {p: records.median_ns(table, p) for p in NEEDED}
+    ns = {p: costtable.median_ns(table, p) for p in NEEDED}
     return {
         "alu": ns["alu"], "load": ns["load"], "locked": ns["locked_rmw"],
         "call": ns["call"] / 2,                  # the call, and apart the return
@@ -105,7 +106,7 @@ def estimate(table, configs=CONFIGS, profile=insnprofile.profile,
              insns=insnprofile.instructions):
     """[(name, instructions per RT, path ns, hand-over ns, {kind: ns}, {function: ns})]."""
     per_kind, listing = kind_ns(table), insns()
-    hand_overs = records.median_ns(table, "poll_wake_rtt")   # one each way per round trip
+    hand_overs = costtable.median_ns(table, "poll_wake_rtt")   # one each way per round trip
     out = []
     for name, knobs in configs:
         by_fn_insns, by_addr = profile(knobs)
@@ -172,11 +173,11 @@ def main(argv):
             where = f"the cost table of {args.costs} ({table.get('accel', '?')})"
         else:
             accel = qemu.resolve_accel(args.accel)
-            table = platform.measure(accel)
+            table = measuring.measure(accel)
             where = f"a cost table measured now ({accel})"
         rows = estimate(table, profile=functools.partial(insnprofile.profile, build=args.build),
                         insns=functools.partial(insnprofile.instructions, args.build))
-    except (records.CostTableError, output.FolderError) as e:
+    except (costtable.CostTableError, resultsdir.FolderError) as e:
         print(f"wakepath-estimate: {e}", file=sys.stderr)
         return EXIT_USAGE if args.costs else EXIT_RUN_FAILED
     except (RuntimeError, ValueError, OSError, subprocess.CalledProcessError) as e:

@@ -22,7 +22,9 @@ import statistics
 import sys
 
 from idlelab.derive import records
-from idlelab.host import hosts, platform, qemu
+from idlelab import costtable
+from idlelab.costtable import measuring
+from idlelab.host import hosts, qemu
 from idlelab.usage import EXIT_NO_KVM, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 
 # (name, guest knobs). haltpoll's window is scaled to this kind of machine (docs/wakepath.md: with the
@@ -104,7 +106,7 @@ def keep_console(res, name, label, repeat, folder):
     return path
 
 
-def measure(accel, repeats, duration, timeout=120, run=qemu.run, cost=platform.measure,
+def measure(accel, repeats, duration, timeout=120, run=qemu.run, cost=measuring.measure,
             kernels=None, failed_dir=FAILED_DIR):
     """{kernel label: {name: [rtt p50 ns per repeat]} plus "ipi_halt_rtt"} for `kernels`
     ({label: 32-bit boot image}, this tree's alone by default, labelled ""), each
@@ -225,7 +227,7 @@ def main(argv=None):
     except RunFailed as e:
         failed, samples = e, e.samples
         print(f"wakepath-rtt: {e}; what the sitting measured before it:", file=sys.stderr)
-    except (RuntimeError, ValueError, platform.CostTableError) as e:
+    except (RuntimeError, ValueError, costtable.CostTableError) as e:
         print(f"wakepath-rtt: {e}", file=sys.stderr)
         return EXIT_RUN_FAILED
     repeats = args.repeats

@@ -14,8 +14,8 @@ threads alike.
 import threading
 import time
 
-from idlelab.derive.records import SMP
-from idlelab.host import samplers
+from idlelab.costtable import SMP
+from idlelab.host import vcputhreads
 from idlelab.host.windowtrace import WindowTrace
 
 FIND_S = 10             # QEMU makes its vCPU threads within this of its start
@@ -35,13 +35,13 @@ class ThreadTrace(WindowTrace):
             deadline = time.monotonic() + FIND_S
             while proc.poll() is None and time.monotonic() < deadline:
                 try:
-                    self.tids = samplers.find_vcpu_threads(proc.pid)
+                    self.tids = vcputhreads.find_vcpu_threads(proc.pid)
                 except OSError:
                     return
                 if len(self.tids) >= SMP:
                     return
                 time.sleep(0.01)
-        self._finder = threading.Thread(target=find, name="costtrace-find", daemon=True)
+        self._finder = threading.Thread(target=find, name="tracedboot-find", daemon=True)
         self._finder.start()
 
     def part(self):

@@ -1,140 +1,21 @@
-"""What the host's /proc says around a run: the machine's load, and QEMU's vCPU threads.
-
-The load: busy time from /proc/stat, the CPU used by QEMU and by this process, and what is
-left (other load, which disturbs a measurement). Also the --wait-quiet waiter, which samples
-the same figures until the machine is quiet.
-
-vCPU threads are found by name: QEMU run with `-name x,debug-threads=on` (qemu.py does) names
-them `CPU n/KVM` (`CPU n/TCG` under multi-threaded TCG). Their CPU time comes from
-/proc/PID/task/TID/schedstat (ns, first field) or, without schedstats, stat utime+stime.
+"""How long the host kept each vCPU from running: WaitSampler follows the run delay of a QEMU's
+vCPU threads over a run; inside the nested KVM host, the waits this machine gave the nested
+host's own vCPUs are added (OuterWaitWriter outside, OuterWait inside); Waits is what
+derive/latewake.py asks.
 
 WaitSampler follows the run delay the kernel's schedstat accounts
 (/proc/PID/task/TID/schedstat, second field: ns spent runnable on a run queue, not running),
 sampled by a thread every PERIOD_S (or more seldom, to keep its own CPU under DUTY), plus the
 intervals in which the harness itself stopped a thread or the whole VM (a stall: stopped threads
-are not runnable, so schedstat does not count them). The late-wake-up attribution
-(derive/records.py) asks it what a vCPU waited between two instants."""
+are not runnable, so schedstat does not count them)."""
 import bisect
 import json
 import os
-import re
-import resource
 import threading
 import time
 
-from idlelab.derive.kvmdelta import Snapshot
+from idlelab.host.vcputhreads import find_vcpu_threads
 
-
-TICK_NS = 1_000_000_000 // os.sysconf("SC_CLK_TCK")
-
-
-def host_cpus():
-    """CPUs the host kernel schedules on (the denominator of every load percentage)."""
-    return os.cpu_count() or 1
-
-
-def proc_stat_ns(path="/proc/stat"):
-    """(idle ns, steal ns) summed over every CPU since boot. Busy time is derived as wall
-    time minus these: the kernel measures idle exactly (nohz idle accounting) but samples
-    busy time at the tick, which misses most of a vCPU thread's short timer-driven bursts."""
-    with open(path) as f:
-        fields = [int(x) for x in f.readline().split()[1:]] + [0] * 8
-    idle, iowait, steal = fields[3], fields[4], fields[7]
-    return (idle + iowait) * TICK_NS, steal * TICK_NS
-
-
-def process_cpu_ns(pid):
-    """A live process's CPU time (all threads, exited ones too) from /proc/PID/stat."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) * TICK_NS
-
-
-def rusage_ns(who):
-    r = resource.getrusage(who)
-    return int((r.ru_utime + r.ru_stime) * 1e9)
-
-
-def load_sample(pid=None):
-    """One moment of the machine: busy/steal totals, our own CPU, QEMU's if `pid`."""
-    idle, steal = proc_stat_ns()
-    sample = {"t_ns": time.monotonic_ns(), "idle_ns": idle, "steal_ns": steal,
-              "self_ns": rusage_ns(resource.RUSAGE_SELF),
-              "children_ns": rusage_ns(resource.RUSAGE_CHILDREN)}
-    if pid is not None:
-        try:
-            sample["qemu_ns"] = process_cpu_ns(pid)
-        except (FileNotFoundError, ProcessLookupError):
-            sample["qemu_ns"] = None
-    return sample
-
-
-def other_load(a, b, qemu_ns, ncpus=None):
-    """Load between samples a and b as % of all host CPUs: everything busy (wall time
-    minus idle and steal), ours (QEMU + this process), and the rest, which is what disturbs
-    a measurement. /proc/stat counts in 10 ms ticks, so `other` can dip a little below 0;
-    it is clamped and the raw value kept."""
-    ncpus = ncpus or host_cpus()
-    span = max(b["t_ns"] - a["t_ns"], 1) * ncpus
-    steal = b["steal_ns"] - a["steal_ns"]
-    busy = span - (b["idle_ns"] - a["idle_ns"]) - steal
-    ours = (qemu_ns or 0) + (b["self_ns"] - a["self_ns"])
-    return {"elapsed_s": round((b["t_ns"] - a["t_ns"]) / 1e9, 3),
-            "busy_pct": round(100 * busy / span, 2),
-            "ours_pct": round(100 * ours / span, 2),
-            "other_pct": round(max(0.0, 100 * (busy - ours) / span), 2),
-            "other_raw_pct": round(100 * (busy - ours) / span, 2),
-            "steal_pct": round(100 * steal / span, 2)}
-
-
-def loadavg():
-    """The 1, 5 and 15 minute load averages."""
-    with open("/proc/loadavg") as f:
-        return [float(x) for x in f.read().split()[:3]]
-
-
-class QuietWaiter:
-    """--wait-quiet: before the first run, and again after a run that saw other load, waits
-    until a short sample of the machine is below `below_pct`, for at most `budget_s` seconds
-    over the whole invocation (a busy machine must not stall the bench for ever). `say`
-    takes its notes (the bench's progress line; none by default)."""
-
-    def __init__(self, budget_s, below_pct, sample_s=0.5, say=lambda msg: None):
-        self.budget_s, self.below_pct, self.sample_s = budget_s, below_pct, sample_s
-        self.say = say
-        self.spent_s = 0.0
-        self.gave_up = False
-
-    def wait(self, why):
-        """Returns (seconds waited, last other-load %, quiet?). No-op without a budget."""
-        if self.budget_s <= 0:
-            return 0.0, None, None
-        if self.spent_s >= self.budget_s:
-            return 0.0, None, False   # budget used up: said once already, go on
-        start = time.monotonic()
-        while True:
-            a = load_sample()
-            time.sleep(self.sample_s)
-            pct = other_load(a, load_sample(), 0)["other_pct"]
-            waited = time.monotonic() - start
-            if pct < self.below_pct:
-                if waited > self.sample_s * 1.5:
-                    self.say(f"machine quiet after {waited:.1f}s ({pct:.1f}% other load)")
-                self.spent_s += waited
-                return waited, pct, True
-            if self.spent_s + waited >= self.budget_s:
-                self.spent_s += waited
-                if not self.gave_up:
-                    self.say(f"machine still busy ({pct:.1f}% other load, above {self.below_pct}%) "
-                        f"after the --wait-quiet budget of {self.budget_s:.0f}s: running "
-                        "anyway; each result records its other load")
-                self.gave_up = True
-                return waited, pct, False
-            if waited < self.sample_s * 1.5:
-                self.say(f"waiting for a quiet machine ({why}: {pct:.1f}% other load)")
-
-
-# --- QEMU's vCPU threads ------------------------------------------------------------------
 
 PERIOD_S = 0.005
 # The sampler's own CPU, as a share of one host CPU, that its period is stretched to keep
@@ -144,95 +25,6 @@ PERIOD_S = 0.005
 DUTY = 0.01
 RESCAN_EVERY = 20       # samples between two looks for vCPU threads that started since
 EDGE_NS = 50_000_000    # how far outside the sampled span an interval's edge may be read
-_VCPU_COMM = re.compile(r"CPU (\d+)/(KVM|TCG)")
-
-
-def find_vcpu_threads(pid, proc_root="/proc"):
-    """{cpu_index: tid} for QEMU's vCPU threads, found by their `CPU n/KVM|TCG` names."""
-    task_dir = os.path.join(proc_root, str(pid), "task")
-    out = {}
-    for tid in os.listdir(task_dir):
-        try:
-            with open(os.path.join(task_dir, tid, "comm")) as f:
-                comm = f.read().strip()
-        except FileNotFoundError:
-            continue  # the thread ended while we looked
-        m = _VCPU_COMM.fullmatch(comm)
-        if m:
-            out[int(m.group(1))] = int(tid)
-    return out
-
-
-def thread_cpu_ns(pid, tid, proc_root="/proc"):
-    """CPU time the thread has used, in ns: schedstat's exact figure when the kernel keeps
-    it, else utime+stime from stat (clock-tick resolution)."""
-    base = os.path.join(proc_root, str(pid), "task", str(tid))
-    try:
-        with open(os.path.join(base, "schedstat")) as f:
-            return int(f.read().split()[0])
-    except (FileNotFoundError, IndexError, ValueError):
-        pass
-    with open(os.path.join(base, "stat")) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    # After "pid (comm)": fields[0] is state (field 3), so utime (14) and stime (15) are 11, 12.
-    ticks = int(fields[11]) + int(fields[12])
-    return ticks * 1_000_000_000 // os.sysconf("SC_CLK_TCK")
-
-
-def thread_run_delay_ns(pid, tid, proc_root="/proc"):
-    """How long the thread has waited runnable on a run queue (schedstat's second field, ns):
-    for a vCPU thread, what KVM reports to the guest as steal time. None without schedstat."""
-    try:
-        with open(os.path.join(proc_root, str(pid), "task", str(tid), "schedstat")) as f:
-            return int(f.read().split()[1])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-WAKE_COUNTS = ("nr_wakeups", "nr_wakeups_local", "nr_migrations")
-
-
-def thread_wake_counts(pid, tid, proc_root="/proc"):
-    """{name: n} of WAKE_COUNTS from the thread's sched file: its wake-ups, those that put it
-    on the waker's own CPU (for a vCPU thread an IPI kicked: behind the sending vCPU's thread;
-    a timer's: its own CPU), its migrations. The wake-ups need schedstats (the nested host
-    boots with them); None where the file or the wake-ups are missing."""
-    try:
-        with open(os.path.join(proc_root, str(pid), "task", str(tid), "sched")) as f:
-            text = f.read()
-    except OSError:
-        return None
-    out = {}
-    for line in text.splitlines():
-        key, sep, value = line.partition(":")
-        name = key.strip().rsplit(".", 1)[-1]
-        if sep and name in WAKE_COUNTS:
-            try:
-                out[name] = int(value.strip())
-            except ValueError:
-                return None
-    return out if set(WAKE_COUNTS) <= set(out) else None
-
-
-def vcpu_cpu_ns(pid, threads=None, proc_root="/proc"):
-    """{cpu_index: CPU ns} for every vCPU thread (`threads` from find_vcpu_threads)."""
-    if threads is None:
-        threads = find_vcpu_threads(pid, proc_root)
-    return {cpu: thread_cpu_ns(pid, tid, proc_root) for cpu, tid in sorted(threads.items())}
-
-
-def take_snapshot(qmp, pid, names=None, threads=None, cpu_first=False):
-    """A Snapshot of a running QEMU: KVM stats over QMP ({} under TCG) and thread CPU time.
-    The clock is read between the two so it sits inside the sampling window. cpu_first: the
-    threads' CPU time before the stats (a QMP round trip), where the CPU time the threads
-    use meanwhile belongs after the window, not in it."""
-    if cpu_first:
-        cpu = vcpu_cpu_ns(pid, threads)
-        now = time.monotonic_ns()
-        return Snapshot(now, qmp.query_stats_vcpus(names), cpu)
-    stats = qmp.query_stats_vcpus(names)
-    now = time.monotonic_ns()
-    return Snapshot(now, stats, vcpu_cpu_ns(pid, threads))
 
 
 class WaitSampler:
@@ -389,7 +181,7 @@ class WaitSampler:
 # --- the nested host's own vCPUs -------------------------------------------------------------
 # Inside the nested KVM host, a guest's lateness may come from this machine not running the
 # nested host's vCPU threads, which nothing inside can see (no steal time under TCG). The
-# harness outside (host/hosts.py) samples those threads' run delay and writes it, with the
+# harness outside (host/nested.py) samples those threads' run delay and writes it, with the
 # heartbeats that map the nested host's clock to its own, into the job's folder, which the
 # tree's share (no cache) shows inside at the same path; OUTER_ENV names the file.
 OUTER_ENV = "IDLELAB_OUTER_WAIT"
@@ -516,7 +308,7 @@ class OuterWait:
 
 
 class Waits:
-    """What records.attribute() asks: this host's measure of a vCPU's wait, plus, inside
+    """What latewake.attribute() asks: this host's measure of a vCPU's wait, plus, inside
     the nested host, the most the outer machine kept any of the nested host's vCPUs waiting
     over the same interval."""
 

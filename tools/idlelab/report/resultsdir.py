@@ -1,5 +1,4 @@
-"""What a bench leaves and shows: its results folder (made, kept consistent, read back), the
-reports written into it, and the lines on the terminal.
+"""A bench's results folder: made, kept consistent, read back, and the reports written into it.
 
 A results folder on disk: results/<timestamp>/ (never reused) with raw/NNN-*.json (one
 record per boot, written as soon as it ends), runs.csv (a row appended as each run ends),
@@ -17,11 +16,8 @@ every table written from it says how many runs of how many it holds.
 The reports (write_all): runs.csv (one RunRow per boot), one markdown file per matrix
 (repeats combined by median) and the seeds' PNG plots. A function of the records and the
 invocation's meta data only, so the tests feed it canned records and `tools/bench --report
-DIR` rebuilds a folder's reports without booting.
-
-The terminal: the bench's notes (say(), on stderr, as stdout stays the summary), one line
-per finished run (stderr, as it ends) and the summary at the end (stdout): counts, each
-matrix's main table, the files written."""
+DIR` rebuilds a folder's reports without booting. What the bench says on the terminal is
+report/console.py's."""
 import contextlib
 import csv
 import hashlib
@@ -33,9 +29,9 @@ import sys
 import time
 from dataclasses import replace
 
-from idlelab.derive import runrow, runrow as derive
-from idlelab.derive.records import is_number
+from idlelab.derive import runrow as derive
 from idlelab.derive.runrow import COLUMNS, aggregate, by_matrix, csv_cells
+from idlelab.processes import pid_alive, start_ticks
 from idlelab.report import plots, tables
 
 
@@ -144,33 +140,17 @@ def write_meta(outdir, meta):
 
 # --- who owns a folder ----------------------------------------------------------------------
 
-def _start_ticks(pid):
-    """The process's start time (clock ticks after boot), None if there is no such process.
-    With the pid it names one process: a pid reused later has another start time."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            stat = f.read()
-    except OSError:
-        return None
-    return int(stat.rsplit(")", 1)[1].split()[19])
-
-
 def owner():
     """This process, as meta.json records it."""
-    return {"pid": os.getpid(), "start": _start_ticks(os.getpid())}
+    return {"pid": os.getpid(), "start": start_ticks(os.getpid())}
 
 
 def owner_alive(own):
     """True if the process `own` (from owner()) still runs."""
     if not isinstance(own, dict) or not isinstance(own.get("pid"), int):
         return False
-    start = _start_ticks(own["pid"])
+    start = start_ticks(own["pid"])
     return start is not None and (own.get("start") is None or start == own["start"])
-
-
-def pid_alive(pid):
-    """True if a process with this pid exists (for temporary folders named after one)."""
-    return os.path.exists(f"/proc/{pid}")
 
 
 # --- reading a folder -------------------------------------------------------------------------
@@ -460,48 +440,3 @@ def write_all(outdir, recs, meta, predicted=None, hardware=None):
     if wants_plots and plt is None:
         written.append(plots.SKIPPED.format(python=sys.executable))
     return written
-
-
-# --- The terminal -------------------------------------------------------------------------
-
-def say(msg):
-    """A progress note or warning, on stderr."""
-    print(f"bench: {msg}", file=sys.stderr, flush=True)
-
-
-def result_line(rec, row):
-    """One line per finished run: status, the accuracy check, host CPU and other load."""
-    if rec["status"] == "not run":
-        return f"    not run: {rec['reason']}"
-    if rec["status"] == "failed":
-        return f"    FAILED: {rec['reason']}"
-    cpu = row.host_cpu_pct
-    cpu_txt = f"{cpu:.1f}%" if isinstance(cpu, float) else str(cpu)
-    late = [s for s in ("open", "close") if rec["host"].get(s, {}).get("late")]
-    late_txt = f" | host read after the hold at {'/'.join(late)}" if late else ""
-    fault_txt = f" | DISTURBED: {runrow.disturbance_text(row)}" if row.disturbed else ""
-    if row.neighbour is not None and row.neighbour_ops_per_s is not None:
-        slow = "" if row.neighbour_slowdown is None else \
-            f", slowdown {100 * row.neighbour_slowdown:.1f}%"
-        fault_txt += f" | neighbour {row.neighbour} {row.neighbour_ops_per_s:.3g} ops/s{slow}"
-    return (f"    ok {rec['qemu']['seconds']:.1f}s | {runrow.accuracy_text(row)} | "
-            f"host CPU/vCPU {cpu_txt} | other load {row.other_load}%{late_txt}{fault_txt}")
-
-
-def saw_other_load(row, below_pct):
-    """True when a run's other load reached the --quiet-below threshold."""
-    return is_number(row.other_load) and row.other_load >= below_pct
-
-
-def summary(recs, meta, written):
-    """Counts, the first table of each matrix's markdown, and the files written."""
-    rows = [runrow.summarize(r) for r in recs]
-    counts = {s: sum(r.status == s for r in rows) for s in ("ok", "not run", "failed")}
-    flagged = sum(r.accuracy_flag is True for r in rows)
-    out = [f"\n== idlelab bench: {counts['ok']} ok, {counts['not run']} not run, "
-           f"{counts['failed']} failed; {flagged} accuracy flags; "
-           f"{meta.get('seconds', '?')} s; {meta.get('results')}"]
-    for mid, mrows in by_matrix(aggregate(rows)).items():
-        out += ["", f"-- {mid}"] + tables.first_table(tables.markdown(mid, mrows, meta))
-    out += ["", "files:"] + [f"  {p}" for p in written]
-    return "\n".join(out)

@@ -1,0 +1,146 @@
+"""The cost table measured: `bench=exits` booted (measure()), with the kvm parameters its boots
+run with (cost_boot_params()); on KVM a second boot traced on the host (measure_traced());
+and a bench's first step, the table measured, said and the matrices' values resolved from it
+(measure_costs())."""
+import contextlib
+
+from idlelab.costtable import (CostTableError, ITERS, PRIMS, SMP, needs_located, needs_table,
+                               parse, placeholder, resolve_run)
+from idlelab.derive import threadtrace
+from idlelab.host import qemu
+from idlelab.host.kvmparams import (JOURNAL, PARAM_DIR, JournalError, ParamsReadOnly, override,
+                                    read_all, read_only_params)
+from idlelab.report.console import say
+from idlelab.wakepath import insncount
+
+
+# The cost table's boots: bench=exits keeps every vCPU's poll-control MSR at 0 (the host
+# does not poll its halts) but for ipi_poll_rtt's responder, whose every halt the host should
+# then poll long enough to catch the IPI: the seeds' always-poll values (a 500 us window from
+# the first halt on, never grown or shrunk), where the host lets them be set.
+COST_BOOT_PARAMS = {"halt_poll_ns": 1_000_000_000, "halt_poll_ns_grow": 1,
+                    "halt_poll_ns_grow_start": 500_000, "halt_poll_ns_shrink": 1}
+
+
+@contextlib.contextmanager
+def cost_boot_params(accel, param_dir=PARAM_DIR, journal=JOURNAL):
+    """The kvm parameters for the cost table's boots (with-block): COST_BOOT_PARAMS where
+    they are writable, restored on every exit, else the host's own. Yields what the boots
+    ran with, {"values": {...}, "set": bool} ("why" where not set), or None off KVM."""
+    if qemu.resolve_accel(accel) != "kvm":
+        yield None
+        return
+    try:
+        values = read_all(param_dir)
+    except FileNotFoundError:
+        yield {"values": None, "set": False, "why": f"no kvm module parameters at {param_dir}"}
+        return
+    ro = read_only_params(COST_BOOT_PARAMS, param_dir)
+    if ro:
+        yield {"values": values, "set": False,
+               "why": f"read-only here: {', '.join(ro)}: ipi_poll_rtt is polled only as "
+                      "far as the host's own values poll"}
+        return
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(override(COST_BOOT_PARAMS, journal, param_dir))
+        except (ParamsReadOnly, JournalError) as e:
+            yield {"values": values, "set": False, "why": str(e)}
+            return
+        yield {"values": read_all(param_dir), "set": True}
+
+
+def measure(accel, iters=ITERS, timeout=120, on_start=None):
+    """Boots bench=exits once; returns {"accel", "iters", "seconds", "prims": parse()}.
+    on_start(popen): qemu.run's. Raises CostTableError if the guest did not finish or a
+    primitive is missing."""
+    cfg = qemu.Config(smp=SMP, accel=accel, cmdline=f"bench=exits iters={iters}",
+                      name="idlelab-costs")
+    res = qemu.run(cfg, timeout=timeout, on_start=on_start)
+    if not res.outcome.ok:
+        tail = " | ".join(res.output.strip().splitlines()[-2:])
+        raise CostTableError(f"bench=exits ended {res.outcome.name}: {tail}")
+    prims = parse(res.output)
+    missing = [p for p in PRIMS if p not in prims]
+    if missing:
+        raise CostTableError(f"bench=exits printed no record for {', '.join(missing)}")
+    return {"accel": res.accel, "iters": iters, "seconds": round(res.seconds, 2),
+            "prims": prims}
+
+
+def measure_traced(accel, timeout):
+    """measure(); on KVM also a second boot traced on the host, its vCPU threads' halts
+    split by the host's scheduler in "threads" (costtable/tracedboot.py: the parts or why not),
+    scaled to the untraced boot's speed (threadtrace.unprobed()), and that boot's own table
+    kept in "traced_boot". The primitives are the untraced boot's: the runs are not traced,
+    and the trace slows every exit (by a third on the nested host). Both boots run with the
+    kvm parameters of cost_boot_params(), kept in "host_params"."""
+    with cost_boot_params(accel) as params:
+        costs = _measure_traced(accel, timeout)
+    if params is not None:
+        costs["host_params"] = params
+    return costs
+
+
+def _measure_traced(accel, timeout):
+    costs = measure(accel, timeout=timeout)
+    if qemu.resolve_accel(accel) != "kvm":
+        return costs
+    from idlelab.costtable.tracedboot import ThreadTrace    # KVM only: a TCG bench never loads it
+
+    try:
+        with ThreadTrace("kvm") as trace:
+            if trace.why is not None:           # no tracefs: a second boot would split nothing
+                costs["threads"] = trace.part()
+                return costs
+            traced = measure(accel, timeout=timeout, on_start=trace.find_threads)
+            parts = trace.part()
+    except CostTableError as e:
+        costs["threads"] = {"what": "threads", "why": f"the traced boot: {e}"}
+        return costs
+    costs["threads"] = threadtrace.unprobed(parts, costs["prims"], traced["prims"])
+    costs["traced_boot"] = dict(traced, threads=parts)
+    return costs
+
+
+def measure_costs(accel, loaded, timeout):
+    """The platform's cost table, first, and the matrices with their scaled values resolved
+    from it. (None, loaded) when a matrix needs the table and it could not be
+    measured: nothing else runs then. A matrix that does not need it runs anyway, and the
+    failure is kept in meta.json."""
+    say(f"measuring the platform's cost table (bench=exits iters={ITERS}, {accel})")
+    try:
+        costs = measure_traced(accel, timeout)
+    except CostTableError as e:
+        if any(needs_table(runs) for _, _, runs in loaded):
+            say(f"error: {e}; the matrices place their sweeps by it, so nothing was run")
+            return None, loaded
+        say(f"cost table not measured: {e}")
+        return {"error": str(e)}, loaded
+    say("cost table: " + ", ".join(f"{p} {e['ns_p50']:.0f} ns" for p, e in costs["prims"].items()
+                                   if not e.get("skipped")))
+    costs["path_insns"] = insncount.path_insns()
+    if "traced_boot" in costs:
+        # after the table's own parts and path_insns: the simulator's scan (tools/sim/costs.c)
+        # ends where it begins
+        costs["traced_boot"] = costs.pop("traced_boot")
+    path = costs["path_insns"]
+    say("wake path of this kernel, instructions per round trip under TCG "
+        f"({insncount.PATH_KNOBS}): " + (f"not counted: {path['error']}" if "error" in path else
+                                         ", ".join(f"{p} {path[p]:.0f}"
+                                                   for p, _, _ in insncount.PHASES)))
+    if any(needs_located(runs) for _, _, runs in loaded):
+        # resolved once the located values are (locate()); a primitive the table lacks is
+        # said now, not after the locating boots
+        ahead = dict(costs, located=placeholder()["located"])
+        try:
+            for _, _, runs in loaded:
+                for r in runs:
+                    resolve_run(r, ahead)
+        except CostTableError as e:
+            say(f"error: {e}; the matrices place their sweeps by it, so nothing was run")
+            return None, loaded
+        return costs, loaded
+    resolved = [(mid, path, [resolve_run(r, costs) for r in runs])
+                for mid, path, runs in loaded]
+    return costs, resolved
