@@ -10,7 +10,7 @@ from dataclasses import fields
 import pytest
 
 from conftest import TOP
-from idlelab.derive import guestrun, runrow
+from idlelab.derive import columns, guestrun, runrow
 
 CPURECORDDOC = f"{TOP}/build/host/cpurecorddoc"
 WINDOW_NS = 1_000_000_000
@@ -100,9 +100,9 @@ def summed_columns():
     """[(column, cpu field, unit)] of the runs.csv columns whose meaning says they sum a field
     of the guest's records: "... (`field`), summed"."""
     out = []
-    for f in fields(runrow.RunRow):
+    for f in fields(columns.RunRow):
         m = re.search(r"\(`(\w+)`\), summed", f.metadata.get("meaning", ""))
-        if m and f.metadata.get("source") == runrow.GUEST:
+        if m and f.metadata.get("source") == columns.GUEST:
             out.append((f.name, m.group(1), f.metadata["unit"]))
     return out
 

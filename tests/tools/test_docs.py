@@ -13,7 +13,7 @@ import pytest
 
 from conftest import TOP
 from idlelab.bench import workplan
-from idlelab.derive import runrow
+from idlelab.derive import columns
 from idlelab.host import nested, qemu
 
 KNOBDOC = workplan.KNOBDOC
@@ -160,11 +160,11 @@ def test_the_cpu_table_has_every_field_of_the_header_in_order():
 
 def test_the_runs_table_has_every_csv_column_in_order_with_its_source():
     text = open(RECORDS_MD).read()
-    assert records_section(text, "runs.csv") == runrow.COLUMNS
+    assert records_section(text, "runs.csv") == columns.COLUMNS
     body = text.split("<!-- records:begin runs.csv -->\n")[1].split("<!-- records:end -->")[0]
     for line in body.splitlines()[2:]:
         sources = line.split(" | ")[2].split(", ")
-        assert set(sources) <= set(runrow.SOURCES), line
+        assert set(sources) <= set(columns.SOURCES), line
 
 
 def test_an_edited_records_row_fails_the_check_and_update_restores_it(tmp_path):
@@ -191,9 +191,9 @@ def load_recordsdoc():
 def test_a_column_without_its_unit_source_or_meaning_is_refused(monkeypatch, capsys):
     """A field added to RunRow as a bare `= None` has no documentation: the table is not made."""
     doc = load_recordsdoc()
-    bare = dataclasses.make_dataclass("Row", [("new_column", int, None)], bases=(runrow.RunRow,))
-    monkeypatch.setattr(runrow, "RunRow", bare)
-    monkeypatch.setattr(runrow, "COLUMNS", runrow.COLUMNS + ["new_column"])
+    bare = dataclasses.make_dataclass("Row", [("new_column", int, None)], bases=(columns.RunRow,))
+    monkeypatch.setattr(columns, "RunRow", bare)
+    monkeypatch.setattr(columns, "COLUMNS", columns.COLUMNS + ["new_column"])
     assert doc.main(["runs.csv"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "'new_column'" in err[0], err
