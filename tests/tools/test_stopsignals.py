@@ -13,24 +13,10 @@ from idlelab import stopsignals
 from idlelab.host import kvmparams
 from idlelab.stopsignals import Interrupted, Signals
 
-HOST = {"halt_poll_ns": 200000, "halt_poll_ns_grow": 2, "halt_poll_ns_grow_start": 10000,
-        "halt_poll_ns_shrink": 2}
+# the fake parameter folder and journal of the kvm parameters' own tests
+from test_hostparams import HOST, journal, pdir  # noqa: E402,F401
+
 NEW = {"halt_poll_ns": 0}
-
-
-@pytest.fixture
-def pdir(tmp_path):
-    d = tmp_path / "parameters"
-    d.mkdir()
-    for name, value in HOST.items():
-        (d / name).write_text(f"{value}\n")
-        (d / name).chmod(0o644)
-    return str(d)
-
-
-@pytest.fixture
-def journal(tmp_path):
-    return str(tmp_path / "kvm-params.journal")
 
 
 def handlers():
