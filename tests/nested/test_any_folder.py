@@ -22,14 +22,14 @@ def image():
 
 
 def test_the_paths_on_the_hosts_command_line_survive_spaces_and_commas(tmp_path):
-    assert nested.encode("/tmp/my tree,x%") == "/tmp/my%20tree%2Cx%25"
+    assert nested.encode("/srv/my tree,x%") == "/srv/my%20tree%2Cx%25"
     assert nested.encode("/work/main/build/nested/run/a-1_2.sh") == \
         "/work/main/build/nested/run/a-1_2.sh"
     assert nested.opt("/a,b") == "/a,,b"
     # tools/nested/init's own arg(), reading a command line of ours instead of /proc/cmdline
     with open(os.path.join(TOP, "tools", "nested", "init")) as f:
         arg = re.search(r"^arg\(\) \{\n.*?^\}\n", f.read(), re.S | re.M).group(0)
-    path = "/tmp/my tree,x%\\n"
+    path = "/srv/my tree,x%\\n"
     with open(tmp_path / "cmdline", "w") as f:
         f.write(f"console=ttyS0 idlelab.tree={nested.encode(path)} quiet\n")
     script = arg.replace("/proc/cmdline", str(tmp_path / "cmdline")) + "arg tree"
