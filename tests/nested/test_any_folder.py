@@ -23,8 +23,8 @@ def image():
 
 def test_the_paths_on_the_hosts_command_line_survive_spaces_and_commas(tmp_path):
     assert nested.encode("/srv/my tree,x%") == "/srv/my%20tree%2Cx%25"
-    assert nested.encode("/work/main/build/nested/run/a-1_2.sh") == \
-        "/work/main/build/nested/run/a-1_2.sh"
+    assert nested.encode("/srv/idlelab/build/nested/run/a-1_2.sh") == \
+        "/srv/idlelab/build/nested/run/a-1_2.sh"
     assert nested.opt("/a,b") == "/a,,b"
     # tools/nested/init's own arg(), reading a command line of ours instead of /proc/cmdline
     with open(os.path.join(TOP, "tools", "nested", "init")) as f:
