@@ -50,6 +50,25 @@ def test_qemu_config_env_and_preload(monkeypatch):
     assert env["IDLELAB_HALT_POLL_NS"] == "5" and env["PATH"] == os.environ["PATH"]
 
 
+def test_a_library_whose_path_has_a_space_is_preloaded_by_descriptor(tmp_path):
+    """LD_PRELOAD splits at spaces and colons: such a path goes by /proc/self/fd/N, which QEMU
+    inherits (a tree under "/tmp/user tree" once got no per-VM window in any run)."""
+    lib = tmp_path / "my tree" / "lib.so"
+    lib.parent.mkdir()
+    lib.write_bytes(b"\x7fELF")
+    plain = qemu.Config(preload=["/a.so"])
+    assert qemu.preload_by_descriptor(plain) == (plain, [])
+    cfg, fds = qemu.preload_by_descriptor(qemu.Config(preload=["/a.so", str(lib)]))
+    try:
+        assert len(fds) == 1 and cfg.preload == ["/a.so", f"/proc/self/fd/{fds[0]}"]
+        assert fds[0] in cfg.pass_fds
+        assert os.path.samefile(cfg.preload[1], lib)
+        assert qemu.process_env(cfg)["LD_PRELOAD"].split()[:2] == cfg.preload
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
 def test_enabled_line_parsing():
     out = "x\nidlelab-haltpoll-cap: KVM_CAP_HALT_POLL=0 on vm fd 9\n" \
           "idlelab-haltpoll-cap: KVM_CAP_HALT_POLL=200000 on vm fd 9\n" \

@@ -17,7 +17,7 @@ import select
 import signal
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from idlelab import GUESTS, LINUX_KERNELS, TOP
 from idlelab.derive.records import parse_records
@@ -249,6 +249,23 @@ def process_env(cfg):
     return env
 
 
+def preload_by_descriptor(cfg):
+    """(cfg, descriptors to close once QEMU started): LD_PRELOAD splits its list at spaces and
+    colons, so a library whose path holds one (a tree under "/tmp/my tree") would not load.
+    Such a library is opened here and named by /proc/self/fd/N, which QEMU inherits under the
+    same number (pass_fds)."""
+    fds, preload = [], []
+    for path in cfg.preload:
+        if re.search(r"[\s:]", path):
+            fd = os.open(path, os.O_RDONLY)
+            fds.append(fd)
+            path = f"/proc/self/fd/{fd}"
+        preload.append(path)
+    if not fds:
+        return cfg, fds
+    return replace(cfg, preload=preload, pass_fds=tuple(cfg.pass_fds) + tuple(fds)), fds
+
+
 @dataclass
 class Result:
     argv: list
@@ -285,10 +302,15 @@ def run(cfg, timeout=120, echo=False, on_line=None, on_start=None, on_partial=No
     if missing:
         raise FileNotFoundError(missing)
     start = time.monotonic()
-    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, start_new_session=True,
-                            preexec_fn=die_with_parent, pass_fds=cfg.pass_fds,
-                            env=process_env(cfg))
+    cfg, fds = preload_by_descriptor(cfg)
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, start_new_session=True,
+                                preexec_fn=die_with_parent, pass_fds=cfg.pass_fds,
+                                env=process_env(cfg))
+    finally:
+        for fd in fds:
+            os.close(fd)
     if on_start:
         on_start(proc)
     lines = []
