@@ -52,7 +52,7 @@ def test_qemu_config_env_and_preload(monkeypatch):
 
 def test_a_library_whose_path_has_a_space_is_preloaded_by_descriptor(tmp_path):
     """LD_PRELOAD splits at spaces and colons: such a path goes by /proc/self/fd/N, which QEMU
-    inherits (a tree under "/tmp/user tree" once got no per-VM window in any run)."""
+    inherits (a tree in a folder named "user tree" once got no per-VM window in any run)."""
     lib = tmp_path / "my tree" / "lib.so"
     lib.parent.mkdir()
     lib.write_bytes(b"\x7fELF")

@@ -251,7 +251,7 @@ def process_env(cfg):
 
 def preload_by_descriptor(cfg):
     """(cfg, descriptors to close once QEMU started): LD_PRELOAD splits its list at spaces and
-    colons, so a library whose path holds one (a tree under "/tmp/my tree") would not load.
+    colons, so a library whose path holds one (a tree in a folder named "my tree") would not load.
     Such a library is opened here and named by /proc/self/fd/N, which QEMU inherits under the
     same number (pass_fds)."""
     fds, preload = [], []
