@@ -241,6 +241,27 @@ TIMELINE_KNOBS ?=
 timeline: deps all
 	$(PYTHON) tools/timeline --run --accel $(ACCEL) $(if $(strip $(TIMELINE_KNOBS)),--knobs "$(TIMELINE_KNOBS)")
 
+# What a window of a multi-window boot costs beyond its own length, and how long KVM's window
+# takes to settle after a switch (docs/windows.md): an A/B of the kvm parameter halt_poll_ns,
+# traced, on the nested host unless ACCEL says otherwise; tools/windowcost reads the folder.
+WINDOWS_ACCEL ?= $(if $(filter auto,$(ACCEL)),nested,$(ACCEL))
+.PHONY: bench-windows
+bench-windows: deps all harness-lib
+	$(PYTHON) tools/bench --accel $(WINDOWS_ACCEL) --ab "halt_poll_ns=global:200us" \
+	  "halt_poll_ns=global:400us" --ab-base "workload=periodic cpus=0x2 hz=0 idle=halt \
+	  period=300us duration=300ms trace=halt_poll_ns" --boots 2 --pairs 4 $(BENCH_ARGS)
+	$(PYTHON) tools/windowcost results/latest
+
+# The verdict rule's false-positive rate on this host (docs/verdicts.md): one A/A comparison
+# (both arms the same settings) of 12 boots x 20 rounds, cut into 40 comparisons of 3 boots x
+# 2 pairs; tools/aacheck fails if more than 5 % of them claim an effect.
+AA_ACCEL ?= $(ACCEL)
+.PHONY: bench-aa
+bench-aa: deps all harness-lib
+	$(PYTHON) tools/bench --accel $(AA_ACCEL) --ab "idle=halt" "idle=halt" \
+	  --ab-base "workload=pingpong duration=200ms" --boots 12 --pairs 20 $(BENCH_ARGS)
+	$(PYTHON) tools/aacheck results/latest
+
 # What polling costs a neighbour on the host (tools/matrices/neighbours.txt; docs/bench.md, "Neighbours").
 .PHONY: bench-neighbours
 bench-neighbours: deps all harness-lib

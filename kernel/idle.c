@@ -404,6 +404,8 @@ void idle_until_work(struct cpu *c)
 
 	while (!work_pending(c)) {
 		probe_mark(PROBE_IDLE_ENTER);
+		if (static_branch_on(BRANCH_RECONFIGURE))
+			idle_reconfigure_cpu(c);
 		if (static_branch_on(BRANCH_IDLE_HALTPOLL)) {
 			if (governed_entry(c))
 				return;

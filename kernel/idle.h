@@ -1,6 +1,7 @@
 #ifndef IDLELAB_KERNEL_IDLE_H
 #define IDLELAB_KERNEL_IDLE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct cpu;
@@ -25,6 +26,15 @@ void idle_shadow_break(void);
  * its wait there, from t_in to its return, is not idle time. Returns whether it was. */
 bool idle_barrier_begin(uint64_t t_in);
 void idle_barrier_end(uint64_t t_in);
+/*
+ * Between windows, on the BSP with every other CPU parked at the quiesce barrier: idle_config
+ * and its static branches from the knobs as they are now. Each CPU then writes its MSR at the
+ * barrier's release (idle_reconfigure_msr) and, at its next idle entry, restarts its governor
+ * if the policy or governor changed (idle_reconfigure_cpu, behind BRANCH_RECONFIGURE).
+ */
+void idle_reconfigure(void);
+void idle_reconfigure_msr(void);
+void idle_reconfigure_cpu(struct cpu *c);
 /* The idle policy in force: "halt", "poll" or "haltpoll" (never "auto"). */
 const char *idle_policy_name(void);
 /* The CPU's current poll window (haltpoll's W), 0 under other policies. */

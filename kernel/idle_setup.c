@@ -59,24 +59,29 @@ static uint64_t calibrate_poll_iteration(void)
 	return (rdtsc() - t0) / POLL_CALIBRATE_N;
 }
 
-void idle_setup(void)
+static struct idle_env idle_env(void)
 {
 	const struct cpu_features *f = &cpu_features;
-	struct idle_config *k = &idle_config;
-	struct idle_env env = {
+
+	return (struct idle_env){
 	    .kvm = f->kvm,
 	    .realtime_hint = f->kvm && (f->kvm_hints >> KVM_HINTS_REALTIME) & 1,
 	    .force = knob(KNOB_haltpoll_force),
 	    .pollctl = kvm_has(KVM_FEATURE_POLL_CONTROL),
 	};
+}
+
+/* idle_config from the knobs that can switch between windows (kernel/knobs/switchable.c),
+ * and the static branches that mirror it: at boot, and again with every other CPU parked. */
+static void configure(void)
+{
+	struct idle_config *k = &idle_config;
+	struct idle_env env = idle_env();
 
 	k->policy = idle_policy_choose((int)knob(KNOB_idle), &env, &policy_reason);
-	timeline_reflect_source(idle_window_ns);
 	msr_value = hostpoll_msr_value((int)knob(KNOB_hostpoll), k->policy, &env);
 	k->pollflag = knob(KNOB_pollflag);
 	k->latency_req_zero = knob(KNOB_latency_req_zero);
-	/* With hz=0 there is no tick length; the W=0 fallback then uses a 250 Hz tick. */
-	k->tick_nsec = haltpoll_tick_nsec(timer_hz() ? timer_hz() : 250);
 	k->params = (struct gov_params){
 	    .guest_halt_poll_ns = (uint32_t)knob(KNOB_guest_halt_poll_ns),
 	    .grow = (uint32_t)knob(KNOB_guest_halt_poll_grow),
@@ -86,22 +91,74 @@ void idle_setup(void)
 	    .legacy_shrink = knob(KNOB_haltpoll_legacy_shrink),
 	};
 	k->gov = idle_governors[knob(KNOB_governor)];
+	k->steal_threshold = (uint32_t)knob(KNOB_steal_threshold);
+	/* The idle loop reads these on every entry: as branches patched now (static_branch.h). */
+	static_branch_switch(BRANCH_IDLE_HALTPOLL, k->policy == IDLE_HALTPOLL);
+	static_branch_switch(BRANCH_IDLE_POLL, k->policy == IDLE_POLL);
+	static_branch_switch(BRANCH_GOV_PREDICT, k->gov == &gov_predict);
+	static_branch_switch(BRANCH_POLLFLAG_OFF, !k->pollflag);
+	static_branch_switch(BRANCH_STEAL_GATE, k->steal_threshold != 0);
+}
+
+void idle_setup(void)
+{
+	struct idle_config *k = &idle_config;
+
+	configure();
+	timeline_reflect_source(idle_window_ns);
+	/* With hz=0 there is no tick length; the W=0 fallback then uses a 250 Hz tick. */
+	k->tick_nsec = haltpoll_tick_nsec(timer_hz() ? timer_hz() : 250);
 	k->poll_iter_cycles = calibrate_poll_iteration();
 	steal_time = kvm_has(KVM_FEATURE_STEAL_TIME);
-	k->steal_threshold = (uint32_t)knob(KNOB_steal_threshold);
 	if (k->steal_threshold && !steal_time)
 		printk("idlelab: haltpoll.steal_threshold=%u has no effect: the host offers no "
 		       "kvm-steal-time",
 		       k->steal_threshold);
-	/* The idle loop reads these on every entry: as branches patched now (static_branch.h). */
-	static_branch_set(BRANCH_IDLE_HALTPOLL, k->policy == IDLE_HALTPOLL);
-	static_branch_set(BRANCH_IDLE_POLL, k->policy == IDLE_POLL);
-	static_branch_set(BRANCH_GOV_PREDICT, k->gov == &gov_predict);
-	static_branch_set(BRANCH_POLLFLAG_OFF, !k->pollflag);
-	static_branch_set(BRANCH_STEAL_GATE, k->steal_threshold != 0);
 	if (msr_value < 0 && idle_policy_polls(k->policy))
 		printk("idlelab: the host does not offer MSR_KVM_POLL_CONTROL; guest and host "
 		       "may both poll");
+	static_branch_set(BRANCH_RECONFIGURE, knob_given(KNOB_windows));
+}
+
+/*
+ * Settings generation: bumped by idle_reconfigure(), followed by each CPU at its next idle
+ * entry (idle_reconfigure_cpu), where its governor state is not in use. Written by the BSP
+ * with every other CPU parked; the barrier's release orders it before their next read.
+ */
+static uint32_t config_generation;
+static uint32_t cpu_generation[MAX_CPUS];
+static bool governor_restart;
+
+void idle_reconfigure(void)
+{
+	const struct idle_governor *gov = idle_config.gov;
+	int policy = idle_config.policy;
+
+	configure();
+	governor_restart = gov != idle_config.gov || policy != idle_config.policy;
+	__atomic_store_n(&config_generation, config_generation + 1, __ATOMIC_RELEASE);
+}
+
+/* Each CPU at the barrier's release: the MSR is per CPU, and safe to write at any point. */
+void idle_reconfigure_msr(void)
+{
+	struct cpu *c = this_cpu();
+
+	if (msr_value >= 0)
+		msr_read_back[c->id] = kvm_poll_control_set(msr_value);
+}
+
+void idle_reconfigure_cpu(struct cpu *c)
+{
+	uint32_t gen = __atomic_load_n(&config_generation, __ATOMIC_ACQUIRE);
+
+	if (cpu_generation[c->id] == gen)
+		return;
+	cpu_generation[c->id] = gen;
+	/* A new policy or governor starts from its initial state, as Linux's does when it is
+	 * enabled; a tunable written while it runs keeps the window (as a sysfs write does). */
+	if (governor_restart)
+		idle_config.gov->enable(&c->gov);
 }
 
 /* The value every CPU read back from MSR_KVM_POLL_CONTROL, not the one it meant to write. */

@@ -2,7 +2,9 @@
  * The barrier behind quiesce_begin/end. Invariant: a CPU at the barrier reads the release
  * generation *before* it announces its arrival, and the initiator releases (bumps the
  * generation) only after every CPU has arrived, so no CPU can miss its release or be
- * released by an earlier one. At most one initiator at a time: the window markers run on
+ * released by an earlier one. on_release is written before the bump and read after it is
+ * seen; the next round's write waits for every CPU to arrive again, which none can do before
+ * it has left (and read) this one. At most one initiator at a time: the window markers run on
  * the run's controller thread only.
  */
 #include "arch/x86/apic.h"
@@ -18,6 +20,7 @@ static struct {
 	uint32_t generation; /* bumped once per release */
 	uint32_t arrived;    /* CPUs at the barrier in this round */
 	uint64_t saved_flags;
+	void (*on_release)(void); /* written before the bump: each CPU runs it on its way out */
 } barrier_state;
 
 /* Runs with interrupts off (interrupt gate) and stays so until released: no HLT here. A
@@ -33,6 +36,8 @@ static void quiesce_interrupt(struct trap_frame *f)
 	__atomic_fetch_add(&barrier_state.arrived, 1, __ATOMIC_ACQ_REL);
 	while (__atomic_load_n(&barrier_state.generation, __ATOMIC_ACQUIRE) == gen)
 		cpu_relax();
+	if (barrier_state.on_release)
+		barrier_state.on_release();
 	if (was_idle)
 		idle_barrier_end(t_in);
 }
@@ -64,6 +69,14 @@ bool quiesce_begin(uint64_t timeout_ns)
 
 void quiesce_end(void)
 {
+	quiesce_end_with(NULL);
+}
+
+void quiesce_end_with(void (*fn)(void))
+{
+	barrier_state.on_release = fn;
 	__atomic_fetch_add(&barrier_state.generation, 1, __ATOMIC_ACQ_REL);
+	if (fn)
+		fn();
 	irq_restore(barrier_state.saved_flags);
 }

@@ -20,5 +20,8 @@ void quiesce_init(void);
 bool quiesce_begin(uint64_t timeout_ns);
 /* Releases the barrier and restores this CPU's interrupt flag. */
 void quiesce_end(void);
+/* The same, and every CPU (this one too) runs fn as it leaves, before any other code:
+ * for per-CPU state that must change while no CPU uses it (the poll-control MSR). */
+void quiesce_end_with(void (*fn)(void));
 
 #endif

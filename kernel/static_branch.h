@@ -27,6 +27,9 @@ enum static_branch_key {
 	BRANCH_GOV_PREDICT,  /* idle_config.gov == &gov_predict: idle=haltpoll +2, predict +2 */
 	BRANCH_POLLFLAG_OFF, /* !idle_config.pollflag: idle=poll +4, idle=haltpoll +4 */
 	BRANCH_STEAL_GATE,   /* idle_config.steal_threshold != 0: idle=haltpoll +2 */
+	/* windows= given (kernel/reconfigure.c): each idle entry checks for new settings; off
+	 * in every boot without it, so the wake path's counts are those above */
+	BRANCH_RECONFIGURE,
 };
 
 /* True once `key` is on (a jump); before, a NOP that falls through to false. */
@@ -44,7 +47,14 @@ on:
 static inline void static_branch_set(enum static_branch_key key, bool on)
 {
 	if (on)
-		arch_static_branches_enable(key);
+		arch_static_branches_set(key, true);
+}
+
+/* Between windows (kernel/reconfigure.c), every other CPU parked at the quiesce barrier:
+ * `key`'s sites jump from now on if `on`, fall through if not. */
+static inline void static_branch_switch(enum static_branch_key key, bool on)
+{
+	arch_static_branches_set(key, on);
 }
 
 #endif

@@ -16,6 +16,11 @@
  *                          would refuse the command line TEXT (EXIT_BAD_KNOB at boot)
  *   knobdoc --check-cmdline -
  *                          the same for each line of stdin: "N: error" for each bad line N
+ *   knobdoc --defaults      every knob's default as name=value, one a line, as the kernel
+ *                          writes it (knob_format_value)
+ *   knobdoc --check-switchable TEXT
+ *                          exit 1, printing the kernel's own one-line error, if the guest
+ *                          would refuse TEXT as settings between two windows
  *
  * --check-cmdline runs knobs_parse() and the kernel's length limit, so the host harness
  * refuses a bad matrix value before anything boots with one definition of what is valid.
@@ -30,6 +35,7 @@
 
 #include "boot/bootinfo.h"
 #include "kernel/knobs/knobs.h"
+#include "kernel/knobs/switchable.h"
 
 #define MARK_BEGIN "<!-- knobs:begin -->"
 #define MARK_END   "<!-- knobs:end -->"
@@ -461,6 +467,28 @@ static int check_cmdline(const char *cmdline)
 	return 1;
 }
 
+static int check_switchable(const char *line)
+{
+	char err[KNOB_ERR_MAX];
+	struct knob_values vals;
+
+	if (knobs_parse_switch(line, &vals, err, sizeof(err)) == KNOB_OK)
+		return 0;
+	printf("%s\n", err);
+	return 1;
+}
+
+static int print_defaults(void)
+{
+	for (int id = 0; id < KNOB__COUNT; id++) {
+		char value[64];
+
+		knob_format_value((enum knob_id)id, knob_defs[id].def, value, sizeof(value));
+		printf("%s=%s\n", knob_defs[id].name, value);
+	}
+	return 0;
+}
+
 /* One command line per stdin line (the harness checks every run of a matrix in one call). */
 static int check_cmdlines(void)
 {
@@ -502,9 +530,14 @@ int main(int argc, char **argv)
 		status = update(argv[2], &table);
 	} else if (argc == 3 && strcmp(argv[1], "--check-cmdline") == 0) {
 		status = strcmp(argv[2], "-") == 0 ? check_cmdlines() : check_cmdline(argv[2]);
+	} else if (argc == 2 && strcmp(argv[1], "--defaults") == 0) {
+		status = print_defaults();
+	} else if (argc == 3 && strcmp(argv[1], "--check-switchable") == 0) {
+		status = check_switchable(argv[2]);
 	} else {
 		fprintf(stderr,
-			"usage: %s [--check FILE | --update FILE | --check-cmdline TEXT|-]\n",
+			"usage: %s [--check FILE | --update FILE | --check-cmdline TEXT|- | "
+			"--defaults | --check-switchable TEXT]\n",
 			argv[0]);
 	}
 	free(table.data);

@@ -14,7 +14,10 @@ struct static_branch_site {
 /* linker.ld brackets the section. */
 extern const struct static_branch_site __start_static_branch_sites[], __stop_static_branch_sites[];
 
-void arch_static_branches_enable(unsigned key)
+/* The 5-byte NOP arch_static_branch() emits (0f 1f 44 00 00). */
+static const uint8_t nop5[5] = {0x0f, 0x1f, 0x44, 0x00, 0x00};
+
+void arch_static_branches_set(unsigned key, bool on)
 {
 	/* Counted from the addresses: the two symbols are, to C, different objects. */
 	size_t n =
@@ -29,11 +32,17 @@ void arch_static_branches_enable(unsigned key)
 
 		if (s->key != key) /* another switch's site */
 			continue;
+		if (!on) {
+			for (int b = 0; b < 5; b++)
+				p[b] = nop5[b];
+			continue;
+		}
 		p[0] = 0xe9;
 		for (int b = 0; b < 4; b++)
 			p[1 + b] = (uint8_t)(rel >> (8 * b));
 	}
-	/* A serializing instruction: this CPU runs the patched bytes, not ones it fetched before
-	 * (the other CPUs have not started). */
+	/* A serializing instruction: this CPU runs the patched bytes, not ones it fetched before.
+	 * The others have not started, or are parked in the quiesce barrier's interrupt handler
+	 * and serialize on its IRET before they can reach a site. */
 	(void)cpuid(0, 0);
 }

@@ -2,15 +2,15 @@
  * A branch a hot path takes only when a run asks for it (a knob read once at boot), and that
  * costs the path one NOP when it does not. Each site is a 5-byte NOP listed (with the label it
  * would jump to and the number of the switch it belongs to) in the section
- * static_branch_sites; arch_static_branches_enable(key) turns that switch's sites into jumps,
- * once, at boot. What the jump reaches is ordinary compiled C. The switches are numbered by
+ * static_branch_sites; arch_static_branches_set(key, on) turns that switch's sites into jumps
+ * at boot (and, between windows, back or again: kernel/reconfigure.c). What the jump reaches is ordinary compiled C. The switches are numbered by
  * their user (kernel/static_branch.h).
  */
 #ifndef IDLELAB_ARCH_STATIC_BRANCH_H
 #define IDLELAB_ARCH_STATIC_BRANCH_H
 
 /*
- * Falls through (a 5-byte NOP) until arch_static_branches_enable(key), then jumps to `label`,
+ * Falls through (a 5-byte NOP) until arch_static_branches_set(key, true), then jumps to `label`,
  * a label of the enclosing function. key: a constant.
  */
 #define arch_static_branch(key, label)                                                             \
@@ -24,11 +24,14 @@
 		     :                                                                             \
 		     : label)
 
+#include <stdbool.h>
+
 /*
- * Turns every arch_static_branch(key, ...) site into a jump. Code is patched while it may not
- * run: call it at most once per key, on the boot CPU, before any other CPU starts and before
- * any of the key's sites can run.
+ * Turns every arch_static_branch(key, ...) site into a jump (on) or back into its NOP. Code is
+ * patched while no other CPU can be at a site: on the boot CPU before the others start, or
+ * with every other CPU parked in kernel/quiesce.c's barrier (each site is one instruction, so
+ * a parked CPU is before or after it, and its IRET from the barrier serializes).
  */
-void arch_static_branches_enable(unsigned key);
+void arch_static_branches_set(unsigned key, bool on);
 
 #endif

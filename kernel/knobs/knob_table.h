@@ -46,6 +46,12 @@
 /* timeline=: the most events a CPU records (kernel/timeline.c keeps a static pool). */
 #define TIMELINE_MAX 4096
 
+/* windows=: at most this many per boot (the host keeps a sample per marker). */
+#define WINDOWS_MAX 10000
+/* window_gap='s default, measured on the nested host from the kvm_halt_poll_ns trace
+ * (docs/windows.md): KVM's and the guest's windows settle within it after any switch. */
+#define WINDOW_GAP_DEFAULT_MS 50
+
 /* The choices column of every non-ENUM knob. */
 #define KNOB_NO_CHOICES(X)
 
@@ -180,6 +186,12 @@
 	  KNOB_NO_CHOICES, "selftest=wakeup: a wake-up whose measured latency exceeds this " \
 	  "counts as late (one not seen within 50 times this long, as lost); either fails " \
 	  "the run") \
+	K(windows, "windows", INT, 1, 1, WINDOWS_MAX, KNOB_NO_CHOICES, \
+	  "measured windows per boot, each numbered, with its own markers and records " \
+	  "(given, even as 1); window_sync=1: the host may switch settings before each") \
+	K(window_gap, "window_gap", TIME, KNOB_MS(WINDOW_GAP_DEFAULT_MS), 0, KNOB_S(60), \
+	  KNOB_NO_CHOICES, "windows= given: how long the workload runs unmeasured before each " \
+	  "window, after its settings changed, so the guest's and KVM's poll windows adapt") \
 	K(window_hold, "window_hold", TIME, 0, 0, KNOB_S(10), KNOB_NO_CHOICES, \
 	  "after each measurement-window marker, CPU 0 busy-waits this long without halting " \
 	  "so the host can read KVM's counters at the marker") \

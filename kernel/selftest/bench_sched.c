@@ -98,9 +98,9 @@ void bench_sched(void)
 
 	printk("@idlelab bench name=sched cpus=%u hz=%u iters=%ld", ncpus, timer_hz(),
 	       knob(KNOB_iters));
-	window_open(&a, "wakeup_rtt");
+	window_open(&a, "wakeup_rtt", 1);
 	wakeup_rtt();
-	window_close(&b, "wakeup_rtt");
+	window_close(&b, "wakeup_rtt", 1, NULL);
 	stats_print_delta(&a, &b);
 	timer_lateness();
 }

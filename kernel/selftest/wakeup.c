@@ -204,12 +204,12 @@ bool selftest_wakeup(void)
 	nwakers = ncpus - ntargets;
 	lost = late = fired = 0;
 	watchdog_progress(&fired); /* watchdog= bounds a silence, not the run: 10^7 take an hour */
-	window_open(&snap_a, "wakeup");
+	window_open(&snap_a, "wakeup", 1);
 	start_threads();
 	join_wait(&wakers_done);
 	if (!lost) /* a wedged target might never answer the stop request */
 		stop_targets();
-	window_close(&snap_b, "wakeup");
+	window_close(&snap_b, "wakeup", 1, NULL);
 	watchdog_progress(0);
 	hist_init(&all);
 	for (unsigned i = 0; i < nwakers; i++)

@@ -269,7 +269,7 @@ static void print_wakepath(void)
 	phase_fields(phases[2], sizeof(phases[2]), "notice", &notice, 3, cross_cpu);
 	phase_fields(phases[3], sizeof(phases[3]), "run", &run, 3, true);
 	printk("@idlelab wakepath mode=%s idle=%s sampled=%lu every=%u busy=%lu%s%s%s%s",
-	       knob_defs[KNOB_pingpong_mode].choices[knob(KNOB_pingpong_mode)], idle_policy_name(),
+	       knob_defs[KNOB_pingpong_mode].choices[knob(KNOB_pingpong_mode)], wl.idle_policy,
 	       sampled, WAKEPATH_SAMPLE_EVERY, busy, phases[0], phases[1], phases[2], phases[3]);
 }
 
@@ -291,4 +291,18 @@ static bool pingpong_report(uint64_t window_ns)
 	return ok;
 }
 
-const struct workload_ops wl_pingpong = {pingpong_start, pingpong_report};
+static void pingpong_reset(void)
+{
+	for (unsigned k = 0; k < npairs; k++) {
+		struct wakepath *w = &wakepaths[k];
+
+		hist_init(&w->going_idle);
+		hist_init(&w->to_notice);
+		hist_init(&w->to_run);
+		hist_init(&w->total);
+		w->sampled = w->busy = w->seen[0] = w->seen[1] = 0;
+	}
+}
+
+const struct workload_ops wl_pingpong = {
+    .start = pingpong_start, .report = pingpong_report, .reset = pingpong_reset};

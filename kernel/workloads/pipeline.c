@@ -73,4 +73,4 @@ static bool pipeline_report(uint64_t window_ns)
 	return laps > 0;
 }
 
-const struct workload_ops wl_pipeline = {pipeline_start, pipeline_report};
+const struct workload_ops wl_pipeline = {.start = pipeline_start, .report = pipeline_report};

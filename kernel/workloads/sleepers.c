@@ -93,5 +93,13 @@ static bool random_report(uint64_t window_ns)
 	return wakes > 0;
 }
 
-const struct workload_ops wl_periodic = {sleepers_start, periodic_report};
-const struct workload_ops wl_random = {sleepers_start, random_report};
+static void sleepers_reset(void)
+{
+	for (unsigned i = 0; i < wl.ncpus; i++)
+		interval_sum[i] = 0;
+}
+
+const struct workload_ops wl_periodic = {
+    .start = sleepers_start, .report = periodic_report, .reset = sleepers_reset};
+const struct workload_ops wl_random = {
+    .start = sleepers_start, .report = random_report, .reset = sleepers_reset};

@@ -9,13 +9,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "kernel/knobs/knobs.h"
 #include "lib/histogram.h"
 #include "kernel/percpu.h"
 #include "kernel/workloads/window_rule.h"
 #include "kernel/sched.h"
 
 enum wl_phase {
-	WL_WARMUP,
+	WL_WARMUP, /* running unmeasured: the warm-up, and the gap before each next window */
 	WL_MEASURE,
 	WL_STOP
 };
@@ -30,6 +31,9 @@ struct wl {
 	bool by_count;
 	struct hist hist[MAX_CPUS]; /* one histogram per workload thread slot */
 	uint64_t count[MAX_CPUS];   /* per-slot event counts in the measured phase */
+	/* The idle policy the window ran with, for its records: the next window's settings are
+	 * in force by the time they print. */
+	const char *idle_policy;
 	/* TSC when the measured phase began (written before the phase, which publishes it). */
 	uint64_t measure_tsc;
 };
@@ -59,9 +63,19 @@ struct workload_ops {
 	int (*start)(void);
 	/* Prints the result record; returns false if a workload check failed. */
 	bool (*report)(uint64_t window_ns);
+	/* windows= given: zeroes what the workload counts beyond wl.hist and wl.count, before
+	 * each window (NULL: nothing more). */
+	void (*reset)(void);
 };
 
 extern const struct workload_ops wl_pingpong, wl_periodic, wl_random, wl_pipeline, wl_idle;
+
+/* Whether the boot measures windows one by one (windows= given, even as 1): each numbered,
+ * its settings sent by the host before its gap (docs/windows.md). */
+static inline bool wl_windowed(void)
+{
+	return knob_given(KNOB_windows);
+}
 
 /* Runs the workload the knobs name; false if it could not run or a check failed. */
 bool workload_run(void);

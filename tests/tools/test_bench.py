@@ -78,11 +78,13 @@ def test_builtin_matrices_parse_and_cover_each_seed(quick):
     periods = {matrixvalues.parse_time(costtable.resolve_run(r, table).guest["period"]) for r in s3}
     assert 250_000 in periods and max(periods) >= 650_000 + 1_000_000
     assert 650_000 + 300_000 in periods    # inside the 400 us window, outside 200 us
-    assert {r.host_params["halt_poll_ns"] for r in s3} == {0, 200_000, 400_000}
-    assert len(s3) == len(periods) * 3
+    # the three windows take turns inside each boot (within=halt_poll_ns)
+    assert {c.host_params["halt_poll_ns"] for r in s3 for c in matrix.cells(r)} == \
+        {0, 200_000, 400_000}
+    assert len(s3) == len(periods) and all(r.windows.windows == 3 * r.windows.rounds for r in s3)
     # seed 004: random and pingpong under shrink 0 and 2 with the seed's window (200 us, grow
     # 2 from 10 us), random again with the window placed by the cost table, all traced.
-    s4 = m["seed004"]
+    s4 = [c for r in m["seed004"] for c in matrix.cells(r)]
     assert {(matrix.config_of(r), r.host_params["halt_poll_ns_shrink"]) for r in s4} == {
         (c, s) for c in ("random", "pingpong", "placed-random") for s in (0, 2)}
     assert all(r.trace == "halt_poll_ns" and r.host_params["halt_poll_ns_grow"] == 2 and
@@ -100,7 +102,8 @@ def test_full_and_quick_matrices_run_the_same_configurations():
                      tuple(sorted((k, v) for k, v in r.guest.items()
                                   if k not in ("period", "warmup"))),
                      tuple(sorted(r.host_params.items()))) for r in runs}
-        assert configs(quick[mid]) == configs(full[mid]), mid
+        assert configs([c for r in quick[mid] for c in matrix.cells(r)]) == \
+            configs([c for r in full[mid] for c in matrix.cells(r)]), mid
         assert sum(workplan.estimate_s(r) * r.repeat for r in quick[mid]) < \
             sum(workplan.estimate_s(r) * r.repeat for r in full[mid])
 
@@ -313,7 +316,7 @@ def test_writable_params_are_overridden_for_the_run_and_restored(tmp_path, monke
     params = kvmparams.HostParams(pd, journal)
     seen = {}
 
-    def fake_boot(run, rec, ctx):
+    def fake_boot(run, rec, ctx, override=None):
         with open(os.path.join(pd, "halt_poll_ns_shrink")) as f:
             seen["during"] = int(f.read())
         seen["journal"] = os.path.exists(journal)

@@ -1,69 +1,87 @@
-"""The seed verdicts (derive/effects.py): reproduced, reversed or not reproduced from the
-repeats of two cells, not judged without them, and the line a table shows."""
+"""The seed verdicts (derive/effects.py): reproduced, reversed, no effect or not decided from
+the windows of two cells (paired by boot and round when they shared boots, by boots apart
+when not), not judged without them, and the line a table shows."""
 from idlelab.derive import effects
-from idlelab.derive.runrow import RunRow
+from idlelab.derive.runrow import RunRow, aggregate
 
 
-def row(median, lo=None, hi=None, repeat=3, status="ok", name="r", reason=None):
-    lo = median if lo is None else lo
-    hi = median if hi is None else hi
-    return RunRow(name=name, status=status, reason=reason, repeat=repeat,
-                  host_cpu_pct=median if status == "ok" else None,
-                  spread={"host_cpu_pct": (lo, hi)} if status == "ok" else {})
+def windows(name, values, paired=True):
+    """A cell's aggregated row from {boot: [value per round]}."""
+    rows = [RunRow(name=name, matrix="m", status="ok", repeat=boot,
+                   window_round=(r + 1) if paired else None, host_cpu_pct=v)
+            for boot, vs in values.items() for r, v in enumerate(vs)]
+    return aggregate(rows)[0]
 
 
-def effect(a, b, direction=effects.UP):
+def effect(a, b, direction=effects.UP, threshold=None):
     return effects.Effect("B against A: host CPU", "1 % -> 10 %", a, b, "host_cpu_pct",
-                          direction, " %", "because")
+                          direction, " %", "because", threshold)
 
 
-def test_apart_in_the_seeds_direction_is_reproduced():
-    v = effects.judge(effect(row(10, 9, 11), row(50, 45, 55)))
-    assert (v.verdict, v.a, v.b, v.change, v.rel) == (effects.REPRODUCED, 10, 50, 40, 4.0)
-    assert v.note == ""
+BOOTS = (1, 2, 3)
 
 
-def test_apart_the_other_way_is_reversed():
-    v = effects.judge(effect(row(10, 9, 11), row(5, 4, 6)))
-    assert v.verdict == effects.REVERSED
-    v = effects.judge(effect(row(10, 9, 11), row(5, 4, 6), direction=effects.DOWN))
+def test_paired_windows_in_the_seeds_direction_are_reproduced():
+    # boot offsets of +-30 % cancel in the pairs: B is A + 40 in every round
+    a = windows("a", {b: [10 * b, 10 * b + 1, 10 * b - 1] for b in BOOTS})
+    b = windows("b", {b: [10 * b + 40, 10 * b + 41, 10 * b + 39] for b in BOOTS})
+    v = effects.judge(effect(a, b))
     assert v.verdict == effects.REPRODUCED
+    assert v.change == 40 and v.stats.ci == (40, 40) and v.stats.n_pairs == 9
+    assert effects.judge(effect(a, b, effects.DOWN)).verdict == effects.REVERSED
 
 
-def test_overlapping_repeats_are_not_reproduced_however_far_the_medians():
-    v = effects.judge(effect(row(10, 5, 30), row(20, 12, 40)))
-    assert v.verdict == effects.NOT_REPRODUCED
-    assert "within the spread of the repeats (A 5..30, B 12..40)" in v.note
+def test_the_same_values_unpaired_are_not_decided_by_the_boots_own_noise():
+    """What the pairs buy: across boots apart, the boot offsets stay in the difference."""
+    a = windows("a", {b: [10 * b, 12 * b] for b in BOOTS}, paired=False)
+    b = windows("b", {b: [10 * b + 3, 12 * b + 3] for b in BOOTS}, paired=False)
+    v = effects.judge(effect(a, b))
+    assert v.verdict == effects.NOT_DECIDED and not v.stats.paired
+    ap = windows("a", {b: [10 * b, 12 * b] for b in BOOTS})
+    bp = windows("b", {b: [10 * b + 3, 12 * b + 3] for b in BOOTS})
+    assert effects.judge(effect(ap, bp)).verdict == effects.REPRODUCED
 
 
-def test_a_difference_below_the_floor_is_not_an_effect():
-    v = effects.judge(effect(row(100, 100, 100), row(103, 103, 103)))
-    assert v.verdict == effects.NOT_REPRODUCED and "less than 5%" in v.note
-    v = effects.judge(effect(row(0), row(0)))           # nothing on either side
-    assert v.verdict == effects.NOT_REPRODUCED
+def test_an_interval_inside_the_threshold_is_no_effect():
+    a = windows("a", {b: [100, 101, 99, 100] for b in BOOTS})
+    b = windows("b", {b: [101, 100, 100, 101] for b in BOOTS})
+    v = effects.judge(effect(a, b))
+    assert v.verdict == effects.NO_EFFECT and v.stats.threshold == 5.0
+    v = effects.judge(effect(a, b, threshold=0.2))     # a claim's own, tighter threshold
+    assert v.verdict != effects.NO_EFFECT
 
 
-def test_one_run_each_says_it_has_no_spread():
-    v = effects.judge(effect(row(10, repeat=1), row(50, repeat=1)))
-    assert v.verdict == effects.REPRODUCED and "one run each" in v.note
+def test_one_boot_decides_nothing_and_says_why():
+    a = windows("a", {1: [10, 11, 9]})
+    b = windows("b", {1: [50, 51, 49]})
+    v = effects.judge(effect(a, b))
+    assert v.verdict == effects.NOT_DECIDED and "1 boot" in v.stats.note
+    one_a, one_b = windows("a", {1: [10]}), windows("b", {1: [50]})
+    v = effects.judge(effect(one_a, one_b))
+    assert v.verdict == effects.NOT_DECIDED
+    assert effects.line(effect(one_a, one_b)).startswith("- **not decided**:")
+    assert "1 boot x 1 pair;" in effects.line(effect(one_a, one_b))
 
 
 def test_missing_failed_or_not_run_cells_are_not_judged():
-    assert effects.judge(effect(None, row(5))).verdict == effects.NOT_JUDGED
-    v = effects.judge(effect(row(5), row(0, status="not run", name="b", reason="read-only")))
+    ok = windows("a", {1: [5]})
+    assert effects.judge(effect(None, ok)).verdict == effects.NOT_JUDGED
+    v = effects.judge(effect(ok, RunRow(name="b", status="not run", reason="read-only")))
     assert v.verdict == effects.NOT_JUDGED and v.note == "b not run: read-only"
-    v = effects.judge(effect(row(0, status="failed", name="a"), row(5)))
+    v = effects.judge(effect(RunRow(name="a", status="failed"), ok))
     assert v.verdict == effects.NOT_JUDGED and v.note == "a failed"
-    v = effects.judge(effects.Effect("x", "y", row(1), row(2), "rtt_p50_us", effects.UP))
+    v = effects.judge(effects.Effect("x", "y", ok, ok, "rtt_p50_us", effects.UP))
     assert v.verdict == effects.NOT_JUDGED and "not measured" in v.note
 
 
-def test_the_line_and_the_section_say_the_figures_the_seed_and_why():
-    e = effect(row(10, 9, 11), row(50, 45, 55))
-    text = effects.line(e)
-    assert text.startswith("- **reproduced**: B against A: host CPU: 10 % → 50 % (+40 %, +400%)")
+def test_the_line_and_the_section_say_the_figures_the_interval_and_why():
+    a = windows("a", {b: [10, 11, 9] for b in BOOTS})
+    b = windows("b", {b: [50, 51, 49] for b in BOOTS})
+    text = effects.line(effect(a, b))
+    assert text.startswith("- **reproduced**: B against A: host CPU: 10 % → 50 % (+40 %, +400%;"
+                           " 95 % CI [40, 40]; 3 boots x 9 pairs; threshold 0.5 %)")
     assert text.endswith("Seed: 1 % -> 10 %. Why: because")
-    lines = effects.section([e, effect(row(10, 9, 11), row(5, 4, 6))])
+    lines = effects.section([effect(a, b), effect(b, a)])
     assert lines[0].startswith("## Verdicts") and lines[2] == \
-        "2 effects: 1 reproduced, 1 reversed."
+        "2 effects: 1 reproduced, 1 reversed; 2 decided."
     assert effects.section([]) == []

@@ -18,9 +18,11 @@ PKG_DIR = os.path.join(TOP, "tools", "idlelab")
 # The pure derivations (derive/): the records, a run's results and whose fault a late
 # wake-up was from the guest's output; a record's row; KVM deltas; the accuracy rule. The cost
 # table's figures with the values in its terms, and its markdown. And the matrix format (with
-# each run's guest command line) and its values, and the tables laid out from rows.
+# each run's guest command line), its values and a boot's plan of windows, and the tables
+# laid out from rows.
 PURE = ("idlelab.derive.", "idlelab.costtable", "idlelab.costtable.render",
-        "idlelab.bench.matrix", "idlelab.bench.matrixvalues", "idlelab.report.tables",
+        "idlelab.bench.matrix", "idlelab.bench.matrixvalues", "idlelab.bench.windowplan",
+        "idlelab.report.tables",
         "idlelab.report.layouts.")
 # The root package only defines TOP (a path).
 PURE_ROOT = "idlelab"

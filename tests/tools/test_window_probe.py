@@ -33,7 +33,7 @@ def probe(monkeypatch):
                   {"nr_wakeups": 110, "nr_wakeups_local": 62, "nr_migrations": 4}])
     monkeypatch.setattr(vcputhreads, "thread_wake_counts", lambda pid, tid: next(wakes, None))
     acks = []
-    monkeypatch.setattr(qemu, "acknowledge", lambda proc: acks.append(proc))
+    monkeypatch.setattr(qemu, "acknowledge", lambda proc, settings="": acks.append(proc))
     p = windowprobe.WindowProbe("/nowhere", "kvm", hold_ns=0)
     p.session, p.pid, p.threads, p.proc = FakeQMP(calls), 1, {0: 1}, "qemu"
     return p, calls, acks
@@ -73,7 +73,7 @@ def test_a_close_marker_seen_only_whole_is_sampled_then(probe):
     p.on_line(CLOSE.replace("sync=1", "sync=0"))
     assert calls[-3:] == ["cpu", "stats", "load"] and p.samples["close"]["synced"] is False
     p.on_line(CLOSE)
-    assert p.errors == ["a second 'close' window marker: only one window per run"]
+    assert p.errors == ["a second 'close' window marker in one window"]
 
 
 def test_a_close_sample_that_failed_is_not_tried_again_at_every_byte(probe):

@@ -282,7 +282,7 @@ static void test_unknown_knob_suggests_the_closest_name(void **state)
 	    {"nothing alike", "xyz", NULL},
 	    {"a piece of a long name is far from it", "steal", NULL},
 	    {"a ratio of exactly 0.6 is close enough", "speb", "spread"},
-	    {"a tie goes to the name that sorts last (window_hold)", "window", "window_sync"},
+	    {"a tie goes to the name that sorts last (window_hold)", "window_hoyc", "window_sync"},
 	    {"a tie goes to the name that sorts last (hostpoll)", "poll", "pollflag"},
 	    {"a better ratio beats a tie below it (t.sint, t.wide)", "t.i", "t.int"},
 	    /* difflib matches the name's blocks against the word's, not the other way round. */

@@ -10,7 +10,7 @@ import signal
 import sys
 
 from idlelab import TOP, costtable, timings, usage
-from idlelab.bench import matrix, matrixvalues
+from idlelab.bench import ab, matrix, matrixvalues, windowplan
 from idlelab.bench.invocation import run_all
 from idlelab.bench.workplan import (KnobCheckUnavailable, SEEDS, builtin_matrices, check_cmdlines,
                                     estimate_s, load_matrices)
@@ -133,6 +133,25 @@ def parse_args(argv):
                     help="after each run, its per-vCPU table: the guest's HLT count beside "
                          "KVM's halt_exits, KVM's polls, IPIs sent and avoided, poll share and "
                          "the vCPU thread's host CPU")
+    ap.add_argument("--ab", nargs=2, metavar=("A", "B"),
+                    help="compare two settings inside each boot (docs/verdicts.md): each is "
+                         "`key=value ...`, guest knobs (idle=halt) and host settings "
+                         "(halt_poll_ns=200us, halt_poll_ns=global:400us, host_shrink=2, "
+                         "host_grow, host_grow_start); one table of the guest's and KVM's "
+                         "counts, each difference with its 95 %% CI")
+    ap.add_argument("--ab-base", default=ab.DEFAULT_BASE, metavar="SETTINGS",
+                    help="--ab: the run both arms share, as a matrix line (default: "
+                         "%(default)s)")
+    ap.add_argument("--boots", type=usage.int_in(1, matrixvalues.MAX_REPEAT),
+                    default=ab.DEFAULT_BOOTS, metavar="N",
+                    help="--ab: boots (default %(default)s)")
+    ap.add_argument("--pairs", type=usage.int_in(1, 5000), default=ab.DEFAULT_PAIRS,
+                    metavar="N", help="--ab: A/B pairs of windows per boot (default "
+                                      "%(default)s)")
+    ap.add_argument("--order", choices=("abba", "random"), default="abba",
+                    help="--ab: the windows' order in each boot: abba (default: AB BA AB ..., "
+                         "the next boot starting the other way) or random (a coin per pair, "
+                         "its seed recorded)")
     ap.add_argument("--list", action="store_true",
                     help="print the matrices' runs and the time estimate; run nothing")
     ap.add_argument("--report", metavar="RESULTS_FOLDER",
@@ -243,7 +262,13 @@ def main(argv=None):
         return predict.write_report(args.report) if args.predict else code
     paths = args.matrix or builtin_matrices(args.quick, args.seed_list)
     try:
-        loaded = load_matrices(paths)
+        if args.ab:
+            loaded = ab.build(*args.ab, base=args.ab_base, boots=args.boots,
+                              npairs=args.pairs, order=args.order,
+                              seed=int.from_bytes(os.urandom(4), "little")
+                              if args.order == "random" else None, params=HostParams())
+        else:
+            loaded = load_matrices(paths)
         if args.repeat:
             loaded = [(mid, path, [dataclasses.replace(r, repeat=args.repeat,
                                                        settings=dict(r.settings,
@@ -251,7 +276,7 @@ def main(argv=None):
                                    for r in runs])
                       for mid, path, runs in loaded]
         check_cmdlines(loaded, args.window_hold)
-    except matrix.MatrixError as e:
+    except (matrix.MatrixError, windowplan.PlanError) as e:
         say(str(e))
         return EXIT_USAGE
     except KnobCheckUnavailable as e:
@@ -302,4 +327,10 @@ def main(argv=None):
     latest = os.path.join(args.results_dir, "latest")
     if args.predict and os.path.isdir(latest):
         predict.write_report(os.path.realpath(latest))
+    if args.ab and os.path.isdir(latest):
+        folder = os.path.realpath(latest)
+        recs = resultsdir.read_raw(folder)
+        lines, path = ab.write(folder, recs, {"A": args.ab[0], "B": args.ab[1]},
+                               msg or "")
+        print("\n".join(lines + [f"written: {path}"]), flush=True)
     return code

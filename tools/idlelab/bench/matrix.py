@@ -67,6 +67,13 @@ guest               which guest runs: `idlelab` (default, the project's kernel) 
 linux_kernel        the Linux guest's kernel (guest=linux only): `debian` (default, Debian's
                     as it ships: its haltpoll driver runs under menu) or `haltpoll-gov`
                     (Debian's source with the haltpoll governor; `make linux-guest-kernel`).
+within              the swept keys whose values vary inside one boot rather than across
+                    boots: `within=halt_poll_ns` or `within=guest.idle,guest.hostpoll`
+                    (halt_poll_ns, host_grow, host_grow_start, host_shrink and the guest
+                    knobs kernel/knobs/switchable.c lists; docs/windows.md). The cells those
+                    keys' values make run as windows of each boot, `rounds` rounds of each in a
+                    balanced order, and keep their names; `repeat` counts the boots.
+rounds              within=: how many windows of each cell a boot measures (default 4).
 guest.<knob>        passed to the guest kernel command line as `<knob>=<value>`, unchanged.
                     For guest=linux that is Linux's command line: its program reads the
                     idlelab knobs it honours (workload=, duration=, warmup=, period=, cpus=,
@@ -86,6 +93,7 @@ line included; one wrong only beside another key's value (`stall=` past the `dur
 the later of the lines that set them. Pass `guest_knobs` (e.g. guest_knob_names()) to check
 `guest.` names too. Each key's value is parsed and checked by bench/matrixvalues.py.
 """
+import dataclasses
 import difflib
 import itertools
 import math
@@ -93,12 +101,11 @@ import re
 from dataclasses import dataclass, field
 
 from idlelab import LINUX_KERNELS
-from idlelab.bench import matrixvalues
+from idlelab.bench import matrixvalues, windowplan
 
 _KNOB = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 _LINE = re.compile(r"([A-Za-z0-9][A-Za-z0-9_.-]*)\s*:(.*)")
-_HOST_PARAM = {"host_grow": "halt_poll_ns_grow", "host_grow_start": "halt_poll_ns_grow_start",
-               "host_shrink": "halt_poll_ns_shrink"}
+_HOST_PARAM = matrixvalues.HOST_PARAM
 DEFAULTS = {"repeat": "1", "smp": "2", "machine": "microvm", "accel": "kvm",
             "halt_poll_ns": "host", "guest": "idlelab"}
 REQUIRED = ("workload", "duration")
@@ -138,6 +145,8 @@ class Run:
     linux_kernel: str = None     # linux_kernel= (idlelab.LINUX_KERNELS); None: guest=idlelab
     # {key: the line of the file that set it}, for a mistake found later (the kernel's check)
     lines: dict = field(default_factory=dict, compare=False)
+    # windows= given: bench/windowplan.Plan, the settings of each window of the boot
+    windows: object = field(default=None, compare=False)
 
     def cmdline(self):
         """The guest kernel command line: the guest.<knob> values, in file order."""
@@ -188,7 +197,7 @@ class _Parser:
 
     def values(self, key, text):
         """The comma-separated values of one key, each checked (a sweep if more than one)."""
-        items = text.split(",")
+        items = text.split(",") if key != "within" else [text]   # within's list is one value
         if key == "neighbour":
             items = matrixvalues.join_cpu_lists(items)
         if any(not v for v in items):
@@ -275,6 +284,9 @@ def _expand(p, name, merged, lines):
         for key in merged:
             if key in p.unknown_guest:
                 raise p.error(p.unknown_guest[key][1], p.unknown_guest[key][0])
+    if "within" in merged:
+        yield from _expand_within(p, name, merged, lines)
+        return
     swept = [k for k, v in merged.items() if len(v) > 1]
     for combo in itertools.product(*(merged[k] for k in swept)):
         chosen = dict(zip(swept, combo))
@@ -285,6 +297,56 @@ def _expand(p, name, merged, lines):
         _check_pin(p, run, lines)
         _check_linux_kernel(p, run, lines)
         yield run
+
+
+def _expand_within(p, name, merged, lines):
+    """within=: one Run per combination of the keys that vary across boots, each a boot
+    whose windows run the cells the within keys make (bench/windowplan.Design), named as the
+    runs they would have been."""
+    axes = matrixvalues.PARSERS["within"](merged.pop("within")[0])
+    rounds = matrixvalues.PARSERS["rounds"](merged.pop("rounds", ["4"])[0])
+    flat = [a for a in axes if len(merged.get(a, ())) < 2]
+    if flat:
+        raise p.error(f"within={','.join(axes)}: {', '.join(flat)} must be swept (two values "
+                      "or more) to vary inside a boot")
+    cells = list(_expand(p, name, {k: v for k, v in merged.items()}, lines))
+    outer = [k for k, v in merged.items() if len(v) > 1 and k not in axes]
+    groups = {}
+    for cell in cells:
+        groups.setdefault(tuple(cell.sweep.get(k) for k in outer), []).append(cell)
+    for key, members in groups.items():
+        first = members[0]
+        arms = []
+        for cell in members:
+            text = " ".join(f"{a}={cell.settings[a]}" for a in axes)
+            try:
+                arms.append(dataclasses.replace(windowplan.parse_arm(cell.name, text),
+                                                run_name=cell.name))
+            except windowplan.PlanError as e:
+                raise p.error(f"within={','.join(axes)}: {e}") from None
+        suffix = "".join(f"-{short_key(k)}={v.replace(':', '_')}" for k, v in zip(outer, key))
+        design = windowplan.Design(tuple(arms), rounds, "abba", None, dict(first.guest), {},
+                                   cells=tuple(members))
+        yield dataclasses.replace(first, name=name + suffix, windows=design,
+                                  sweep=dict(zip(outer, key)))
+
+
+def cells(run):
+    """The runs a boot of several settings measures, one per setting as the matrix would have
+    made it across boots (a within= row's cells, named as they were); [run] for any other."""
+    design = run.windows
+    if design is None or not hasattr(design, "arms"):
+        return [run]
+    if design.cells:
+        return list(design.cells)
+    out = []
+    for arm in design.arms:
+        host = dict(run.host_params, **arm.host_params)
+        vm = arm.vm_halt_poll_ns if arm.vm_halt_poll_ns is not None else run.vm_halt_poll_ns
+        out.append(dataclasses.replace(run, name=arm.run_name or f"{run.name}.{arm.label}",
+                                       host_params=host, vm_halt_poll_ns=vm,
+                                       guest=dict(run.guest, **arm.guest), windows=None))
+    return out
 
 
 def _last_line(lines, *keys):
@@ -411,6 +473,8 @@ def guest_cmdline(run, window_hold=WINDOW_HOLD):
     parts = [f"workload={run.workload}", f"duration={run.settings['duration']}"]
     if run.cmdline():
         parts.append(run.cmdline())
+    if run.windows is not None and "windows" not in run.guest:
+        parts.append(f"windows={run.windows.windows}")
     if "window_sync" not in run.guest:
         parts.append("window_sync=1")
     if "window_hold" not in run.guest and matrixvalues.parse_time(window_hold):

@@ -177,6 +177,17 @@ def knob_range(name, table=KNOB_TABLE):
     return tuple(int(b[3], 0) if b[3] else int(b[2]) * _UNITS[b[1].lower()] for b in bounds)
 
 
+@functools.lru_cache(maxsize=None)
+def knob_define(name, table=KNOB_TABLE):
+    """An integer `#define NAME value` of kernel/knobs/knob_table.h (a knob's default in a
+    unit its name says, WINDOW_GAP_DEFAULT_MS)."""
+    with open(table) as f:
+        m = re.search(rf"^#define {re.escape(name)} (\d+)\b", f.read(), re.M)
+    if not m:
+        raise ValueError(f"{table}: no #define {name}")
+    return int(m.group(1))
+
+
 def _duration(text):
     ns = parse_time(text)
     lo, hi = knob_range("duration")
@@ -232,6 +243,26 @@ def _stall(text):
     return Stall(int(m.group(1)), offset, length)
 
 
+# The matrix's host keys and the kvm module parameters they set.
+HOST_PARAM = {"host_grow": "halt_poll_ns_grow", "host_grow_start": "halt_poll_ns_grow_start",
+              "host_shrink": "halt_poll_ns_shrink"}
+
+# The keys a boot can switch between its windows (within=): the host's halt polling, and
+# guest knobs (which the guest's own list, kernel/knobs/switchable.c, then checks).
+WITHIN_HOST = ("halt_poll_ns", "host_grow", "host_grow_start", "host_shrink")
+MAX_ROUNDS = 1000
+
+
+def _within(text):
+    """within=AXIS,...: the matrix keys whose values vary inside one boot, window by window."""
+    axes = text.split(",")
+    bad = [a for a in axes if a not in WITHIN_HOST and not a.startswith("guest.")]
+    if bad or len(set(axes)) != len(axes):
+        raise ValueError(f"keys that switch between windows: {', '.join(WITHIN_HOST)} or "
+                         f"guest.<knob>, each once (not {', '.join(bad) or text})")
+    return tuple(axes)
+
+
 _U32 = _int_in(0, 2 ** 32 - 1)
 PARSERS = {
     "workload": _workload,
@@ -248,6 +279,8 @@ PARSERS = {
     "neighbour": parse_neighbour,
     "pin": parse_pin,
     "trace": _choice(TRACES),
+    "within": _within,
+    "rounds": _int_in(1, MAX_ROUNDS),
     "guest": _choice(GUESTS),
     "linux_kernel": _choice(LINUX_KERNELS),
 }

@@ -18,6 +18,7 @@ The raw record is plain JSON-ready data, assembled from what the matrix asked fo
 QEMU and the guest did, and what the probe saw. derive/runrow.py turns it into a RunRow;
 nothing here formats or derives figures beyond kvmdelta.delta's subtraction."""
 import contextlib
+import dataclasses
 import os
 import re
 import shutil
@@ -26,7 +27,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
-from idlelab.bench import matrixvalues
+from idlelab.bench import matrixvalues, windowplan, windowswitch
 from idlelab.bench.matrix import WINDOW_HOLD, config_of, guest_cmdline
 from idlelab.bench.windowprobe import WindowProbe
 from idlelab.derive import kvmdelta, latewake
@@ -75,13 +76,30 @@ class Context:
 
 def execute(mid, run, repeat, ctx):
     """One boot of `run` (the `repeat`th) and its raw record."""
+    if isinstance(run.windows, windowplan.Design):     # this boot's order of the windows
+        run = dataclasses.replace(run, windows=run.windows.for_boot(repeat))
+    dropped = []
+    if run.windows is not None and ctx.run_accel(run) == "kvm":
+        kept, dropped = settable_windows(run, ctx.params)
+        if kept.windows is None:            # not one of its settings can be had here
+            rec = ctx.base_record(mid, run, repeat)
+            rec.update(status="not run", reason=dropped[0]["reason"], not_run_arms=dropped)
+            return rec
+        run = kept
     rec = ctx.base_record(mid, run, repeat)
+    if dropped:
+        rec["not_run_arms"] = dropped
     changes = {}
     if rec["accel"] == "kvm":
         changes, reason = ctx.params.changes_for(run)
         if reason:
             rec.update(status="not run", reason=reason)
             return rec
+    if run.windows is not None:
+        # every parameter any window changes is held (journaled) for the whole boot, so the
+        # windows can switch among them and every exit path puts them back
+        changes.update({k: v for k, v in run.windows.host_params(1).items()
+                        if (ctx.params.values or {}).get(k) != v})
     if not changes:
         return boot(run, rec, ctx)
     with kvmparams.override(changes, ctx.params.journal, ctx.params.param_dir) as ov:
@@ -89,11 +107,38 @@ def execute(mid, run, repeat, ctx):
             say(ov.note)
         rec["host_params"]["changed"] = dict(changes)
         rec["host_params"]["values"] = dict(ctx.params.values, **changes)
-        return boot(run, rec, ctx)
+        return boot(run, rec, ctx, ov)
 
 
-def qemu_config(run, rec, ctx, qmp_path):
-    """The QEMU configuration, with the preload library for a per-VM window under KVM."""
+def settable_windows(run, params):
+    """(run, [{arm, name, reason}]): the boot with only the settings this host can be put
+    in (a read-only kvm parameter keeps the value it has), and those it cannot, each with
+    why; run.windows is None when none is left."""
+    plan, dropped = run.windows, {}
+    for arm in plan.arms:
+        if arm.label in dropped:
+            continue
+        own = plan.host_params(plan.arms.index(arm) + 1)
+        wanted = dict(run.host_params, **own)
+        _, reason = params.changes_for(dataclasses.replace(run, host_params=wanted))
+        if reason:
+            dropped[arm.label] = {"arm": arm.label, "name": arm.run_name, "text": arm.text,
+                                  "host_params": own, "reason": reason}
+    if not dropped:
+        return run, []
+    kept = tuple(a for a in plan.arms if a.label not in dropped)
+    if not kept:
+        return dataclasses.replace(run, windows=None), list(dropped.values())
+    windows = dataclasses.replace(plan, arms=kept)
+    # the boot's own parameters are its first window's now, no longer a dropped arm's
+    return dataclasses.replace(run, windows=windows,
+                               host_params=dict(run.host_params, **windows.host_params(1))), \
+        list(dropped.values())
+
+
+def qemu_config(run, rec, ctx, qmp_path, ctl_path=None):
+    """The QEMU configuration, with the preload library for a per-VM window under KVM (and
+    its control socket at ctl_path, for windows that switch it)."""
     cfg = qemu.Config(smp=run.smp, machine=run.machine, accel=rec["accel"],
                       cmdline=rec["cmdline"], qmp=qmp_path, name="idlelab-bench",
                       guest=rec.get("guest", "idlelab"),
@@ -101,7 +146,7 @@ def qemu_config(run, rec, ctx, qmp_path):
     hp = rec["halt_poll"]
     if rec["accel"] == "kvm" and hp["scope"] == "vm":
         cfg.preload = [ctx.library]
-        cfg.env = haltpollcap.run_env(hp["ns"])
+        cfg.env = haltpollcap.run_env(hp["ns"], ctl_path)
     return cfg
 
 
@@ -184,7 +229,7 @@ def alone(run, rec, ctx, tmpdir):
     return ctx.alone[key]
 
 
-def boot(run, rec, ctx):
+def boot(run, rec, ctx, override=None):
     """Boots the guest with the probe (and the neighbour, if any) attached and fills in the
     record. The neighbour starts before QEMU and is stopped after it on every path."""
     hold = run.guest.get("window_hold", ctx.window_hold)
@@ -210,8 +255,14 @@ def boot(run, rec, ctx):
                 return rec
             rec["neighbour"]["tids"] = getattr(nbr, "tids", None)
         qmp_path, dirfd = socket_path(sockdir, "qmp")
-        probe = WindowProbe(qmp_path, rec["accel"], hold_ns, run.stall, nbr, run.pin)
-        cfg = qemu_config(run, rec, ctx, probe.qmp_path)
+        ctl_path = switch = None
+        if run.windows is not None:
+            ctl_path = socket_path(sockdir, "haltpoll-ctl")[0] if dirfd is None else \
+                f"/proc/self/fd/{dirfd}/haltpoll-ctl"
+            switch = windowswitch.Switcher(run.windows, override, ctl_path,
+                                           rec["host_params"]["values"])
+        probe = WindowProbe(qmp_path, rec["accel"], hold_ns, run.stall, nbr, run.pin, switch)
+        cfg = qemu_config(run, rec, ctx, probe.qmp_path, ctl_path)
         if dirfd is not None:
             cfg.pass_fds = (dirfd,)
         rec["argv"], _ = qemu.build_command(cfg)
@@ -254,6 +305,15 @@ def boot(run, rec, ctx):
     rec["serial"] = res.output
     rec["host"] = host_part(probe)
     rec["load"] = load_part(probe, before, after, ctx.ncpus)
+    if run.windows is not None:
+        rec["windows"] = [dict(run.windows.describe(k),
+                               host=host_part(probe, probe.by_window.get(k, {})),
+                               load=load_part(probe, before, after, ctx.ncpus,
+                                              probe.by_window.get(k, {})),
+                               switched=probe.switched.get(k),
+                               mono_ns=window_mono_ns(probe.by_window.get(k, {})))
+                          for k in range(1, run.windows.windows + 1)]
+
     rec["haltpoll_cap"] = enabled_caps(res.output)
     if run.stall is not None:
         rec["fault"] = probe.fault_part()
@@ -266,7 +326,7 @@ def boot(run, rec, ctx):
     if late:
         rec["late_wakeups"] = late
     rec["status"], rec["reason"] = verdict(rec, out)
-    if rec["status"] == "ok":
+    if rec["status"] == "ok" and "windows" not in rec:
         rec["per_vcpu"] = side_by_side(rec)
     return rec
 
@@ -294,6 +354,10 @@ def base_record(mid, run, repeat, accel, params, window_hold):
         "host_params": {"wanted": dict(run.host_params), "values": params.values,
                         "read_only": params.read_only, "changed": {}},
         "cmdline": guest_cmdline(run, window_hold),
+        "plan": None if run.windows is None else {
+            "order": run.windows.order, "seed": run.windows.seed,
+            "arms": {a.label: a.text for a in run.windows.arms},
+            "cells": {a.label: a.run_name for a in run.windows.arms}},
         "pin": list(run.pin) if run.pin is not None else None,
         "host": hosts.describe(run_accel(run, accel)),
         "status": None, "reason": None,
@@ -305,26 +369,37 @@ def snapshot_json(snap):
             "thread_cpu_ns": snap.per_thread_cpu_ns}
 
 
-def host_part(probe):
-    """What the host saw over the window: both samples and their delta."""
+def window_mono_ns(samples):
+    """[open, close] of one window on CLOCK_MONOTONIC (when the guest was let go at its open
+    marker, when its close marker was seen), the clock of the trace and of the switches;
+    None without both."""
+    if not {"open", "close"} <= set(samples):
+        return None
+    return [samples["open"]["done_ns"], samples["close"]["seen_ns"]]
+
+
+def host_part(probe, samples=None):
+    """What the host saw over a window (the probe's one, or `samples`, one of several): both
+    samples and their delta."""
+    samples = probe.samples if samples is None else samples
     host = {"vcpu_threads": probe.threads, "errors": list(probe.errors),
             "pinned": probe.pinned}
-    for state, s in probe.samples.items():
+    for state, s in samples.items():
         host[state] = dict(snapshot_json(s["snapshot"]), run_delay_ns=s.get("run_delay_ns"),
                            wakes=s.get("wakes"), sample_ms=s["sample_ms"],
                            read_ms=s["read_ms"], late=s["late"])
-    if probe.has_window():
+    if {"open", "close"} <= set(samples):
         # Each vCPU thread's wait on a host run queue over the window (what KVM reports to
         # the guest as steal time), to hold the guest's steal_ns against.
-        da, db = (probe.samples[s].get("run_delay_ns") or {} for s in ("open", "close"))
+        da, db = (samples[s].get("run_delay_ns") or {} for s in ("open", "close"))
         host["run_delay_ns"] = {i: db[i] - da[i] for i in da
                                 if da[i] is not None and db.get(i) is not None}
         # Each vCPU thread's wake-ups over the window, and those the host's scheduler put on
         # the waker's own CPU (queued behind it: KVM's poll there stops at once)
-        wa, wb = (probe.samples[s].get("wakes") or {} for s in ("open", "close"))
+        wa, wb = (samples[s].get("wakes") or {} for s in ("open", "close"))
         host["wakes"] = {i: {k: wb[i][k] - wa[i][k] for k in vcputhreads.WAKE_COUNTS}
                          for i in wa if wa[i] and wb.get(i)}
-        a, b = probe.samples["open"]["snapshot"], probe.samples["close"]["snapshot"]
+        a, b = samples["open"]["snapshot"], samples["close"]["snapshot"]
         try:
             host["delta"] = kvmdelta.delta(a, b, probe.schemas or None).to_json()
         except ValueError as e:      # a counter went backwards: not one VM's window
@@ -332,13 +407,14 @@ def host_part(probe):
     return host
 
 
-def load_part(probe, before, after, ncpus):
+def load_part(probe, before, after, ncpus, samples=None):
     """Other load over the whole boot (QEMU's CPU from its rusage once reaped) and over the
     measured window (QEMU's CPU from /proc at the two markers); load average at the end."""
+    samples = probe.samples if samples is None else samples
     qemu_ns = after["children_ns"] - before["children_ns"]
     part = {"run": other_load(before, after, qemu_ns, ncpus), "loadavg": loadavg()}
-    if probe.has_window():
-        a, b = probe.samples["open"]["load"], probe.samples["close"]["load"]
+    if {"open", "close"} <= set(samples):
+        a, b = samples["open"]["load"], samples["close"]["load"]
         if a.get("qemu_ns") is not None and b.get("qemu_ns") is not None:
             # A neighbour's CPU is the experiment's, not other load.
             ours = b["qemu_ns"] - a["qemu_ns"] + (b.get("neighbour_ns", 0)
@@ -375,10 +451,20 @@ def verdict(rec, outcome):
         return "failed", f"neighbour={n['spec']}: it exited while measured alone"
     if rec["host"]["errors"]:
         return "failed", "; ".join(rec["host"]["errors"])
-    if "delta" not in rec["host"]:
+    unsampled = [w["window"] for w in rec.get("windows") or () if "delta" not in w["host"]]
+    if unsampled:
+        return "failed", (f"the host did not sample both markers of window "
+                          f"{', '.join(map(str, unsampled))}")
+    if "windows" not in rec and "delta" not in rec["host"]:
         return "failed", "the host did not sample both window markers"
     hp = rec["halt_poll"]
-    if rec["accel"] == "kvm" and hp["scope"] == "vm" and rec["haltpoll_cap"] != [hp["ns"]]:
+    if rec.get("windows") and hp["scope"] == "vm" and rec["accel"] == "kvm":
+        wanted = sorted({hp["ns"] if w["vm_halt_poll_ns"] is None else w["vm_halt_poll_ns"]
+                         for w in rec["windows"]})
+        if sorted(set(rec["haltpoll_cap"])) != wanted:
+            return "failed", (f"per-VM halt_poll_ns {wanted} were not all applied (library "
+                              f"reported {rec['haltpoll_cap']})")
+    elif rec["accel"] == "kvm" and hp["scope"] == "vm" and rec["haltpoll_cap"] != [hp["ns"]]:
         return "failed", (f"per-VM halt_poll_ns={hp['ns']} was not applied "
                           f"(library reported {rec['haltpoll_cap']})")
     return "ok", None

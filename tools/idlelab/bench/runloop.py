@@ -9,7 +9,7 @@ from idlelab import timings
 from idlelab.bench import matrixvalues
 from idlelab.bench.onerun import execute
 from idlelab.bench.workplan import RUN_OVERHEAD_S, estimate_s
-from idlelab.derive import runrow
+from idlelab.derive import runrow, windows
 from idlelab.host import hosts
 from idlelab.host.hostload import saw_other_load
 from idlelab.report import console, resultsdir
@@ -45,18 +45,25 @@ def run_work(work, ctx, outdir, waiter, waited, recs, quiet_below, signals, plac
         rec["quiet_wait"] = {"waited_s": round(waited[0], 2), "other_pct": waited[1],
                              "quiet": waited[2]}
         progress.done(run, rec)
-        row = runrow.summarize(rec)
+        parts = windows.split(rec)                 # a row per measured window
+        rows = [runrow.summarize(w) for w in parts]
         # A run is in raw/, runs.csv and meta.json's count together, or in none of them.
         with signals.deferred():
             resultsdir.write_json(resultsdir.raw_path(outdir, i + 1, rec), rec)
-            resultsdir.append_csv(row, csv_path)
+            for row in rows:
+                resultsdir.append_csv(row, csv_path)
             recs.append(rec)
             meta["runs_made"] = len(recs)
             resultsdir.write_meta(outdir, meta)
             place.run, place.after = None, i + 1
-        print(console.result_line(rec, row), file=sys.stderr, flush=True)
+        for w, row in zip(parts, rows):
+            prefix = f"  window {w['boot_window']['window']} ({w['boot_window']['arm']}):" \
+                if "boot_window" in w else ""
+            print(prefix + console.result_line(w, row), file=sys.stderr, flush=True)
+        row = rows[0]
         if ctx.side_by_side:
-            print("\n".join(console.vcpu_table(rec)), file=sys.stderr, flush=True)
+            for w in parts:
+                print("\n".join(console.vcpu_table(w)), file=sys.stderr, flush=True)
         waited = (0.0, None, None)
         if saw_other_load(row, quiet_below) and i + 1 < len(work):
             waited = waiter.wait("the last run saw other load")

@@ -27,8 +27,15 @@ MARKER = "@idlelab window "
 class WindowProbe:
     """Attached to qemu.run as on_start/on_line; samples[state] holds what it read."""
 
-    def __init__(self, qmp_path, accel, hold_ns, stall=None, neighbour=None, pin=None):
+    def __init__(self, qmp_path, accel, hold_ns, stall=None, neighbour=None, pin=None,
+                 switch=None):
         self.qmp_path, self.accel, self.hold_ns = qmp_path, accel, hold_ns
+        # windows= given: switch(k) puts the host in window k's settings and returns the guest's
+        # settings line for it, sent with the acknowledgement of the marker before k's gap
+        # (`set` for the first, the previous window's `close` for the others)
+        self.switch = switch
+        self.by_window = {}    # window -> its samples, once closed (windows= given)
+        self.switched = {}     # window -> what switch() returned (or the error)
         # The running neighbour (neighbour.Hog/Vm, read at both markers) and pin= (host CPU
         # per vCPU, applied as soon as QMP names the vCPU threads).
         self.neighbour, self.pin, self.pinned = neighbour, pin, None
@@ -73,19 +80,45 @@ class WindowProbe:
         _, fields = records.parse_line(line)
         synced = fields.get("sync") == "1"
         early = self.samples.get(fields.get("state"))
+        settings = ""
         try:
+            if fields.get("state") == "set":
+                settings = self.next_settings(1)
+                return
             if early is not None and early["synced"] is None:     # taken at its first bytes
                 early["synced"] = synced
                 early["late"] = not synced and early["done_ns"] - early["seen_ns"] > self.hold_ns
             elif not (fields.get("state") == "close" and self.close_early and early is None):
                 self.sample(fields, synced)      # (a failed early sample said why already)
+            if fields.get("state") == "close" and "window" in fields:
+                settings = self.end_window(int(fields["window"]))
         finally:
             if synced:
                 try:
-                    qemu.acknowledge(self.proc)
+                    qemu.acknowledge(self.proc, settings)
                 except OSError as e:
                     self.errors.append(f"acknowledging the {fields.get('state')} marker: {e}")
             self.schedule_stall(fields)
+
+    def end_window(self, k):
+        """Window k closed: its samples are kept apart, the next window starts afresh, and
+        (if another follows) the host is switched to its settings; the guest's line."""
+        self.by_window[k] = self.samples
+        self.samples, self.close_early = {}, False
+        last = self.switch is None or k >= self.switch.plan.windows
+        return "" if last else self.next_settings(k + 1)
+
+    def next_settings(self, k):
+        if self.switch is None:
+            return ""
+        try:
+            line = self.switch(k)
+            self.switched[k] = {"guest": line, "t_ns": time.monotonic_ns()}
+            return line
+        except Exception as e:   # recorded; the guest gets no line and the run fails
+            self.switched[k] = {"error": str(e)}
+            self.errors.append(f"switching to window {k}'s settings: {e}")
+            return ""
 
     def schedule_stall(self, fields):
         """At the open marker, once acknowledged (the guest's window starts): the stall=
@@ -101,7 +134,7 @@ class WindowProbe:
         if state not in ("open", "close") or self.session is None:
             return
         if state in self.samples:
-            self.errors.append(f"a second '{state}' window marker: only one window per run")
+            self.errors.append(f"a second '{state}' window marker in one window")
             return
         if state == "open" and not synced:
             wait_ns = arrived + int(self.hold_ns * OPEN_READ_AT) - time.monotonic_ns()
@@ -142,7 +175,13 @@ class WindowProbe:
 
     def window_ns(self):
         """(open, close) on CLOCK_MONOTONIC: when the guest was let go at the open marker
-        and when the close marker was seen; (None, None) without both."""
+        and when the close marker was seen (of the first and the last window, with several);
+        (None, None) without both."""
+        if self.by_window:      # windows= given: from the first window's opening to the last's close
+            first, last = self.by_window[min(self.by_window)], self.by_window[max(self.by_window)]
+            if "open" in first and "close" in last:
+                return first["open"]["done_ns"], last["close"]["seen_ns"]
+            return None, None
         if not self.has_window():
             return None, None
         return self.samples["open"]["done_ns"], self.samples["close"]["seen_ns"]

@@ -3,10 +3,11 @@ run's full command line judged by the kernel's own knob parser before anything r
 in its order (one pass over the matrices per repeat) and what each boot should take."""
 import os
 import re
+import functools
 import subprocess
 
 from idlelab import TOP, costtable, timings
-from idlelab.bench import matrix, matrixvalues, plateau
+from idlelab.bench import matrix, matrixvalues, plateau, windowplan
 from idlelab.report.console import relpath
 
 
@@ -52,6 +53,13 @@ def check_cmdlines(loaded, window_hold=matrix.WINDOW_HOLD):
     runs = [run for _, _, rs in loaded for run in rs if run.guest_os == "idlelab"]
     # A value in the cost table's terms (timer+300us) becomes a time only once the table is
     # measured; any table gives a time of the same syntax, so a placeholder checks it.
+    for r in runs:          # within=: what the windows switch, by the guest's own list
+        if r.windows is not None:
+            try:
+                check_arms(r.windows.arms)
+            except windowplan.PlanError as e:
+                raise matrix.MatrixError(f"{matrix.where_set(r, 'within')}: run {r.name!r}: "
+                                         f"{e}") from None
     placeholder = costtable.placeholder()
     refused = kernel_refuses([matrix.guest_cmdline(costtable.resolve_run(r, placeholder),
                                                    window_hold) for r in runs])
@@ -65,14 +73,34 @@ def check_cmdlines(loaded, window_hold=matrix.WINDOW_HOLD):
                                  f"refuse its command line: {msg}{also}")
 
 
-def kernel_refuses(cmdlines):
-    """[(index, the kernel's one-line error)] for each command line it would refuse."""
+def build_knobdoc():
+    """build/host/knobdoc, the kernel's knob parser compiled for this machine."""
     built = subprocess.run(["make", "--no-print-directory", "-s", "-C", TOP, "-f", KNOBDOC_MK,
                             os.path.relpath(KNOBDOC, TOP)],
                            capture_output=True, text=True, timeout=120)
     if built.returncode != 0:
         last = (built.stderr or built.stdout).strip().splitlines()[-1:] or ["?"]
         raise KnobCheckUnavailable(f"building {relpath(KNOBDOC)} failed: {last[0]}")
+
+
+@functools.lru_cache(maxsize=None)
+def knob_defaults():
+    """{knob: its default, as the kernel writes it} (build/host/knobdoc --defaults)."""
+    build_knobdoc()
+    res = subprocess.run([KNOBDOC, "--defaults"], capture_output=True, text=True, timeout=60)
+    if res.returncode != 0:
+        raise KnobCheckUnavailable(f"{relpath(KNOBDOC)} --defaults failed: "
+                                   f"{res.stderr.strip()}")
+    return dict(line.split("=", 1) for line in res.stdout.split())
+
+
+def knob_default(name):
+    return knob_defaults()[name]
+
+
+def kernel_refuses(cmdlines):
+    """[(index, the kernel's one-line error)] for each command line it would refuse."""
+    build_knobdoc()
     res = subprocess.run([KNOBDOC, "--check-cmdline", "-"], input="".join(
         c + "\n" for c in cmdlines), capture_output=True, text=True, timeout=60)
     if res.returncode not in (0, 1):
@@ -97,7 +125,8 @@ def plan(loaded):
 
 def estimate_s(run, boot_s=RUN_OVERHEAD_S):
     """Expected wall time of one boot, for the ETA: fixed cost + warm-up + window."""
-    return timings.run_s(run, boot_s, matrixvalues.parse_time)
+    return timings.run_s(run, boot_s, matrixvalues.parse_time,
+                         f"{matrixvalues.knob_define('WINDOW_GAP_DEFAULT_MS')}ms")
 
 
 
@@ -106,4 +135,34 @@ def planned_by_matrix(work):
     out = {}
     for mid, _, _ in work:
         out[mid] = out.get(mid, 0) + 1
+    return out
+
+
+def kernel_refuses_switch(line):
+    """The guest's own refusal of a settings line (build/host/knobdoc --check-switchable,
+    kernel/knobs/switchable.c), None if it takes it."""
+    build_knobdoc()
+    res = subprocess.run([KNOBDOC, "--check-switchable", line], capture_output=True,
+                         text=True, timeout=30)
+    if res.returncode == 0:
+        return None
+    return res.stdout.strip() or res.stderr.strip() or f"knobdoc exit {res.returncode}"
+
+
+def check_arms(arms):
+    """PlanError for the first arm whose guest settings the guest would refuse to switch."""
+    for arm in arms:
+        if arm.guest:
+            refused = kernel_refuses_switch(" ".join(f"{k}={v}" for k, v in arm.guest.items()))
+            if refused:
+                raise windowplan.PlanError(f"arm {arm.label}: {refused}")
+
+
+def with_defaults(base_guest, arms):
+    """The boot's guest knobs with the kernel's default of every knob an arm sets that the
+    boot does not: what the other arms' windows return to."""
+    out = dict(base_guest)
+    for key in {k for a in arms for k in a.guest}:
+        if key not in out:
+            out[key] = knob_default(key)
     return out

@@ -51,6 +51,11 @@ class RunRow:
                      "(`periodic-period=1ms-halt_poll_ns=0`)")
     repeat: int = _col("", BENCH, "which making of the run, from 1; in the tables, after the "
                        "repeats are combined, how many of them succeeded")
+    window: int = _col("", BENCH, "which measured window of its boot (`windows=` > 1: a row per "
+                       "window, `repeat` then numbers the boot); empty for a boot of one")
+    window_round: int = _col("", BENCH, "which round of its boot: the windows of one round, one "
+                             "per compared setting, are paired with each other "
+                             "(docs/verdicts.md)")
     status: str = _col("", BENCH, "`ok`, `failed`, or `not run` (the host could not be set as "
                        "the run asks)")
     reason: str = _col("", BENCH, "why a run failed or was not run, in one line")
@@ -301,6 +306,8 @@ class RunRow:
     # --- not in runs.csv: set by aggregate() for the tables -------------------------------
     spread: dict = field(default=None, metadata={"csv": False})  # column: (min, max) of repeats
     trace: dict = field(default=None, metadata={"csv": False})   # the record's trace lists
+    # the rows aggregate() combined that succeeded, for verdicts on paired windows
+    members: list = field(default=None, metadata={"csv": False})
 
     @property
     def ok(self):

@@ -1,28 +1,33 @@
-"""One verdict per effect a seed claims: reproduced, not reproduced or reversed, computed from
-the repeats of two cells, with the measured reason beside it.
+"""One verdict per effect a seed claims, computed from the windows of two cells with its 95 %
+confidence interval (derive/pairs.py, docs/verdicts.md), with the measured reason beside it.
 
 An effect is "configuration B moves figure F of the workload this way against configuration
 A" (seed 003: halt_poll_ns 400 us against 200 us raises the host CPU of a vCPU woken at a
 period just inside the window). The rule, the same for every seed:
 - both cells need runs that succeeded; otherwise the effect is not judged, and says why;
-- the size is B's median minus A's (and relative to A's where A is not 0);
-- the effect shows only where the two cells' repeats do not overlap (B's lowest above A's
-  highest, or B's highest below A's lowest: these machines vary by 10 % and more from run to
-  run, so medians alone decide nothing) and the medians differ by at least MIN_REL of A's;
-- shown in the seed's direction: reproduced; the other way: reversed; not shown: not
-  reproduced, with the spread that hid it.
-A cell of one run has no spread: the verdict then says it rests on one run each.
+- cells measured inside the same boots (a within= matrix row: their windows take turns) are
+  compared on the paired differences of each round, B - A; cells made in boots of their own
+  (a setting that cannot change inside a boot, hz= say) on their boots apart, which leaves
+  the boots' own variation in the difference and so decides less;
+- the effect and its interval decide: reproduced (in the seed's direction) or reversed (the
+  interval excludes 0 and the effect is at least the claim's threshold: `threshold`, in the
+  figure's unit, or else MIN_REL of A's median), no effect (the interval inside +- the
+  threshold), not decided (neither: it says about how many more pairs would decide it, or
+  what it lacks: one run, one boot).
 
-Pure: rows in (derive/runrow.RunRow, aggregated over repeats), lines out.
+Pure: rows in (derive/runrow.RunRow, aggregated over repeats, `members` the windows or boots
+aggregated), lines out.
 """
 from dataclasses import dataclass
 
+from idlelab.derive import pairs
 from idlelab.derive.records import is_number
 
-REPRODUCED, NOT_REPRODUCED, REVERSED, NOT_JUDGED = (
-    "reproduced", "not reproduced", "reversed", "not judged")
-MIN_REL = 0.05        # a difference of the medians below 5 % of A's is no effect
-UP, DOWN = 1, -1
+REPRODUCED, REVERSED, NO_EFFECT, NOT_DECIDED = (pairs.REPRODUCED, pairs.REVERSED,
+                                                pairs.NO_EFFECT, pairs.NOT_DECIDED)
+NOT_JUDGED = "not judged"
+MIN_REL = pairs.DEFAULT_REL_THRESHOLD   # a change under 5 % of A's median is no effect
+UP, DOWN = pairs.UP, pairs.DOWN
 
 
 @dataclass
@@ -36,6 +41,8 @@ class Effect:
     direction: int       # UP: the seed saw B above A; DOWN: below
     unit: str = ""       # after a value: " %", " µs"
     why: str = ""        # the measured reason, from the cells' counters (the layout's)
+    threshold: float = None   # the claim's practical threshold in the figure's unit; None:
+                              # MIN_REL of A's median
 
 
 @dataclass
@@ -43,17 +50,24 @@ class Verdict:
     verdict: str
     a: float = None
     b: float = None
-    change: float = None       # b - a
-    rel: float = None          # (b - a) / a, None where a is 0
-    note: str = ""             # why not judged, or what the spread hid
+    change: float = None       # the effect, B - A (the paired estimate)
+    rel: float = None          # change / a, None where a is 0
+    note: str = ""             # why not judged
+    stats: pairs.Verdict = None   # the interval and counts behind it
 
 
-def _median_spread(row, key):
-    v = getattr(row, key, None)
-    if not is_number(v):
-        return None, (None, None)
-    lo, hi = (row.spread or {}).get(key, (v, v))
-    return v, (lo, hi)
+def _members(row):
+    return [m for m in (row.members or [row]) if m.ok]
+
+
+def _values(row, key):
+    """[(boot, round or None, value)] of a cell's windows (or boots) that measured `key`."""
+    out = []
+    for m in _members(row):
+        v = getattr(m, key, None)
+        if is_number(v):
+            out.append((m.repeat, m.window_round, v))
+    return out
 
 
 def judge(e):
@@ -65,25 +79,23 @@ def judge(e):
             what = "not run" if row.status == "not run" else "failed"
             return Verdict(NOT_JUDGED, note=f"{row.name} {what}"
                            + (f": {row.reason}" if row.reason else ""))
-    a, (a_lo, a_hi) = _median_spread(e.base, e.key)
-    b, (b_lo, b_hi) = _median_spread(e.other, e.key)
-    if a is None or b is None:
+    a_vals, b_vals = _values(e.base, e.key), _values(e.other, e.key)
+    a, b = getattr(e.base, e.key, None), getattr(e.other, e.key, None)
+    if not a_vals or not b_vals or not is_number(a) or not is_number(b):
         return Verdict(NOT_JUDGED, note=f"{e.key} not measured")
-    change = b - a
-    rel = change / a if a else None
-    out = Verdict(NOT_REPRODUCED, a, b, change, rel)
-    big = abs(change) >= MIN_REL * abs(a) and change != 0
-    apart = b_lo > a_hi or b_hi < a_lo
-    if not big:
-        out.note = f"the medians differ by less than {MIN_REL:.0%} of A's"
-    elif not apart:
-        out.note = (f"within the spread of the repeats (A {a_lo:g}..{a_hi:g}, "
-                    f"B {b_lo:g}..{b_hi:g})")
+    threshold = pairs.threshold_of(MIN_REL, a, e.threshold)
+    if all(r is not None for _, r, _ in a_vals + b_vals):
+        windows = [dict(boot=bt, round=r, arm="A", value=v) for bt, r, v in a_vals] + \
+                  [dict(boot=bt, round=r, arm="B", value=v) for bt, r, v in b_vals]
+        stats = pairs.verdict(pairs.pairs_from_windows(windows), threshold, e.direction)
     else:
-        out.verdict = REPRODUCED if (change > 0) == (e.direction == UP) else REVERSED
-    if min(e.base.repeat or 1, e.other.repeat or 1) < 2:
-        out.note = "; ".join(x for x in (out.note, "one run each: no spread to judge by") if x)
-    return out
+        by = ({}, {})
+        for side, vals in zip(by, (a_vals, b_vals)):
+            for bt, _, v in vals:
+                side.setdefault(bt, []).append(v)
+        stats = pairs.verdict_unpaired(*by, threshold, e.direction)
+    change = stats.effect if stats.effect is not None else b - a
+    return Verdict(stats.verdict, a, b, change, change / a if a else None, stats=stats)
 
 
 def _num(v, unit):
@@ -93,22 +105,27 @@ def _num(v, unit):
 def line(e, v=None):
     """The verdict line of one effect, for a seed's table (markdown list item)."""
     v = v or judge(e)
-    head = f"- **{v.verdict}**: {e.name}"
     if v.verdict == NOT_JUDGED:
-        return f"{head} ({v.note}). Seed: {e.seed}."
+        return f"- **{v.verdict}**: {e.name} ({v.note}). Seed: {e.seed}."
+    st = v.stats
     size = f"{v.change:+.3g}{e.unit}"
     if v.rel is not None:
         size += f", {v.rel:+.0%}"
-    text = f"{head}: {_num(v.a, e.unit)} → {_num(v.b, e.unit)} ({size})"
-    if v.note:
-        text += f"; {v.note}"
-    text += f". Seed: {e.seed}."
+    boots = f"{st.n_boots} boot{'s' if st.n_boots != 1 else ''}"
+    how = (f"{boots} x {st.n_pairs} pair{'s' if st.n_pairs != 1 else ''}" if st.paired
+           else f"{boots} each, unpaired")
+    lacks = pairs.verdict_text(st)[len(st.verdict):].strip(" ()")
+    if lacks in ("1 pair", "1 run each"):       # the counts already say so
+        lacks = ""
+    text = (f"- **{st.verdict}**: {e.name}: {_num(v.a, e.unit)} → "
+            f"{_num(v.b, e.unit)} ({size}; {pairs.ci_text(st)}; {how}; threshold "
+            f"{_num(st.threshold, e.unit)}{'; ' + lacks if lacks else ''}). Seed: {e.seed}.")
     if e.why:
         text += f" Why: {e.why}"
     return text
 
 
-def section(effects, title="Verdicts (from the repeats; derive/effects.py)"):
+def section(effects, title="Verdicts (paired windows, 95 % CI; derive/effects.py)"):
     """The verdict lines under a heading, and a count by verdict."""
     if not effects:
         return []
@@ -117,5 +134,6 @@ def section(effects, title="Verdicts (from the repeats; derive/effects.py)"):
     for _, v in judged:
         counts[v.verdict] = counts.get(v.verdict, 0) + 1
     tally = ", ".join(f"{n} {k}" for k, n in counts.items())
-    return [f"## {title}", "", f"{len(effects)} effects: {tally}.", ""] + \
+    decided = sum(n for k, n in counts.items() if k in pairs.DECIDED)
+    return [f"## {title}", "", f"{len(effects)} effects: {tally}; {decided} decided.", ""] + \
         [line(e, v) for e, v in judged] + [""]

@@ -31,7 +31,7 @@ def aggregate(rows):
         if not ok:
             out.append(members[0])
             continue
-        merged = {"repeat": len(ok), "spread": {}}
+        merged = {"repeat": len(ok), "spread": {}, "members": ok}
         for key in MEASURED:
             values = [getattr(r, key) for r in ok]
             if all(isinstance(v, bool) for v in values):
@@ -109,9 +109,11 @@ def identity(rec):
     hp, params = rec["halt_poll"], rec.get("host_params") or {}
     wanted, values = params.get("wanted") or {}, params.get("values") or {}
     knobs = rec.get("guest_knobs") or {}
+    bw = rec.get("boot_window") or {}
     return dict(
         {k: rec.get(k) for k in ("matrix", "config", "name", "repeat", "status", "reason",
                                  "accel", "workload", "smp")},
+        window=bw.get("window"), window_round=bw.get("round"),
         halt_poll_scope=hp["scope"],
         halt_poll_ns=hp["ns"] if hp["scope"] != "host" else values.get("halt_poll_ns"),
         host_grow=wanted.get("halt_poll_ns_grow", values.get("halt_poll_ns_grow")),

@@ -157,6 +157,17 @@ class Override:
         self.param_dir, self.journal_path = param_dir, journal_path
         self.restored = False
 
+    def switch(self, values):
+        """Between two windows of one boot: sets some of the parameters this override holds
+        (its journal has their old values, so every exit path still puts them back)."""
+        values = dict(values)
+        _check_values(values)
+        foreign = sorted(set(values) - set(self.old))
+        if foreign:
+            raise ValueError(f"{', '.join(foreign)} not held by this override")
+        _apply(values, self.param_dir)
+        self.new = dict(self.new, **values)
+
     def restore(self):
         """Puts the old values back and drops the journal; safe to call more than once."""
         if self.restored:

@@ -351,9 +351,10 @@ def run(cfg, timeout=120, echo=False, on_line=None, on_start=None, on_partial=No
                   time.monotonic() - start)
 
 
-def acknowledge(proc):
-    """Lets a guest waiting at a window marker (window_sync=1) go on."""
-    proc.stdin.write(ACK_BYTE)
+def acknowledge(proc, settings=""):
+    """Lets a guest waiting at a window marker (window_sync=1) go on; `settings` (name=value
+    ...) are the next window's, which the guest applies before it does (kernel/window.c)."""
+    proc.stdin.write(settings.encode() + b"\n" if settings else ACK_BYTE)
     proc.stdin.flush()
 
 

@@ -11,7 +11,7 @@ import os
 import sys
 
 from idlelab import TOP
-from idlelab.derive import runrow
+from idlelab.derive import runrow, windows
 from idlelab.derive.records import is_number
 from idlelab.derive.runrow import NA_TCG, aggregate, by_matrix, side_by_side
 from idlelab.report import tables
@@ -48,7 +48,7 @@ def result_line(rec, row):
 
 def summary(recs, meta, written):
     """Counts, the first table of each matrix's markdown, and the files written."""
-    rows = [runrow.summarize(r) for r in recs]
+    rows = [runrow.summarize(w) for r in recs for w in windows.split(r)]
     counts = {s: sum(r.status == s for r in rows) for s in ("ok", "not run", "failed")}
     flagged = sum(r.accuracy_flag is True for r in rows)
     out = [f"\n== idlelab bench: {counts['ok']} ok, {counts['not run']} not run, "

@@ -29,7 +29,7 @@ import sys
 import time
 from dataclasses import replace
 
-from idlelab.derive import runrow as derive
+from idlelab.derive import runrow as derive, windows
 from idlelab.derive.runrow import COLUMNS, aggregate, by_matrix, csv_cells
 from idlelab.processes import pid_alive, start_ticks
 from idlelab.report import plots, tables
@@ -199,7 +199,8 @@ def _unreadable_by_the_report(rec):
     rather than as a traceback halfway through the tables."""
     from idlelab.derive.runrow import summarize  # derive reads records; this module only finds them
     try:
-        summarize(rec)
+        for w in windows.split(rec):
+            summarize(w)
     except KeyError as e:
         return f"no {e.args[0]!r} field"
     except (TypeError, ValueError, AttributeError, IndexError) as e:
@@ -413,6 +414,7 @@ def write_all(outdir, recs, meta, predicted=None, hardware=None):
     `hardware`, [RunRow] (sim/simrun.py), is the same matrices predicted with hardware
     costs, which the seed tables show beside the measured ones. A file it cannot write is a
     FolderError naming it."""
+    recs = [w for r in recs for w in windows.split(r)]   # a row per measured window
     rows = [derive.summarize(r) for r in recs]
     if predicted:
         rows = [replace(row, **predicted.get(run_key(rec), {}))

@@ -22,6 +22,7 @@ import sys
 from idlelab.report import resultsdir
 from idlelab.sim import ceiling, simrun
 from idlelab.sim.simrun import PredictError, SIM, predict_record, sim_args
+from idlelab.derive import windows
 from idlelab.derive.runrow import PREDICTED, summarize
 
 # Counts within 10 % of KVM's, host CPU within 10 points (the bar).
@@ -104,7 +105,7 @@ def compare(results, costs=None, sim=SIM, recs=None):
         resultsdir.check_folder(results)
         recs = resultsdir.read_raw(results)
     out = []
-    for rec in recs:
+    for rec in (w for r in recs for w in windows.split(r)):    # each window predicted alone
         row = summarize(rec)
         entry = {"matrix": rec["matrix"], "name": rec["name"], "repeat": rec.get("repeat"),
                  "repeats": rec.get("repeats"),

@@ -20,7 +20,7 @@ import shlex
 import subprocess
 
 from idlelab import TOP, costtable
-from idlelab.derive import records
+from idlelab.derive import records, windows
 from idlelab.derive.runrow import RunRow, summarize, workload_vcpus
 
 
@@ -181,7 +181,7 @@ def rows(recs, sim=SIM):
     `failed` with the simulator's error."""
     table = prim_table()
     out, seen = [], set()
-    for rec in recs:
+    for rec in (w for r in recs for w in windows.split(r)):    # a window is a run here
         key = (rec["matrix"], rec["name"])
         if key in seen or "cmdline" not in rec:      # (a hand-made record may lack it)
             continue

@@ -1,0 +1,49 @@
+/* Which knobs can switch between windows (kernel/knobs/switchable.h). */
+#include "kernel/knobs/switchable.h"
+#include "lib/format.h"
+
+/* The guest's side of the seeds' settings: the idle policy and governor with its tunables,
+ * the POLL-flag trick and the poll-control MSR. kernel/reconfigure.c applies each of them. */
+static const enum knob_id switchable[] = {
+    KNOB_idle,
+    KNOB_governor,
+    KNOB_guest_halt_poll_ns,
+    KNOB_guest_halt_poll_grow,
+    KNOB_guest_halt_poll_shrink,
+    KNOB_guest_halt_poll_grow_start,
+    KNOB_guest_halt_poll_allow_shrink,
+    KNOB_haltpoll_legacy_shrink,
+    KNOB_haltpoll_force,
+    KNOB_steal_threshold,
+    KNOB_latency_req_zero,
+    KNOB_pollflag,
+    KNOB_hostpoll,
+};
+
+bool knob_switchable(enum knob_id id)
+{
+	for (size_t i = 0; i < sizeof(switchable) / sizeof(switchable[0]); i++)
+		if (switchable[i] == id)
+			return true;
+	return false;
+}
+
+int knobs_parse_switch(const char *line, struct knob_values *vals, char *err, size_t errlen)
+{
+	int rc = knobs_parse(line, vals, err, errlen);
+
+	if (rc != KNOB_OK)
+		return rc;
+	for (int id = 0; id < KNOB__COUNT; id++)
+		if (vals->given[id] && !knob_switchable((enum knob_id)id)) {
+			if (err)
+				snprintf(
+				    err, errlen,
+				    "%s cannot change while the guest runs: only the idle "
+				    "policy, governor, haltpoll tunables, pollflag and hostpoll "
+				    "switch between windows",
+				    knob_defs[id].name);
+			return KNOB_E_FIXED;
+		}
+	return KNOB_OK;
+}
