@@ -96,10 +96,14 @@ def execute(mid, run, repeat, ctx):
             rec.update(status="not run", reason=reason)
             return rec
     if run.windows is not None:
-        # every parameter any window changes is held (journaled) for the whole boot, so the
-        # windows can switch among them and every exit path puts them back
-        changes.update({k: v for k, v in run.windows.host_params(1).items()
-                        if (ctx.params.values or {}).get(k) != v})
+        # every parameter some window changes is held (journaled) for the whole boot from
+        # the first window's value, so the windows can switch among them and every exit
+        # path puts them back (a read-only one no window changes: settable_windows)
+        now = ctx.params.values or {}
+        plan = run.windows
+        switched = {p for k in range(1, plan.windows + 1)
+                    for p, v in plan.host_params(k).items() if now.get(p) != v}
+        changes.update({p: v for p, v in plan.host_params(1).items() if p in switched})
     if not changes:
         return boot(run, rec, ctx)
     with kvmparams.override(changes, ctx.params.journal, ctx.params.param_dir) as ov:
