@@ -85,10 +85,19 @@ class LiveQemu:
         return self.result
 
 
+def short_tmpdir():
+    """A new directory for unix sockets under $TMPDIR when that is short, else /tmp. Not
+    always /tmp: the nested host's /tmp is the machine's, shared over 9p, whose server
+    refuses sockets (QEMU 7.2+dfsg-7+deb12u18: "attempt to open special file"); its TMPDIR
+    is a tmpfs of its own."""
+    top = tempfile.gettempdir()
+    return tempfile.mkdtemp(prefix="idl-", dir=top if len(top) <= 48 else "/tmp")
+
+
 @pytest.fixture
 def sockdir():
     """A short directory for unix sockets (their paths are limited to 107 bytes)."""
-    path = tempfile.mkdtemp(prefix="idl-", dir="/tmp")
+    path = short_tmpdir()
     yield path
     shutil.rmtree(path, ignore_errors=True)
 

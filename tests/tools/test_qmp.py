@@ -1,7 +1,6 @@
 """The QMP client (host/qmp.py) against a real, paused QEMU started through qemu.py (KVM and TCG)."""
 import os
 import shutil
-import tempfile
 import threading
 import time
 
@@ -23,7 +22,7 @@ HISTOGRAMS = ("halt_poll_success_hist", "halt_poll_fail_hist", "halt_wait_hist")
 def _paused(accel):
     """(accel, LiveQemu, open QMP session) for a paused QEMU, torn down after the module."""
     require(accel)
-    d = tempfile.mkdtemp(prefix="idl-", dir="/tmp")
+    d = live.short_tmpdir()
     vm, path = start_paused(d, accel, smp=SMP)
     session = qmp.QMP(path, timeout=10, proc=vm.proc)
     yield accel, vm, session
