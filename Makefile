@@ -245,22 +245,26 @@ timeline: deps all
 # takes to settle after a switch (docs/windows.md): an A/B of the kvm parameter halt_poll_ns,
 # traced, on the nested host unless ACCEL says otherwise; tools/windowcost reads the folder.
 WINDOWS_ACCEL ?= $(if $(filter auto,$(ACCEL)),nested,$(ACCEL))
+BENCH_RESULTS ?= results
 .PHONY: bench-windows
 bench-windows: deps all harness-lib
 	$(PYTHON) tools/bench --accel $(WINDOWS_ACCEL) --ab "halt_poll_ns=global:200us" \
 	  "halt_poll_ns=global:400us" --ab-base "workload=periodic cpus=0x2 hz=0 idle=halt \
-	  period=300us duration=300ms trace=halt_poll_ns" --boots 2 --pairs 4 $(BENCH_ARGS)
-	$(PYTHON) tools/windowcost results/latest
+	  period=300us duration=300ms trace=halt_poll_ns" --boots 2 --pairs 4 \
+	  --results-dir $(BENCH_RESULTS) $(BENCH_ARGS)
+	$(PYTHON) tools/windowcost $(BENCH_RESULTS)/latest
 
 # The verdict rule's false-positive rate on this host (docs/verdicts.md): one A/A comparison
 # (both arms the same settings) of 12 boots x 20 rounds, cut into 40 comparisons of 3 boots x
-# 2 pairs; tools/aacheck fails if more than 5 % of them claim an effect.
+# 2 pairs; tools/aacheck fails if more than 5 % of them claim an effect. BENCH_RESULTS= (both
+# targets): the results folder's parent.
 AA_ACCEL ?= $(ACCEL)
 .PHONY: bench-aa
 bench-aa: deps all harness-lib
 	$(PYTHON) tools/bench --accel $(AA_ACCEL) --ab "idle=halt" "idle=halt" \
-	  --ab-base "workload=pingpong duration=200ms" --boots 12 --pairs 20 $(BENCH_ARGS)
-	$(PYTHON) tools/aacheck results/latest
+	  --ab-base "workload=pingpong duration=200ms" --boots 12 --pairs 20 \
+	  --results-dir $(BENCH_RESULTS) $(BENCH_ARGS)
+	$(PYTHON) tools/aacheck $(BENCH_RESULTS)/latest
 
 # What polling costs a neighbour on the host (tools/matrices/neighbours.txt; docs/bench.md, "Neighbours").
 .PHONY: bench-neighbours
