@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from idlelab.derive import pairs
+from idlelab.derive import bootstrap, pairs
 
 
 def test_abba_is_balanced_and_alternates_across_boots():
@@ -134,3 +134,24 @@ def test_a_threshold_is_absolute_or_a_share_of_a():
 def test_ci_text_is_the_issues_form():
     v = pairs.verdict({1: [1, 2], 2: [2, 3], 3: [1, 3]}, 0.5)
     assert pairs.ci_text(v).startswith("95 % CI [") and pairs.ci_text(v).endswith("]")
+
+
+def test_few_boots_widen_the_interval_as_a_t_does():
+    """Hesterberg's expansion by the boots' worth: identical boots count as one value each,
+    boots that do not differ as all their values; three boots that differ widen the
+    interval to nearly all of the resamples."""
+    same_boots = [[1.0, 2.0, 3.0], [1.0, 2.0, 3.0], [1.0, 2.0, 3.0]]
+    apart = [[1.0, 1.0, 1.0], [5.0, 5.0, 5.0], [9.0, 9.0, 9.0]]
+    assert bootstrap.effective_n(same_boots) == 9
+    assert bootstrap.effective_n(apart) == 3
+    assert bootstrap.expanded_level(3) > 0.9999
+    assert 0.95 < bootstrap.expanded_level(40) < 0.96
+    assert bootstrap.expanded_level(1000) == pytest.approx(0.95, abs=0.001)
+    rng = random.Random(5)
+    diffs = {b: [off + rng.gauss(0, 0.5) for _ in range(6)]
+             for b, off in enumerate((4.0, 9.0, -1.0))}
+    lo, hi = bootstrap.bootstrap_ci(diffs, resamples=500)
+    plain = bootstrap.percentile_interval(
+        [bootstrap.hodges_lehmann(bootstrap.two_level_resample(list(diffs.values()), r))
+         for r in [random.Random(1)] for _ in range(500)])
+    assert lo < plain[0] and hi > plain[1]

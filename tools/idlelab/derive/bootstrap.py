@@ -10,11 +10,16 @@ pairs, 40 us at 50, 2 ms at 200 on this host's CPython. The Walsh sums are made 
 itertools in C (a Python double loop is 1.5 to 4 times slower); the median is cheap at any n."""
 import math
 import random
+from statistics import NormalDist
 from itertools import combinations_with_replacement, starmap
 from operator import add
 
 RESAMPLES = 2000
 LEVEL = 0.95
+# Student's t, 0.975 quantile, by degrees of freedom: the expansion below at LEVEL 0.95
+T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
+        2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+        2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
 
 
 def median(xs):
@@ -63,6 +68,43 @@ def percentile_interval(stats, level=LEVEL):
     return s[math.floor(tail * last)], s[math.ceil((1 - tail) * last)]
 
 
+def effective_n(groups):
+    """How many independent values the groups are worth: N / (1 + (m - 1) ICC), m the mean
+    group size and ICC the share of the variance between groups (one-way ANOVA's
+    estimate; Kish's design effect), between the number of groups (values of a boot
+    that vary together) and N (boots that do not differ)."""
+    k, sizes = len(groups), [len(g) for g in groups]
+    n = sum(sizes)
+    if k < 2 or n <= k:
+        return float(k if k >= 2 else n)
+    mean = sum(map(sum, groups)) / n
+    means = [sum(g) / len(g) for g in groups]
+    msb = sum(len(g) * (m - mean) ** 2 for g, m in zip(groups, means)) / (k - 1)
+    msw = sum((x - m) ** 2 for g, m in zip(groups, means) for x in g) / (n - k)
+    m0 = (n - sum(x * x for x in sizes) / n) / (k - 1)
+    between = max(0.0, (msb - msw) / m0)
+    if between + msw == 0:
+        return float(n)
+    icc = between / (between + msw)
+    return min(float(n), max(float(k), n / (1 + (n / k - 1) * icc)))
+
+
+def expanded_level(n_eff, level=LEVEL):
+    """The level of the percentile interval that covers `level` from n_eff independent
+    values: Hesterberg's expanded percentile interval ("What teachers should know about the
+    bootstrap", 2015), its tails cut where a normal's would be at sqrt(n / (n - 1)) *
+    t(n - 1) in place of z (degrees of freedom rounded down). A plain percentile interval
+    over few boots is too narrow: the bootstrap's spread is the boots' times
+    sqrt((n - 1) / n), and a normal's tails stand in for a t's (docs/verdicts.md, "Few
+    boots": an A/A check claimed an effect in 10 % of its comparisons at the plain 95 %)."""
+    df = math.floor(n_eff) - 1
+    if df < 1 or level != LEVEL:
+        return level
+    z975 = NormalDist().inv_cdf(0.975)
+    t = T975[df - 1] if df <= len(T975) else z975 + (z975 ** 3 + z975) / (4 * df)
+    return 1 - 2 * (1 - NormalDist().cdf(math.sqrt((df + 1) / df) * t))
+
+
 def two_level_resample(groups, rng):
     """One hierarchical resample, pooled: len(groups) groups drawn with replacement, and
     inside each drawn group as many values as it has, drawn with replacement."""
@@ -82,13 +124,13 @@ def _groups(by_boot):
 
 def bootstrap_ci(diffs_by_boot, estimator=DEFAULT_ESTIMATOR, resamples=RESAMPLES, seed=1,
                  level=LEVEL):
-    """(lo, hi): the percentile interval of the estimate of the pooled paired differences
-    over `resamples` hierarchical resamples of {boot: [difference, ...]}."""
+    """(lo, hi): the expanded percentile interval of the estimate of the pooled paired
+    differences over `resamples` hierarchical resamples of {boot: [difference, ...]}."""
     est = estimator_of(estimator) if isinstance(estimator, str) else estimator
     groups = _groups(diffs_by_boot)
     rng = random.Random(seed)
     return percentile_interval([est(two_level_resample(groups, rng))
-                                for _ in range(resamples)], level)
+                                for _ in range(resamples)], expanded_level(effective_n(groups), level))
 
 
 def bootstrap_ci_unpaired(a_by_boot, b_by_boot, resamples=RESAMPLES, seed=1, level=LEVEL):
@@ -98,4 +140,6 @@ def bootstrap_ci_unpaired(a_by_boot, b_by_boot, resamples=RESAMPLES, seed=1, lev
     rng = random.Random(seed)
     return percentile_interval([shift_estimate(two_level_resample(a, rng),
                                                two_level_resample(b, rng))
-                                for _ in range(resamples)], level)
+                                for _ in range(resamples)],
+                               expanded_level(min(effective_n(a), effective_n(b)),
+                                              level))
