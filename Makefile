@@ -32,7 +32,7 @@ ASM_OBJS := build/obj/boot/entry.o build/obj/boot/ap_blob.o \
 
 .PHONY: all iso run debug test deps clean format format-check lint boot-test model bench-sched stress \
 	stress-kvm nested-host test-kvm test-kvm-full
-all: build/idlelab.elf build/idlelab32.elf build/idlelab-sim build/idlelab-drop-ipi32.elf
+all: build/idlelab.elf build/idlelab32.elf build/idlelab-sim build/idlelab-replay build/idlelab-drop-ipi32.elf
 
 build/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -115,6 +115,7 @@ include tests/host.mk
 include tests/docs.mk
 include tools/harness.mk
 include tools/sim/sim.mk
+include tools/kvmreplay/replay.mk
 include tools/linuxguest/linuxguest.mk
 
 FORMAT_SRCS = $(shell git ls-files '*.c' '*.h' 2>/dev/null) $(filter-out $(shell git ls-files 2>/dev/null),$(wildcard */*.c */*.h */*/*.c */*/*.h))
@@ -258,6 +259,11 @@ bench-windows: deps all harness-lib
 # (both arms the same settings) of 12 boots x 20 rounds, cut into 40 comparisons of 3 boots x
 # 2 pairs; tools/aacheck fails if more than 5 % of them claim an effect. BENCH_RESULTS= (both
 # targets): the results folder's parent.
+# build/idlelab-replay's speed on synthetic traces (docs/replay.md, "Speed").
+.PHONY: bench-replay
+bench-replay: deps build/idlelab-replay
+	$(PYTHON) tools/replaybench
+
 AA_ACCEL ?= $(ACCEL)
 .PHONY: bench-aa
 bench-aa: deps all harness-lib

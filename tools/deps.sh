@@ -7,7 +7,7 @@ packages=(
 	build-essential nasm binutils
 	qemu-system-x86 grub-pc-bin grub-common xorriso mtools
 	python3 python3-pytest python3-matplotlib
-	libcmocka-dev clang libclang-rt-dev clang-format cppcheck spin
+	libcmocka-dev zlib1g-dev clang libclang-rt-dev clang-format cppcheck spin
 	busybox-static kmod cpio file
 )
 

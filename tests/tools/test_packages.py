@@ -23,7 +23,7 @@ PKG_DIR = os.path.join(TOP, "tools", "idlelab")
 PURE = ("idlelab.derive.", "idlelab.costtable", "idlelab.costtable.render",
         "idlelab.bench.matrix", "idlelab.bench.matrixvalues", "idlelab.bench.windowplan",
         "idlelab.report.tables",
-        "idlelab.report.layouts.")
+        "idlelab.report.layouts.", "idlelab.replay.schedule", "idlelab.replay.predict")
 # The root package only defines TOP (a path).
 PURE_ROOT = "idlelab"
 IO_MODULES = {"subprocess", "socket", "ctypes", "mmap", "fcntl", "signal", "select",

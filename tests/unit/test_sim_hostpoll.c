@@ -1,6 +1,6 @@
 /*
  * Host unit tests for idlelab-sim's model of KVM's halt polling (tools/sim/host_poll.c)
- * against every host vector of docs/haltpoll-spec.md §2.7 (H1-H11), one named case each, in
+ * against every host vector of docs/haltpoll-spec.md §2.7 (H1-H13), one named case each, in
  * the spec's idealized model: the guest halts for D ns; a poll with window W > 0 succeeds iff
  * D <= W (poll time D), else it polls W and waits D - W; halt_ns = D. Each case gives, halt
  * by halt, the window polled with and W after, and the counters of spec §2.6 at the end.
@@ -54,13 +54,13 @@ struct host_case {
 /* The module parameters (max, grow, grow_start, shrink); the spec's defaults are DEF. */
 #define KVM(max, grow, grow_start, shrink)                                                         \
 	{                                                                                          \
-		max, grow, grow_start, shrink, false, 0, false                                     \
+		max, grow, grow_start, shrink, false, 0, false, 0                                  \
 	}
 #define DEF KVM(200000, 2, 10000, 2)
 /* KVM_CAP_HALT_POLL's per-VM max, which replaces halt_poll_ns. */
 #define VM(halt_poll_ns, vm_max)                                                                   \
 	{                                                                                          \
-		halt_poll_ns, 2, 10000, 2, true, vm_max, false                                     \
+		halt_poll_ns, 2, 10000, 2, true, vm_max, false, 0                                  \
 	}
 #define X2(v) v, v
 #define X3(v) v, v, v
@@ -113,6 +113,13 @@ static const struct host_case cases[] = {
 	 {0, 10000, 20000, 40000, 80000, 160000, 320000, 320000},
 	 {10000, 20000, 40000, 80000, 160000, 320000, 320000, 320000},
 	 8, 7, 2, 0, 600000, 310000, 1490000, 6, 0},
+	/* grow is a factor of its own, not a doubling */
+	{"H12 halt_poll_ns_grow=3 triples W from grow_start", KVM(200000, 3, 10000, 2), true, 0,
+	 false, 4, {X4(50000)}, {0, 10000, 30000, 90000}, {10000, 30000, 90000, 90000},
+	 4, 3, 1, 0, 50000, 40000, 110000, 3, 0},
+	{"H13 a halt of exactly W keeps W", DEF, true, 40000, false, 2, {X2(40000)},
+	 {X2(40000)}, {X2(40000)},
+	 2, 2, 2, 0, 80000, 0, 0, 0, 0},
 };
 /* clang-format on */
 

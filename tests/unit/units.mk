@@ -49,3 +49,7 @@ UNIT_SRCS_linuxguest := tools/linuxguest/knobpick.c tools/linuxguest/cpuidle.c \
 	tests/unit/test_linuxguest.c
 UNIT_TESTS += window_rule
 UNIT_SRCS_window_rule := tests/unit/test_window_rule.c
+# tools/replay's line reader (tools/kvmreplay/).
+UNIT_TESTS += replay_parse
+UNIT_SRCS_replay_parse := tools/kvmreplay/trace_read.c tests/unit/test_replay_parse.c
+build/host/test_replay_parse: HOST_LDLIBS += -lz

@@ -1,14 +1,29 @@
 /*
- * KVM's host halt polling for one vCPU (docs/haltpoll-spec.md §2.1-2.7), as pure functions so
- * the spec's host vectors H1-H11 test exactly the code the simulator runs. One halt is:
+ * KVM's host halt polling for one vCPU (docs/haltpoll-spec.md §2.1-2.7; docs/kvm-halt.md names
+ * the kernels and what differs between them), as pure functions: the simulator's host model
+ * and tools/replay's check of KVM's own traces run this one definition. One halt is:
  * hp_halt_begin (after the HLT exit found nothing pending) -> poll for the returned window or
- * not at all -> hp_halt_end with what happened. Times are ns.
+ * not at all -> hp_halt_end with what happened, which returns the change kvm_halt_poll_ns
+ * traces. Times are ns.
  */
 #ifndef IDLELAB_SIM_HOST_POLL_H
 #define IDLELAB_SIM_HOST_POLL_H
 
 #include <stdbool.h>
 #include <stdint.h>
+
+/*
+ * Which kvm_vcpu_halt: the forms differ in where the window meets max (the decisions of the
+ * other steps are the same).
+ */
+enum hp_form {
+	/* Linux >= 6.2 and the stable kernels with its Dec 2022 fixes (Debian's 6.1): the
+	 * window is clamped to max as a halt begins, grow does not clamp */
+	HP_FORM_2022 = 0,
+	/* Linux 5.11 - 6.1.0: grow clamps to max, a halt polls with the window as stored (a
+	 * max lowered by KVM_CAP_HALT_POLL is met at the next grow or shrink) */
+	HP_FORM_2021,
+};
 
 /* The kvm module parameters (global) and the per-VM KVM_CAP_HALT_POLL override. */
 struct hp_params {
@@ -19,11 +34,13 @@ struct hp_params {
 	bool vm_override; /* KVM_CAP_HALT_POLL was enabled: vm_max replaces halt_poll_ns */
 	uint32_t vm_max;
 	bool fixed; /* pre-dynamic KVM (Linux 4.0-4.2): every halt polls max, no grow/shrink */
+	enum hp_form form; /* 0: the current one */
 };
 
 /* Per-vCPU window and the stats of spec §2.6. */
 struct hp_vcpu {
-	uint64_t w;	   /* vcpu->halt_poll_ns: may exceed max until the next halt's clamp */
+	uint32_t w;	   /* vcpu->halt_poll_ns (KVM's unsigned int): may exceed max until the
+			    * next halt's clamp */
 	bool poll_allowed; /* MSR_KVM_POLL_CONTROL bit 0 */
 	uint64_t halt_exits;
 	uint64_t attempted_poll;
@@ -39,11 +56,12 @@ struct hp_vcpu {
 
 void hp_vcpu_init(struct hp_vcpu *v, bool poll_allowed);
 /* Spec §2.2: the VM's max if it used the capability, else the module parameter. */
-uint64_t hp_max(const struct hp_params *p);
+uint32_t hp_max(const struct hp_params *p);
 /* Step 1 of §2.3: every HLT exit counts, before anything else is decided. */
 void hp_halt_exit(struct hp_vcpu *v);
-/* Steps 2-3: clamp W to max; returns the window to poll for, 0 for no poll. */
-uint64_t hp_halt_begin(const struct hp_params *p, struct hp_vcpu *v);
+/* Steps 2-3 under the parameters as the halt begins: returns the window to poll for, 0 for
+ * no poll. */
+uint32_t hp_halt_begin(const struct hp_params *p, struct hp_vcpu *v);
 
 /* What one halt did, for steps 5-8. */
 struct hp_halt {
@@ -55,7 +73,25 @@ struct hp_halt {
 	bool invalid;	  /* s390's invalid wakeup; never on x86 */
 };
 
-/* Steps 5-8: stats (only if it polled) and the window adjustment (only if allowed). */
-void hp_halt_end(const struct hp_params *p, struct hp_vcpu *v, const struct hp_halt *h);
+/* What the adjustment did to the window. grow and shrink are traced (kvm_halt_poll_ns, even
+ * a grow that grow=0 leaves as it was); max 0 zeroes the window untraced. */
+enum hp_change_kind {
+	HP_KEEP,
+	HP_GROW,
+	HP_SHRINK,
+	HP_ZERO
+};
+struct hp_change {
+	enum hp_change_kind kind;
+	uint32_t old, new;
+};
+static inline bool hp_change_traced(enum hp_change_kind k)
+{
+	return k == HP_GROW || k == HP_SHRINK;
+}
+
+/* Steps 5-8 under the parameters as the halt ends (KVM reads max again): stats (only if it
+ * polled) and the window adjustment (only if allowed). */
+struct hp_change hp_halt_end(const struct hp_params *p, struct hp_vcpu *v, const struct hp_halt *h);
 
 #endif

@@ -113,7 +113,7 @@ static void host_record(const struct sim *s, unsigned i, uint64_t window_ns)
 		"halt_poll_ns_now=%lu preemptions=%lu\n",
 		i, D(halt_exits), D(attempted_poll), D(successful_poll), D(poll_invalid),
 		D(halt_wakeup), D(poll_success_ns), D(poll_fail_ns), D(wait_ns), cpu_ns,
-		pct100 / 100, pct100 % 100, poll100 / 100, poll100 % 100, h->w,
+		pct100 / 100, pct100 % 100, poll100 / 100, poll100 % 100, (uint64_t)h->w,
 		s->cpu[i].g.preemptions - s->snap[i].preemptions);
 }
 

@@ -109,6 +109,7 @@ class Invocation:
             resultsdir.point_latest(self.outdir)
         self.place.after = len(self.recs)
         self.ctx.tmpdir = resultsdir.tmp_dir(self.outdir)
+        self.ctx.trace_dir = os.path.join(self.outdir, "traces")
         if not onerun.sockets_work(self.ctx.tmpdir):
             # inside the nested host every shared folder is 9p: nothing to tell the user
             if not hosts.inside():

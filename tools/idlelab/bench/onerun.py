@@ -61,6 +61,7 @@ class Context:
     timeout_s: float = 120.0
     library: str = None              # the preload library, built once if any run needs it
     tmpdir: str = None               # where boots keep temporary files (None: TMPDIR)
+    trace_dir: str = None            # where trace= boots keep their whole trace (None: not)
     ncpus: int = field(default_factory=host_cpus)
     # neighbour= specs measured alone in this invocation: (spec text, duration) -> throughput
     alone: dict = field(default_factory=dict)
@@ -290,7 +291,10 @@ def boot(run, rec, ctx, override=None):
         finally:
             waits.stop()
         if trace is not None:
-            rec["trace"] = trace.part(*probe.window_ns())
+            name = re.sub(r"[^\w.+-]", "_", f"{rec['matrix']}.{rec['name']}.{rec['repeat']}")
+            keep = None if ctx.trace_dir is None else \
+                os.path.join(ctx.trace_dir, name + ".trace.gz")
+            rec["trace"] = trace.part(*probe.window_ns(), keep=keep)
     finally:
         stack.close()
         if probe is not None:

@@ -111,9 +111,12 @@ class WindowProbe:
     def next_settings(self, k):
         if self.switch is None:
             return ""
+        t0 = time.monotonic_ns()
         try:
             line = self.switch(k)
-            self.switched[k] = {"guest": line, "t_ns": time.monotonic_ns()}
+            # t0_ns..t_ns brackets the writes, and what they left: tools/replay's schedule
+            self.switched[k] = dict({"guest": line, "t0_ns": t0, "t_ns": time.monotonic_ns()},
+                                    **getattr(self.switch, "state", lambda k: {})(k))
             return line
         except Exception as e:   # recorded; the guest gets no line and the run fails
             self.switched[k] = {"error": str(e)}

@@ -26,4 +26,6 @@ class Switcher:
             haltpollcap.set_halt_poll_ns(self.ctl_path, ns)
         return self.plan.guest_line(k)
 
-
+    def state(self, k):
+        """The host settings in force after the switch to window k, for its record."""
+        return {"kvm_params": dict(self.current), "vm_halt_poll_ns": self.plan.vm_halt_poll_ns(k)}

@@ -9,6 +9,9 @@ from their first halt; it follows the guest's vCPU threads once QMP names them. 
 mono, CLOCK_MONOTONIC's base, so the probe's marker times (time.monotonic_ns) cut the window
 out of it. The parsing and the story are derive/kvmtrace.py's.
 """
+import gzip
+import os
+
 from idlelab.derive import kvmtrace, threadtrace
 from idlelab.host import tracefs
 
@@ -50,10 +53,12 @@ class WindowTrace:
             except OSError as e:
                 self.why = f"tracefs: following the vCPU threads: {e.strerror or e}"
 
-    def part(self, t_open_ns, t_close_ns, whole=False):
+    def part(self, t_open_ns, t_close_ns, whole=False, keep=None):
         """The record's `trace`: what was asked, and the window's lists or why there are
-        none (`whole`: the whole trace, no window: the cost table's boot). Call before
-        leaving the with-block (it reads the instance)."""
+        none (`whole`: the whole trace, no window: the cost table's boot). `keep`: a path
+        (.gz) where the whole text goes as tracefs printed it, for tools/replay (the lists
+        stop at MAX_ITEMS); its name is the part's `raw`. Call before leaving the with-block
+        (it reads the instance)."""
         out = {"what": self.what}
         if self.why is None and self.session is None:
             self.why = "the trace was not started"
@@ -70,6 +75,8 @@ class WindowTrace:
         if self.why is not None:
             return dict(out, why=self.why)
         out["notes"] = list(self.session.notes)
+        if keep is not None:
+            out["raw"] = keep_text(text, keep)
         if self.what != "threads":
             out.update(kvmtrace.window_part(text, self.tids, t_open_ns, t_close_ns))
             return out
@@ -82,3 +89,25 @@ class WindowTrace:
         elif not out["halts"]:
             out["why"] = "no halt of a vCPU thread slept without a host poll"
         return out
+
+
+def keep_text(text, path):
+    """Writes the trace's text to `path` (gzip; a name not yet taken, ".1" and on added
+    before ".gz"); returns the name written, or why not (the record says which)."""
+    base, n = path[:-3] if path.endswith(".gz") else path, 0
+    while True:
+        name = f"{base}{f'.{n}' if n else ''}.gz"
+        try:
+            os.makedirs(os.path.dirname(name) or ".", exist_ok=True)
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            n += 1
+            continue
+        except OSError as e:
+            return {"error": f"{path}: {e.strerror or e}"}
+        try:
+            with gzip.open(os.fdopen(fd, "wb"), "wt", encoding="utf-8", compresslevel=6) as f:
+                f.write(text)
+        except OSError as e:
+            return {"error": f"{name}: {e.strerror or e}"}
+        return {"path": os.path.basename(name)}
