@@ -22,7 +22,7 @@ UNIT_BINS := $(addprefix build/host/test_,$(UNIT_TESTS))
 FUZZ_BINS := $(addprefix build/host/fuzz_,$(FUZZERS))
 
 .SECONDEXPANSION:
-build/host/test_%: $$(UNIT_SRCS_$$*) $$(wildcard kernel/*.h kernel/*/*.h lib/*.h tests/unit/*.h) | build/host
+build/host/test_%: $$(UNIT_SRCS_$$*) $$(wildcard kernel/*.h kernel/*/*.h lib/*.h tests/unit/*.h tools/*/*.h) | build/host
 	$(call quiet,HOSTCC,$@)$(HOST_CC) $(HOST_CFLAGS) -o $@ $(UNIT_SRCS_$*) $(HOST_LDLIBS)
 
 build/host/fuzz_%: $$(FUZZ_SRCS_$$*) $$(wildcard kernel/*.h kernel/*/*.h lib/*.h) | build/host

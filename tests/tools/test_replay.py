@@ -222,3 +222,72 @@ def test_a_kept_trace_never_overwrites_another(tmp_path):
     b = keep_text("two\n", str(tmp_path / "t" / "x.trace.gz"))
     assert a == {"path": "x.trace.gz"} and b == {"path": "x.trace.1.gz"}
     assert gzip.open(tmp_path / "t" / "x.trace.1.gz", "rt").read() == "two\n"
+
+
+# docs/haltpoll-spec.md §1.10.2: each idle period's entries (state, ns) under Linux's defaults
+SPEC_1_10_2 = [[(1, 30000)], [(0, 30000)], [(0, 50000), (1, 250000)], [(1, 120000)],
+               [(0, 50000), (1, 70000)], [(0, 100000), (1, 20000)], [(0, 40000)],
+               [(0, 100000), (1, 900000)], [(0, 50000), (1, 950000)], [(1, 1000000)]]
+
+
+def guest_trace(path, periods, fmt="trace-cmd", cpu=1):
+    """A guest's power:cpu_idle trace of these periods: entries 1 us apart inside a period
+    (the governor's next choice after an expired poll), 20 us of work between periods."""
+    t, out = 1_000_000_000, ["cpus=2"] if fmt == "trace-cmd" else []
+    for entries in periods:
+        for state, ns in entries:
+            for st, at in ((state, t), (4294967295, t + ns)):
+                ts = f"{at // 10**9}.{at % 10**9:09d}"
+                out.append(f"          <idle>-0     [{cpu:03d}]  {ts}: cpu_idle:             "
+                           f"state={st} cpu_id={cpu}" if fmt == "trace-cmd" else
+                           f"         swapper     0 [{cpu:03d}]  {ts}: power:cpu_idle: "
+                           f"state={st} cpu_id={cpu}")
+            t += ns + 1000
+        t += 20000
+    path.write_text("\n".join(out) + "\n")
+    return path
+
+
+def test_the_guest_side_replays_the_specs_vector(engine, tmp_path):
+    """The spec's own table of the haltpoll governor, written as a trace, replayed through the
+    kernel's governor: every period's states as the table has them, and the what-if at the
+    same tunables is the trace's own row."""
+    for fmt in ("trace-cmd", "perf"):
+        path = guest_trace(tmp_path / f"g-{fmt}", SPEC_1_10_2, fmt)
+        r = run(engine, "--guest", path, "--guest-halt-poll-ns", "200us", "--totals",
+                "--require-agree")
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert re.search(r"^\s+all\s+10 of 10 idle periods agree$", r.stdout, re.M), r.stdout
+        rows = [ln.split()[1:] for ln in r.stdout.splitlines() if ln.startswith("  all ")
+                and ("recorded" in ln or "what-if" in ln)]
+        rec, same = rows
+        # periods 10, polls 7, hits 2, halts 8, polled 420 us
+        assert rec[5:8] == ["10", "7", "2"] and rec[-1] == "8", rows
+        assert rec[1:] == same[1:]
+
+
+def test_other_guest_tunables_disagree_with_the_trace_and_poll_otherwise(engine, tmp_path):
+    path = guest_trace(tmp_path / "g", SPEC_1_10_2 * 20)
+    r = run(engine, "--guest", path, "--guest-params", "guest_halt_poll_ns=100us",
+            "--require-agree", "--totals")
+    assert r.returncode == CODES["RP_EXIT_DISAGREE"]
+    r = run(engine, "--guest", path, "--guest-halt-poll-ns", "0,50us,400us", "--totals")
+    polls = [int(ln.split()[7]) for ln in r.stdout.splitlines()
+             if ln.startswith("  all ") and "what-if" in ln]
+    assert polls[0] == 0 and polls[1] < polls[2]
+
+
+def test_a_guest_trace_without_idle_events_is_one_line(engine, synthetic):
+    one_line_error(run(engine, "--guest", synthetic), CODES["RP_EXIT_NO_EVENTS"],
+                   "no power:cpu_idle")
+
+
+def test_the_guest_png_is_drawn(engine, tmp_path):
+    pytest.importorskip("matplotlib")
+    path, png = guest_trace(tmp_path / "g", SPEC_1_10_2 * 5), tmp_path / "g.png"
+    r = subprocess.run([os.path.join(TOP, "tools", "replay"), "--guest", str(path),
+                        "--guest-halt-poll-ns", "50us,200us", "--png", str(png)],
+                       capture_output=True, text=True,
+                       env=dict(os.environ, PATH="/usr/bin:" + os.environ.get("PATH", "")))
+    assert r.returncode == 0, r.stderr
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -92,3 +92,26 @@ def test_resume_with_other_matrices_is_refused_in_one_line(tmp_path):
 def test_resume_flags_without_resume_are_refused():
     p = subprocess.run([sys.executable, BENCH, "--resume-fail"], capture_output=True, text=True)
     assert p.returncode == 2 and "go with --resume" in p.stderr
+
+
+def test_resume_of_a_windowed_bench_writes_a_row_per_window(tmp_path):
+    """A boot of several windows holds a result record each: the resumed folder's runs.csv is
+    remade from them window by window, as the run loop wrote it (it once summarized the boot
+    as one run and stopped with a traceback)."""
+    (tmp_path / "m.txt").write_text("defaults: accel=tcg smp=1 duration=50ms guest.warmup=10ms\n"
+                                    "a: workload=idle repeat=2 guest.idle=halt,poll "
+                                    "within=guest.idle\n")
+    p = bench(tmp_path)
+    assert p.returncode == 0, p.stderr
+    folder = os.path.realpath(tmp_path / "res" / "latest")
+    with open(os.path.join(folder, resultsdir.CSV_NAME)) as f:
+        rows = len(f.read().splitlines())
+    raw = sorted(os.listdir(os.path.join(folder, "raw")))
+    os.unlink(os.path.join(folder, "raw", raw[-1]))
+    meta = resultsdir.read_meta(folder)
+    meta[resultsdir.STATUS] = resultsdir.RUNNING
+    resultsdir.write_meta(folder, meta)
+    p = bench(tmp_path, "--resume", folder)
+    assert p.returncode == 0, p.stderr
+    with open(os.path.join(folder, resultsdir.CSV_NAME)) as f:
+        assert len(f.read().splitlines()) == rows > 1 + 2    # more than a row per boot

@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/policy/haltpoll.h"
 #include "tools/kvmreplay/exits.h"
+#include "tools/kvmreplay/guest_cli.h"
 #include "tools/kvmreplay/replay.h"
 #include "tools/kvmreplay/synth.h"
 
@@ -22,6 +24,10 @@ static const char USAGE[] =
     "         [--range T0_NS,T1_NS]  (the what-if of the halts that end in it alone)\n"
     "         [--wake-cost TIME]  (a slept halt's wake-up came this much before its end)\n"
     "       tools/replay --results RESULTS_FOLDER  (idlelab's own traced boots)\n"
+    "       idlelab-replay --guest TRACE [--guest-params K=V,...] [--guest-halt-poll-ns LIST]\n"
+    "         [--guest-grow LIST] [--guest-shrink LIST] [--guest-grow-start LIST]\n"
+    "         [--merge-gap TIME] [--hz N]  (a guest's power:cpu_idle trace; K: guest_halt_poll_ns\n"
+    "         grow shrink grow_start allow_shrink)\n"
     "       idlelab-replay --synthesize VCPUS,SECONDS,SEED [--params K=V,...]\n"
     "  TRACE: trace-cmd report, perf script or tracefs text of kvm:kvm_vcpu_wakeup and\n"
     "  kvm:kvm_halt_poll_ns (gzip or plain; - for stdin). K: halt_poll_ns grow grow_start\n"
@@ -117,6 +123,46 @@ static bool parse_params(const char *s, struct hp_params *p, char *msg, size_t l
 			    "--params: '%.*s': K is one of halt_poll_ns, grow, grow_start, "
 			    "shrink, vm, form, with a time (ns/us/ms/s), a count, or 2022/2021",
 			    (int)n, s);
+			return false;
+		}
+#undef KEY
+		s += n;
+		if (*s == ',')
+			s++;
+	}
+	return true;
+}
+
+/* "guest_halt_poll_ns=200us,grow=2,shrink=2,grow_start=50us,allow_shrink=1" onto p. */
+static bool parse_guest_params(const char *s, struct gov_params *p, char *msg, size_t len)
+{
+	while (*s) {
+		const char *comma = strchr(s, ','), *eq = strchr(s, '=');
+		size_t n = comma ? (size_t)(comma - s) : strlen(s);
+		uint32_t v;
+
+		if (!eq || eq > s + n) {
+			snprintf(msg, len, "--guest-params: '%.*s' is not K=V", (int)n, s);
+			return false;
+		}
+		size_t kl = (size_t)(eq - s), vl = n - kl - 1;
+		const char *val = eq + 1;
+#define KEY(name) (kl == strlen(name) && memcmp(s, name, kl) == 0)
+		if (KEY("guest_halt_poll_ns") && parse_time(val, vl, &v))
+			p->guest_halt_poll_ns = v;
+		else if (KEY("grow") && parse_count(val, vl, &v))
+			p->grow = v;
+		else if (KEY("shrink") && parse_count(val, vl, &v))
+			p->shrink = v;
+		else if (KEY("grow_start") && parse_time(val, vl, &v))
+			p->grow_start = v;
+		else if (KEY("allow_shrink") && parse_count(val, vl, &v) && v <= 1)
+			p->allow_shrink = v;
+		else {
+			snprintf(msg, len,
+				 "--guest-params: '%.*s': K is one of guest_halt_poll_ns, grow, "
+				 "shrink, grow_start, allow_shrink, with a time, a count or 0/1",
+				 (int)n, s);
 			return false;
 		}
 #undef KEY
@@ -267,20 +313,41 @@ static void print_row(FILE *out, bool csv, const char *vcpu, const struct row *r
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"params", required_argument, 0, 'p'}, {"schedule", required_argument, 0, 'S'},
-	    {"from-start", no_argument, 0, 'f'},   {"halt-poll-ns", required_argument, 0, 'H'},
-	    {"grow", required_argument, 0, 'g'},   {"grow-start", required_argument, 0, 'G'},
-	    {"shrink", required_argument, 0, 's'}, {"csv", required_argument, 0, 'c'},
-	    {"show", required_argument, 0, 'n'},   {"require-agree", no_argument, 0, 'r'},
-	    {"totals", no_argument, 0, 't'},	   {"synthesize", required_argument, 0, 'Y'},
-	    {"range", required_argument, 0, 'R'},  {"wake-cost", required_argument, 0, 'W'},
-	    {"help", no_argument, 0, 'h'},	   {0, 0, 0, 0}};
+	static const struct option opts[] = {{"params", required_argument, 0, 'p'},
+					     {"schedule", required_argument, 0, 'S'},
+					     {"from-start", no_argument, 0, 'f'},
+					     {"halt-poll-ns", required_argument, 0, 'H'},
+					     {"grow", required_argument, 0, 'g'},
+					     {"grow-start", required_argument, 0, 'G'},
+					     {"shrink", required_argument, 0, 's'},
+					     {"csv", required_argument, 0, 'c'},
+					     {"show", required_argument, 0, 'n'},
+					     {"require-agree", no_argument, 0, 'r'},
+					     {"totals", no_argument, 0, 't'},
+					     {"synthesize", required_argument, 0, 'Y'},
+					     {"range", required_argument, 0, 'R'},
+					     {"wake-cost", required_argument, 0, 'W'},
+					     {"guest", no_argument, 0, 1},
+					     {"guest-params", required_argument, 0, 2},
+					     {"guest-halt-poll-ns", required_argument, 0, 3},
+					     {"guest-grow", required_argument, 0, 4},
+					     {"guest-shrink", required_argument, 0, 5},
+					     {"guest-grow-start", required_argument, 0, 6},
+					     {"merge-gap", required_argument, 0, 7},
+					     {"hz", required_argument, 0, 8},
+					     {"help", no_argument, 0, 'h'},
+					     {0, 0, 0, 0}};
 	struct hp_params given = {0};
 	bool have_params = false, from_start = false, require = false, totals = false;
 	const char *schedule = NULL, *csv = NULL, *synth = NULL;
 	unsigned long long range0 = 0, range1 = 0;
-	uint32_t wake_cost = 0;
+	uint32_t wake_cost = 0, gap = 5000, hz = 250;
+	bool guest = false;
+	struct gp_options go = {.base = {.guest_halt_poll_ns = HALTPOLL_DEFAULT_POLL_NS,
+					 .grow = HALTPOLL_DEFAULT_GROW,
+					 .shrink = HALTPOLL_DEFAULT_SHRINK,
+					 .grow_start = HALTPOLL_DEFAULT_GROW_START,
+					 .allow_shrink = true}};
 	bool ranged = false;
 	uint32_t hpn[MAX_VALUES], grw[MAX_VALUES], gst[MAX_VALUES], shr[MAX_VALUES];
 	unsigned nh = 0, ng = 0, ns = 0, nr = 0, show = 5;
@@ -333,6 +400,40 @@ int main(int argc, char **argv)
 		case 'Y':
 			synth = optarg;
 			break;
+		case 1:
+			guest = true;
+			break;
+		case 2:
+			if (!parse_guest_params(optarg, &go.base, msg, sizeof msg))
+				return usage_error("%s", msg);
+			break;
+		case 3:
+			if ((code =
+				 parse_list("--guest-halt-poll-ns", optarg, true, go.hpn, &go.nh)))
+				return code;
+			break;
+		case 4:
+			if ((code = parse_list("--guest-grow", optarg, false, go.grow, &go.ng)))
+				return code;
+			break;
+		case 5:
+			if ((code = parse_list("--guest-shrink", optarg, false, go.shrink, &go.ns)))
+				return code;
+			break;
+		case 6:
+			if ((code =
+				 parse_list("--guest-grow-start", optarg, true, go.start, &go.nst)))
+				return code;
+			break;
+		case 7:
+			if (!parse_time(optarg, strlen(optarg), &gap))
+				return usage_error("--merge-gap %s: not a time (ns, us, ms, s)",
+						   optarg);
+			break;
+		case 8:
+			if (!parse_count(optarg, strlen(optarg), &hz) || hz == 0 || hz > 100000)
+				return usage_error("--hz %s: not a tick rate 1..100000", optarg);
+			break;
 		case 'W':
 			if (!parse_time(optarg, strlen(optarg), &wake_cost))
 				return usage_error("--wake-cost %s: not a time (ns, us, ms, s)",
@@ -361,6 +462,22 @@ int main(int argc, char **argv)
 	if (optind != argc - 1)
 		return usage_error("%s", optind >= argc ? "no TRACE given" : "one TRACE at a time");
 
+	if (guest) {
+		go.merge_gap_ns = gap;
+		go.tick_nsec = haltpoll_tick_nsec(hz);
+		go.totals = totals;
+		go.require = require;
+		if (csv && !(go.csv = fopen(csv, "w"))) {
+			fprintf(stderr, "idlelab-replay: --csv %s: %s\n", csv, strerror(errno));
+			return RP_EXIT_USAGE;
+		}
+		code = gp_main(argv[optind], &go);
+		if (go.csv && fclose(go.csv) != 0 && code == RP_EXIT_OK) {
+			fprintf(stderr, "idlelab-replay: --csv %s: %s\n", csv, strerror(errno));
+			return RP_EXIT_USAGE;
+		}
+		return code;
+	}
 	struct rp_trace t;
 	if ((code = rp_read_trace(argv[optind], &t)))
 		return code;

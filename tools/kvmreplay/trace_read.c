@@ -21,7 +21,8 @@
 const char *const rp_format_names[] = {"unknown", "tracefs trace", "trace-cmd report",
 				       "perf script"};
 
-static const char WAKEUP[] = "kvm_vcpu_wakeup", POLL_NS[] = "kvm_halt_poll_ns";
+static const char WAKEUP[] = "kvm_vcpu_wakeup", POLL_NS[] = "kvm_halt_poll_ns",
+		  CPU_IDLE[] = "cpu_idle";
 
 static bool is_digit(char c)
 {
@@ -108,6 +109,21 @@ static bool poll_ns_body(const char *p, const char *end, struct rp_event *e)
 	return true;
 }
 
+/* "state=1 cpu_id=0" */
+static bool idle_body(const char *p, const char *end, struct rp_event *e)
+{
+	uint64_t state, cpu;
+
+	if (!literal(&p, end, "state=") || !number(&p, end, &state) ||
+	    !literal(&p, end, " cpu_id=") || !number(&p, end, &cpu))
+		return false;
+	spaces(&p, end);
+	if (p != end || state > UINT32_MAX || cpu > INT32_MAX)
+		return false;
+	e->idle_state = (uint32_t)state, e->idle_cpu = (int)cpu;
+	return true;
+}
+
 /* The digits ending just before q (q > start): their value and where they begin. */
 static const char *digits_back(const char *start, const char *q, uint64_t *v)
 {
@@ -171,18 +187,27 @@ int rp_parse_line(const char *s, size_t len, struct rp_event *e)
 		return 0;
 	name = memmem(s, (size_t)(end - s), WAKEUP, sizeof WAKEUP - 1);
 	e->wakeup = name != NULL;
+	e->idle = false;
 	nlen = sizeof WAKEUP - 1;
 	if (!name) {
 		name = memmem(s, (size_t)(end - s), POLL_NS, sizeof POLL_NS - 1);
 		nlen = sizeof POLL_NS - 1;
 	}
-	if (!name)
-		return 0;
+	if (!name) { /* cpu_idle, not cpu_idle_miss or another of power's */
+		name = memmem(s, (size_t)(end - s), CPU_IDLE, sizeof CPU_IDLE - 1);
+		nlen = sizeof CPU_IDLE - 1;
+		if (!name || name + nlen >= end || name[nlen] != ':')
+			return 0;
+		e->idle = true;
+	}
 	e->grammar = RP_FMT_TRACEFS;
 	q = name;
-	if (q - s >= 4 && memcmp(q - 4, "kvm:", 4) == 0) {
+	if (!e->idle && q - s >= 4 && memcmp(q - 4, "kvm:", 4) == 0) {
 		e->grammar = RP_FMT_PERF;
 		q -= 4;
+	} else if (e->idle && q - s >= 6 && memcmp(q - 6, "power:", 6) == 0) {
+		e->grammar = RP_FMT_PERF;
+		q -= 6;
 	}
 	/* back over spaces to "TS:" */
 	while (q > s && q[-1] == ' ')
@@ -228,6 +253,8 @@ int rp_parse_line(const char *s, size_t len, struct rp_event *e)
 		return -1;
 	p++;
 	spaces(&p, end);
+	if (e->idle)
+		return idle_body(p, end, e) ? 1 : -1;
 	return (e->wakeup ? wakeup_body(p, end, e) : poll_ns_body(p, end, e)) ? 1 : -1;
 }
 
@@ -264,9 +291,20 @@ static void add_halt(struct rp_vcpu *v, const struct rp_halt *h)
 	v->h[v->n++] = *h;
 }
 
-static void take(struct rp_trace *t, const struct rp_event *e, size_t *hint)
+struct kvm_reader {
+	struct rp_trace *t;
+	size_t hint;
+};
+
+static void take(void *ctx, const struct rp_event *e)
 {
-	struct rp_vcpu *v = vcpu_of(t, e->tid, hint);
+	struct kvm_reader *r = ctx;
+	struct rp_trace *t = r->t;
+	struct rp_vcpu *v;
+
+	if (e->idle) /* a guest's event in a host's trace: not KVM's */
+		return;
+	v = vcpu_of(t, e->tid, &r->hint);
 
 	if (!t->halts && !t->changes)
 		t->t_first = e->t_ns;
@@ -300,7 +338,7 @@ static void take(struct rp_trace *t, const struct rp_event *e, size_t *hint)
 
 /* "entries-in-buffer/entries-written: 120/180", trace-cmd's "[LOST 12 EVENTS]", perf's
  * "LOST" lines: what the recorder says it dropped. */
-static void lost_events(struct rp_trace *t, const char *line)
+static void lost_events(uint64_t *lost, const char *line)
 {
 	const char *p;
 	uint64_t a, b;
@@ -308,10 +346,10 @@ static void lost_events(struct rp_trace *t, const char *line)
 	if ((p = strstr(line, "entries-in-buffer/entries-written:")) != NULL) {
 		p += strlen("entries-in-buffer/entries-written:");
 		if (sscanf(p, " %lu/%lu", &a, &b) == 2 && b > a)
-			t->lost += b - a;
+			*lost += b - a;
 	} else if ((p = strstr(line, "[LOST ")) != NULL) {
 		if (sscanf(p, "[LOST %lu", &a) == 1)
-			t->lost += a;
+			*lost += a;
 	}
 }
 
@@ -324,17 +362,17 @@ static enum rp_format header_format(const char *line)
 	return RP_FMT_UNKNOWN;
 }
 
-int rp_read_trace(const char *path, struct rp_trace *t)
+int rp_read_events(const char *path, void (*take_event)(void *ctx, const struct rp_event *e),
+		   void *ctx, uint64_t *lines, uint64_t *lost, enum rp_format *format)
 {
 	static char line[1 << 16];
 	gzFile f = strcmp(path, "-") == 0 ? gzdopen(0, "rb") : gzopen(path, "rb");
 	enum rp_format header = RP_FMT_UNKNOWN;
 	enum rp_format grammar = RP_FMT_UNKNOWN;
 	uint64_t grammar_line = 0, header_line = 0;
-	size_t hint = 0;
 	int code = RP_EXIT_OK;
 
-	*t = (struct rp_trace){0};
+	*lines = *lost = 0;
 	if (!f) {
 		fprintf(stderr, "idlelab-replay: %s: %s\n", path, strerror(errno ? errno : EIO));
 		return RP_EXIT_READ;
@@ -345,7 +383,7 @@ int rp_read_trace(const char *path, struct rp_trace *t)
 		struct rp_event e;
 		int r;
 
-		t->lines++;
+		(*lines)++;
 		if (len == sizeof line - 1 && line[len - 1] != '\n') { /* longer than ours are */
 			int c;
 			while ((c = gzgetc(f)) != -1 && c != '\n')
@@ -359,15 +397,15 @@ int rp_read_trace(const char *path, struct rp_trace *t)
 				    stderr,
 				    "idlelab-replay: %s:%lu: a %s header in a %s (line %lu): two "
 				    "formats mixed\n",
-				    path, t->lines, rp_format_names[h], rp_format_names[header],
+				    path, *lines, rp_format_names[h], rp_format_names[header],
 				    header_line);
 				code = RP_EXIT_MIXED;
 				break;
 			}
-			header = h, header_line = t->lines;
+			header = h, header_line = *lines;
 		}
 		if (line[0] == '#' || strstr(line, "LOST")) {
-			lost_events(t, line);
+			lost_events(lost, line);
 			continue;
 		}
 		r = rp_parse_line(line, len, &e);
@@ -377,7 +415,7 @@ int rp_read_trace(const char *path, struct rp_trace *t)
 			fprintf(stderr,
 				"idlelab-replay: %s:%lu: a kvm event line cut short or not "
 				"as any recorder prints it: %.*s\n",
-				path, t->lines, (int)(len && line[len - 1] == '\n' ? len - 1 : len),
+				path, *lines, (int)(len && line[len - 1] == '\n' ? len - 1 : len),
 				line);
 			code = RP_EXIT_TRUNCATED;
 			break;
@@ -386,24 +424,23 @@ int rp_read_trace(const char *path, struct rp_trace *t)
 			fprintf(stderr,
 				"idlelab-replay: %s:%lu: a %s line after %s lines (line %lu): two "
 				"formats mixed\n",
-				path, t->lines,
-				e.grammar == RP_FMT_PERF ? "perf script" : "tracefs",
+				path, *lines, e.grammar == RP_FMT_PERF ? "perf script" : "tracefs",
 				grammar == RP_FMT_PERF ? "perf script" : "tracefs or trace-cmd",
 				grammar_line);
 			code = RP_EXIT_MIXED;
 			break;
 		}
 		if (grammar == RP_FMT_UNKNOWN)
-			grammar = e.grammar, grammar_line = t->lines;
+			grammar = e.grammar, grammar_line = *lines;
 		if (e.grammar == RP_FMT_PERF && header != RP_FMT_UNKNOWN) {
 			fprintf(stderr,
 				"idlelab-replay: %s:%lu: a perf script line in a %s (its header at "
 				"line %lu): two formats mixed\n",
-				path, t->lines, rp_format_names[header], header_line);
+				path, *lines, rp_format_names[header], header_line);
 			code = RP_EXIT_MIXED;
 			break;
 		}
-		take(t, &e, &hint);
+		take_event(ctx, &e);
 	}
 	if (code == RP_EXIT_OK && !gzeof(f)) {
 		int err;
@@ -415,9 +452,21 @@ int rp_read_trace(const char *path, struct rp_trace *t)
 	gzclose(f);
 	if (code != RP_EXIT_OK)
 		return code;
-	t->format = grammar == RP_FMT_PERF	 ? RP_FMT_PERF
-		    : header == RP_FMT_TRACE_CMD ? RP_FMT_TRACE_CMD
-						 : RP_FMT_TRACEFS;
+	*format = grammar == RP_FMT_PERF       ? RP_FMT_PERF
+		  : header == RP_FMT_TRACE_CMD ? RP_FMT_TRACE_CMD
+					       : RP_FMT_TRACEFS;
+	return RP_EXIT_OK;
+}
+
+int rp_read_trace(const char *path, struct rp_trace *t)
+{
+	struct kvm_reader r = {t, 0};
+	int code;
+
+	*t = (struct rp_trace){0};
+	code = rp_read_events(path, take, &r, &t->lines, &t->lost, &t->format);
+	if (code != RP_EXIT_OK)
+		return code;
 	if (t->halts == 0) {
 		fprintf(stderr,
 			"idlelab-replay: %s: no kvm:kvm_vcpu_wakeup event in %lu lines (record "

@@ -69,13 +69,21 @@ struct rp_event {
 	int tid;
 	uint64_t t_ns;
 	bool unitless;
-	bool wakeup; /* else a kvm_halt_poll_ns */
+	bool wakeup; /* else a kvm_halt_poll_ns, or: */
+	bool idle;   /* a guest's power:cpu_idle (idle_state 4294967295: the CPU left it) */
+	uint32_t idle_state;
+	int idle_cpu;
 	bool waited, valid, grow;
 	uint64_t halt_ns;
 	int vcpu;
 	uint32_t old, new;
 };
 int rp_parse_line(const char *s, size_t len, struct rp_event *e);
+/* The reading loop under both: every event line of `path` to take(ctx, e), in order, with
+ * the formats checked; *lines and *lost counted, *format the file's. The exit code (a line
+ * on stderr if not RP_EXIT_OK). */
+int rp_read_events(const char *path, void (*take)(void *ctx, const struct rp_event *e), void *ctx,
+		   uint64_t *lines, uint64_t *lost, enum rp_format *format);
 void rp_trace_free(struct rp_trace *t);
 
 #endif

@@ -22,7 +22,7 @@ from idlelab.bench.onerun import Context
 from idlelab.bench.runloop import run_work
 from idlelab.bench.workplan import plan, planned_by_matrix
 from idlelab.costtable.measuring import measure_costs
-from idlelab.derive import runrow
+from idlelab.derive import runrow, windows
 from idlelab.host import haltpollcap, hosts
 from idlelab.host.hostload import QuietWaiter, loadavg
 from idlelab.host.kvmparams import HostParams
@@ -104,7 +104,9 @@ class Invocation:
             self.meta.update(runs_made=len(self.recs), runs_planned=len(self.work),
                              runs_planned_by_matrix=planned_by_matrix(self.work))
             resultsdir.write_meta(self.outdir, self.meta)
-            resultsdir.write_csv([runrow.summarize(r) for r in self.recs],
+            # a row per measured window, as the run loop writes them
+            resultsdir.write_csv([runrow.summarize(w) for r in self.recs
+                                  for w in windows.split(r)],
                                  os.path.join(self.outdir, resultsdir.CSV_NAME))
             resultsdir.point_latest(self.outdir)
         self.place.after = len(self.recs)

@@ -42,14 +42,22 @@ def take(argv, flag):
 
 
 def draw(csv_path, png_path):
-    """Polling CPU and poll success against the window, one line per other setting."""
+    """Polling CPU and poll success against the window, one line per other setting: KVM's
+    window, or with --guest the guest's."""
     from idlelab.report import plots
     plt = plots.pyplot()
     if plt is None:
         say(plots.SKIPPED.format(python=sys.executable).strip("()"))
         return CODES["RP_EXIT_PNG"]
     with open(csv_path) as f:
-        rows = [r for r in csv.DictReader(f) if r["vcpu"] == "all"]
+        rows = [r for r in csv.DictReader(f) if r["vcpu" if "vcpu" in r else "cpu"] == "all"]
+    guest = bool(rows) and "guest_halt_poll_ns" in rows[0]
+    x_key, hit_key, of_key = (("guest_halt_poll_ns", "poll_hits", "periods") if guest else
+                              ("halt_poll_ns", "polls_successful", "halts"))
+
+    def hit(r):
+        return 100 * int(r[hit_key]) / max(1, int(r[of_key]))
+
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(7, 7), sharex=True)
     lines = {}
     for r in rows:
@@ -57,21 +65,21 @@ def draw(csv_path, png_path):
             key = f"shrink {r['shrink']}, grow {r['grow']} from {int(r['grow_start']) / 1000:g} us"
             lines.setdefault(key, []).append(r)
     for key, rs in lines.items():
-        rs.sort(key=lambda r: int(r["halt_poll_ns"]))
-        x = [int(r["halt_poll_ns"]) / 1000 for r in rs]
+        rs.sort(key=lambda r: int(r[x_key]))
+        x = [int(r[x_key]) / 1000 for r in rs]
         ax1.plot(x, [float(r["poll_cpu_pct"]) for r in rs], marker="o", label=key)
-        ax2.plot(x, [100 * int(r["polls_successful"]) / max(1, int(r["halts"])) for r in rs],
-                 marker="o", label=key)
+        ax2.plot(x, [hit(r) for r in rs], marker="o", label=key)
     for r in rows:
         if r["what"] == "recorded":
-            x = int(r["halt_poll_ns"]) / 1000
+            x = int(r[x_key]) / 1000
             ax1.plot([x], [float(r["poll_cpu_pct"])], "k*", markersize=12, label="recorded")
-            ax2.plot([x], [100 * int(r["polls_successful"]) / max(1, int(r["halts"]))], "k*",
-                     markersize=12, label="recorded")
-    ax1.set_ylabel("host CPU polling (% of a CPU, all vCPUs)")
-    ax2.set_ylabel("halts a poll caught (%)")
-    ax2.set_xlabel("halt_poll_ns (us)")
-    ax1.set_title("What-if replay of the trace's halts (first order)")
+            ax2.plot([x], [hit(r)], "k*", markersize=12, label="recorded")
+    who = "guest" if guest else "host"
+    ax1.set_ylabel(f"{who} CPU polling (% of a CPU, all {'CPUs' if guest else 'vCPUs'})")
+    ax2.set_ylabel("idle periods a poll caught (%)" if guest else "halts a poll caught (%)")
+    ax2.set_xlabel(f"{x_key} (us)")
+    ax1.set_title(f"What-if replay of the trace's {'idle periods' if guest else 'halts'} "
+                  "(first order)")
     ax1.legend(fontsize="small")
     try:
         plots.save(fig, png_path, plt)
