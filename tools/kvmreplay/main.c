@@ -478,7 +478,7 @@ int main(int argc, char **argv)
 		}
 		return code;
 	}
-	struct rp_trace t;
+	struct rp_trace t = {0};
 	if ((code = rp_read_trace(argv[optind], &t)))
 		return code;
 	if (!t.changes && !from_start) {
