@@ -21,28 +21,16 @@ static struct gp_cpu *cpu_of(struct gp_trace *t, int cpu)
 	for (size_t i = 0; i < t->nc; i++)
 		if (t->c[i].cpu == cpu)
 			return &t->c[i];
-	if (t->nc == t->capc) {
-		t->capc = t->capc ? 2 * t->capc : 8;
-		t->c = realloc(t->c, t->capc * sizeof *t->c);
-		if (!t->c) {
-			perror("idlelab-replay");
-			exit(RP_EXIT_READ);
-		}
-	}
+	if (t->nc == t->capc)
+		t->c = rp_grow(t->c, &t->capc, sizeof *t->c, 8);
 	t->c[t->nc] = (struct gp_cpu){.cpu = cpu};
 	return &t->c[t->nc++];
 }
 
 static void close_period(struct gp_trace *t, struct gp_cpu *c, uint64_t end)
 {
-	if (c->n == c->cap) {
-		c->cap = c->cap ? 2 * c->cap : 1024;
-		c->p = realloc(c->p, c->cap * sizeof *c->p);
-		if (!c->p) {
-			perror("idlelab-replay");
-			exit(RP_EXIT_READ);
-		}
-	}
+	if (c->n == c->cap)
+		c->p = rp_grow(c->p, &c->cap, sizeof *c->p, 1024);
 	c->cur.d = end - c->start;
 	c->p[c->n++] = c->cur;
 	c->hits += c->last_poll;

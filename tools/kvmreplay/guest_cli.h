@@ -5,13 +5,12 @@
 #include <stdio.h>
 
 #include "kernel/policy/governor.h"
-
-#define GP_MAX_VALUES 16
+#include "tools/kvmreplay/options.h"
 
 struct gp_options {
 	struct gov_params base; /* the guest's tunables (Linux's defaults unless given) */
-	uint32_t hpn[GP_MAX_VALUES], grow[GP_MAX_VALUES], shrink[GP_MAX_VALUES],
-	    start[GP_MAX_VALUES];
+	uint32_t hpn[RP_MAX_VALUES], grow[RP_MAX_VALUES], shrink[RP_MAX_VALUES],
+	    start[RP_MAX_VALUES];
 	unsigned nh, ng, ns, nst;
 	uint64_t merge_gap_ns, tick_nsec;
 	bool totals, require;

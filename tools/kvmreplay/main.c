@@ -12,10 +12,9 @@
 #include "kernel/policy/haltpoll.h"
 #include "tools/kvmreplay/exits.h"
 #include "tools/kvmreplay/guest_cli.h"
+#include "tools/kvmreplay/options.h"
 #include "tools/kvmreplay/replay.h"
 #include "tools/kvmreplay/synth.h"
-
-#define MAX_VALUES 16
 
 static const char USAGE[] =
     "usage: idlelab-replay TRACE [--params K=V,...] [--schedule FILE] [--from-start]\n"
@@ -41,164 +40,33 @@ static int usage_error(const char *fmt, const char *arg)
 	return RP_EXIT_USAGE;
 }
 
-/* "200us" and the like, into ns; false if not a time or out of KVM's u32. */
-static bool parse_time(const char *s, size_t n, uint32_t *out)
-{
-	static const struct {
-		const char *suffix;
-		uint64_t mult;
-	} units[] = {{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}, {"", 1}};
-	uint64_t v = 0;
-	size_t i = 0;
-
-	if (n == 0)
-		return false;
-	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
-		v = v * 10 + (uint64_t)(s[i] - '0');
-		if (v > UINT32_MAX)
-			return false;
-	}
-	if (i == 0)
-		return false;
-	for (unsigned u = 0; u < sizeof units / sizeof units[0]; u++)
-		if (n - i == strlen(units[u].suffix) &&
-		    memcmp(s + i, units[u].suffix, n - i) == 0) {
-			if (v * units[u].mult > UINT32_MAX)
-				return false;
-			*out = (uint32_t)(v * units[u].mult);
-			return true;
-		}
-	return false;
-}
-
-static bool parse_count(const char *s, size_t n, uint32_t *out)
-{
-	uint64_t v = 0;
-
-	if (n == 0)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-		v = v * 10 + (uint64_t)(s[i] - '0');
-		if (v > UINT32_MAX)
-			return false;
-	}
-	*out = (uint32_t)v;
-	return true;
-}
-
-/* "halt_poll_ns=200us,grow=2,..." onto p; the message names what was wrong. */
+/* --params: the kvm parameters (and the per-VM max, and the form of kvm_vcpu_halt). */
 static bool parse_params(const char *s, struct hp_params *p, char *msg, size_t len)
 {
-	while (*s) {
-		const char *comma = strchr(s, ','), *eq = strchr(s, '=');
-		size_t n = comma ? (size_t)(comma - s) : strlen(s);
-		uint32_t v;
+	const struct rp_kv keys[] = {
+	    {"halt_poll_ns", RP_KV_TIME, &p->halt_poll_ns, NULL},
+	    {"grow", RP_KV_COUNT, &p->grow, NULL},
+	    {"grow_start", RP_KV_TIME, &p->grow_start, NULL},
+	    {"shrink", RP_KV_COUNT, &p->shrink, NULL},
+	    {"vm", RP_KV_TIME, &p->vm_max, &p->vm_override},
+	    {"form", RP_KV_FORM, &p->form, NULL},
+	};
 
-		if (!eq || eq > s + n) {
-			snprintf(msg, len, "--params: '%.*s' is not K=V", (int)n, s);
-			return false;
-		}
-		size_t kl = (size_t)(eq - s), vl = n - kl - 1;
-		const char *val = eq + 1;
-#define KEY(name) (kl == strlen(name) && memcmp(s, name, kl) == 0)
-		if (KEY("halt_poll_ns") && parse_time(val, vl, &v))
-			p->halt_poll_ns = v;
-		else if (KEY("grow") && parse_count(val, vl, &v))
-			p->grow = v;
-		else if (KEY("grow_start") && parse_time(val, vl, &v))
-			p->grow_start = v;
-		else if (KEY("shrink") && parse_count(val, vl, &v))
-			p->shrink = v;
-		else if (KEY("vm") && parse_time(val, vl, &v))
-			p->vm_override = true, p->vm_max = v;
-		else if (KEY("form") && vl == 4 && memcmp(val, "2022", 4) == 0)
-			p->form = HP_FORM_2022;
-		else if (KEY("form") && vl == 4 && memcmp(val, "2021", 4) == 0)
-			p->form = HP_FORM_2021;
-		else {
-			snprintf(
-			    msg, len,
-			    "--params: '%.*s': K is one of halt_poll_ns, grow, grow_start, "
-			    "shrink, vm, form, with a time (ns/us/ms/s), a count, or 2022/2021",
-			    (int)n, s);
-			return false;
-		}
-#undef KEY
-		s += n;
-		if (*s == ',')
-			s++;
-	}
-	return true;
+	return rp_parse_kv("--params", s, keys, sizeof keys / sizeof keys[0], msg, len);
 }
 
-/* "guest_halt_poll_ns=200us,grow=2,shrink=2,grow_start=50us,allow_shrink=1" onto p. */
+/* --guest-params: the haltpoll governor's tunables. */
 static bool parse_guest_params(const char *s, struct gov_params *p, char *msg, size_t len)
 {
-	while (*s) {
-		const char *comma = strchr(s, ','), *eq = strchr(s, '=');
-		size_t n = comma ? (size_t)(comma - s) : strlen(s);
-		uint32_t v;
+	const struct rp_kv keys[] = {
+	    {"guest_halt_poll_ns", RP_KV_TIME, &p->guest_halt_poll_ns, NULL},
+	    {"grow", RP_KV_COUNT, &p->grow, NULL},
+	    {"shrink", RP_KV_COUNT, &p->shrink, NULL},
+	    {"grow_start", RP_KV_TIME, &p->grow_start, NULL},
+	    {"allow_shrink", RP_KV_FLAG, &p->allow_shrink, NULL},
+	};
 
-		if (!eq || eq > s + n) {
-			snprintf(msg, len, "--guest-params: '%.*s' is not K=V", (int)n, s);
-			return false;
-		}
-		size_t kl = (size_t)(eq - s), vl = n - kl - 1;
-		const char *val = eq + 1;
-#define KEY(name) (kl == strlen(name) && memcmp(s, name, kl) == 0)
-		if (KEY("guest_halt_poll_ns") && parse_time(val, vl, &v))
-			p->guest_halt_poll_ns = v;
-		else if (KEY("grow") && parse_count(val, vl, &v))
-			p->grow = v;
-		else if (KEY("shrink") && parse_count(val, vl, &v))
-			p->shrink = v;
-		else if (KEY("grow_start") && parse_time(val, vl, &v))
-			p->grow_start = v;
-		else if (KEY("allow_shrink") && parse_count(val, vl, &v) && v <= 1)
-			p->allow_shrink = v;
-		else {
-			snprintf(msg, len,
-				 "--guest-params: '%.*s': K is one of guest_halt_poll_ns, grow, "
-				 "shrink, grow_start, allow_shrink, with a time, a count or 0/1",
-				 (int)n, s);
-			return false;
-		}
-#undef KEY
-		s += n;
-		if (*s == ',')
-			s++;
-	}
-	return true;
-}
-
-static int parse_list(const char *opt, const char *s, bool time, uint32_t *out, unsigned *n)
-{
-	*n = 0;
-	while (*s) {
-		const char *comma = strchr(s, ',');
-		size_t len = comma ? (size_t)(comma - s) : strlen(s);
-
-		if (*n == MAX_VALUES) {
-			fprintf(stderr, "idlelab-replay: %s: at most %d values\n", opt, MAX_VALUES);
-			return RP_EXIT_USAGE;
-		}
-		if (!(time ? parse_time(s, len, &out[*n]) : parse_count(s, len, &out[*n]))) {
-			fprintf(stderr, "idlelab-replay: %s: '%.*s' is not %s\n", opt, (int)len, s,
-				time ? "a time (ns, us, ms, s)" : "a count");
-			return RP_EXIT_USAGE;
-		}
-		(*n)++;
-		s += len;
-		if (*s == ',')
-			s++;
-	}
-	if (*n == 0) {
-		fprintf(stderr, "idlelab-replay: %s: no values\n", opt);
-		return RP_EXIT_USAGE;
-	}
-	return RP_EXIT_OK;
+	return rp_parse_kv("--guest-params", s, keys, sizeof keys / sizeof keys[0], msg, len);
 }
 
 /* --schedule FILE: "T0_NS T1_NS K=V,..." a line, each onto the previous line's parameters. */
@@ -349,7 +217,7 @@ int main(int argc, char **argv)
 					 .grow_start = HALTPOLL_DEFAULT_GROW_START,
 					 .allow_shrink = true}};
 	bool ranged = false;
-	uint32_t hpn[MAX_VALUES], grw[MAX_VALUES], gst[MAX_VALUES], shr[MAX_VALUES];
+	uint32_t hpn[RP_MAX_VALUES], grw[RP_MAX_VALUES], gst[RP_MAX_VALUES], shr[RP_MAX_VALUES];
 	unsigned nh = 0, ng = 0, ns = 0, nr = 0, show = 5;
 	char msg[512];
 	int o, code;
@@ -370,19 +238,23 @@ int main(int argc, char **argv)
 			from_start = true;
 			break;
 		case 'H':
-			if ((code = parse_list("--halt-poll-ns", optarg, true, hpn, &nh)))
+			if ((code = rp_parse_list("--halt-poll-ns", optarg, true, hpn, &nh,
+						  RP_MAX_VALUES)))
 				return code;
 			break;
 		case 'g':
-			if ((code = parse_list("--grow", optarg, false, grw, &ng)))
+			if ((code =
+				 rp_parse_list("--grow", optarg, false, grw, &ng, RP_MAX_VALUES)))
 				return code;
 			break;
 		case 'G':
-			if ((code = parse_list("--grow-start", optarg, true, gst, &ns)))
+			if ((code = rp_parse_list("--grow-start", optarg, true, gst, &ns,
+						  RP_MAX_VALUES)))
 				return code;
 			break;
 		case 's':
-			if ((code = parse_list("--shrink", optarg, false, shr, &nr)))
+			if ((code =
+				 rp_parse_list("--shrink", optarg, false, shr, &nr, RP_MAX_VALUES)))
 				return code;
 			break;
 		case 'c':
@@ -408,34 +280,36 @@ int main(int argc, char **argv)
 				return usage_error("%s", msg);
 			break;
 		case 3:
-			if ((code =
-				 parse_list("--guest-halt-poll-ns", optarg, true, go.hpn, &go.nh)))
+			if ((code = rp_parse_list("--guest-halt-poll-ns", optarg, true, go.hpn,
+						  &go.nh, RP_MAX_VALUES)))
 				return code;
 			break;
 		case 4:
-			if ((code = parse_list("--guest-grow", optarg, false, go.grow, &go.ng)))
+			if ((code = rp_parse_list("--guest-grow", optarg, false, go.grow, &go.ng,
+						  RP_MAX_VALUES)))
 				return code;
 			break;
 		case 5:
-			if ((code = parse_list("--guest-shrink", optarg, false, go.shrink, &go.ns)))
+			if ((code = rp_parse_list("--guest-shrink", optarg, false, go.shrink,
+						  &go.ns, RP_MAX_VALUES)))
 				return code;
 			break;
 		case 6:
-			if ((code =
-				 parse_list("--guest-grow-start", optarg, true, go.start, &go.nst)))
+			if ((code = rp_parse_list("--guest-grow-start", optarg, true, go.start,
+						  &go.nst, RP_MAX_VALUES)))
 				return code;
 			break;
 		case 7:
-			if (!parse_time(optarg, strlen(optarg), &gap))
+			if (!rp_parse_time(optarg, strlen(optarg), &gap))
 				return usage_error("--merge-gap %s: not a time (ns, us, ms, s)",
 						   optarg);
 			break;
 		case 8:
-			if (!parse_count(optarg, strlen(optarg), &hz) || hz == 0 || hz > 100000)
+			if (!rp_parse_count(optarg, strlen(optarg), &hz) || hz == 0 || hz > 100000)
 				return usage_error("--hz %s: not a tick rate 1..100000", optarg);
 			break;
 		case 'W':
-			if (!parse_time(optarg, strlen(optarg), &wake_cost))
+			if (!rp_parse_time(optarg, strlen(optarg), &wake_cost))
 				return usage_error("--wake-cost %s: not a time (ns, us, ms, s)",
 						   optarg);
 			break;

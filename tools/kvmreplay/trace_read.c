@@ -258,6 +258,17 @@ int rp_parse_line(const char *s, size_t len, struct rp_event *e)
 	return (e->wakeup ? wakeup_body(p, end, e) : poll_ns_body(p, end, e)) ? 1 : -1;
 }
 
+void *rp_grow(void *array, size_t *cap, size_t size, size_t first)
+{
+	*cap = *cap ? 2 * *cap : first;
+	array = realloc(array, *cap * size);
+	if (!array) {
+		perror("idlelab-replay");
+		exit(RP_EXIT_READ);
+	}
+	return array;
+}
+
 static struct rp_vcpu *vcpu_of(struct rp_trace *t, int tid, size_t *hint)
 {
 	if (*hint < t->nv && t->v[*hint].tid == tid)
@@ -265,14 +276,8 @@ static struct rp_vcpu *vcpu_of(struct rp_trace *t, int tid, size_t *hint)
 	for (size_t i = 0; i < t->nv; i++)
 		if (t->v[i].tid == tid)
 			return &t->v[*hint = i];
-	if (t->nv == t->capv) {
-		t->capv = t->capv ? 2 * t->capv : 16;
-		t->v = realloc(t->v, t->capv * sizeof *t->v);
-		if (!t->v) {
-			perror("idlelab-replay");
-			exit(RP_EXIT_READ);
-		}
-	}
+	if (t->nv == t->capv)
+		t->v = rp_grow(t->v, &t->capv, sizeof *t->v, 16);
 	t->v[t->nv] = (struct rp_vcpu){.tid = tid, .id = -1};
 	*hint = t->nv;
 	return &t->v[t->nv++];
@@ -280,14 +285,8 @@ static struct rp_vcpu *vcpu_of(struct rp_trace *t, int tid, size_t *hint)
 
 static void add_halt(struct rp_vcpu *v, const struct rp_halt *h)
 {
-	if (v->n == v->cap) {
-		v->cap = v->cap ? 2 * v->cap : 1024;
-		v->h = realloc(v->h, v->cap * sizeof *v->h);
-		if (!v->h) {
-			perror("idlelab-replay");
-			exit(RP_EXIT_READ);
-		}
-	}
+	if (v->n == v->cap)
+		v->h = rp_grow(v->h, &v->cap, sizeof *v->h, 1024);
 	v->h[v->n++] = *h;
 }
 

@@ -85,5 +85,8 @@ int rp_parse_line(const char *s, size_t len, struct rp_event *e);
 int rp_read_events(const char *path, void (*take)(void *ctx, const struct rp_event *e), void *ctx,
 		   uint64_t *lines, uint64_t *lost, enum rp_format *format);
 void rp_trace_free(struct rp_trace *t);
+/* An array full at *cap elements of `size` made larger (first: its first capacity); out of
+ * memory ends the process (RP_EXIT_READ), as nothing read could be kept. */
+void *rp_grow(void *array, size_t *cap, size_t size, size_t first);
 
 #endif
