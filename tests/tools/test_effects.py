@@ -85,3 +85,20 @@ def test_the_line_and_the_section_say_the_figures_the_interval_and_why():
     assert lines[0].startswith("## Verdicts") and lines[2] == \
         "2 effects: 1 reproduced, 1 reversed; 2 decided."
     assert effects.section([]) == []
+
+
+def test_a_deterministic_prediction_is_judged_by_its_difference():
+    """The simulator's hardware rows, one run each: the same configuration always predicts
+    the same, so the difference against the threshold decides, with no interval (it was
+    "not decided (1 pair)")."""
+    a, b = windows("a", {1: [10]}, paired=False), windows("b", {1: [50]}, paired=False)
+    v = effects.judge(effect(a, b), deterministic=True)
+    assert v.verdict == effects.REPRODUCED and v.change == 40
+    assert effects.judge(effect(a, b, effects.DOWN), deterministic=True).verdict == \
+        effects.REVERSED
+    near = windows("b", {1: [10.2]}, paired=False)
+    assert effects.judge(effect(a, near), deterministic=True).verdict == effects.NO_EFFECT
+    text = effects.line(effect(a, b), effects.judge(effect(a, b), deterministic=True))
+    assert "predicted, deterministic: no interval" in text and "CI" not in text
+    lines = effects.section([effect(a, b)], deterministic=True)
+    assert "1 effects: 1 reproduced; 1 decided." in lines

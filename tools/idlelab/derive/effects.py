@@ -70,8 +70,23 @@ def _values(row, key):
     return out
 
 
-def judge(e):
-    """The Verdict of one effect."""
+def exact(e, a, b, threshold):
+    """A deterministic prediction's verdict (the simulator's rows: the same configuration
+    always gives the same figures, so there is no interval to compute): the difference
+    itself against the threshold."""
+    change = b - a
+    if abs(change) < threshold or change == 0:
+        word = NO_EFFECT
+    else:
+        word = REPRODUCED if (change > 0) == (e.direction == UP) else REVERSED
+    stats = pairs.Verdict(word, change, (change, change), threshold, 1, 1, note="deterministic",
+                          paired=False)
+    return Verdict(word, a, b, change, change / a if a else None, stats=stats)
+
+
+def judge(e, deterministic=False):
+    """The Verdict of one effect (`deterministic`: both cells are predictions, judged
+    exactly)."""
     for label, row in (("A", e.base), ("B", e.other)):
         if row is None:
             return Verdict(NOT_JUDGED, note=f"configuration {label} was not in this run")
@@ -84,6 +99,8 @@ def judge(e):
     if not a_vals or not b_vals or not is_number(a) or not is_number(b):
         return Verdict(NOT_JUDGED, note=f"{e.key} not measured")
     threshold = pairs.threshold_of(MIN_REL, a, e.threshold)
+    if deterministic:
+        return exact(e, a, b, threshold)
     if all(r is not None for _, r, _ in a_vals + b_vals):
         windows = [dict(boot=bt, round=r, arm="A", value=v) for bt, r, v in a_vals] + \
                   [dict(boot=bt, round=r, arm="B", value=v) for bt, r, v in b_vals]
@@ -114,6 +131,11 @@ def line(e, v=None):
     boots = f"{st.n_boots} boot{'s' if st.n_boots != 1 else ''}"
     how = (f"{boots} x {st.n_pairs} pair{'s' if st.n_pairs != 1 else ''}" if st.paired
            else f"{boots} each, unpaired")
+    if st.note == "deterministic":
+        text = (f"- **{st.verdict}**: {e.name}: {_num(v.a, e.unit)} → {_num(v.b, e.unit)} "
+                f"({size}; predicted, deterministic: no interval; threshold "
+                f"{_num(st.threshold, e.unit)}). Seed: {e.seed}.")
+        return text + (f" Why: {e.why}" if e.why else "")
     lacks = pairs.verdict_text(st)[len(st.verdict):].strip(" ()")
     if lacks in ("1 pair", "1 run each"):       # the counts already say so
         lacks = ""
@@ -125,11 +147,13 @@ def line(e, v=None):
     return text
 
 
-def section(effects, title="Verdicts (paired windows, 95 % CI; derive/effects.py)"):
-    """The verdict lines under a heading, and a count by verdict."""
+def section(effects, title="Verdicts (paired windows, 95 % CI; derive/effects.py)",
+            deterministic=False):
+    """The verdict lines under a heading, and a count by verdict (`deterministic`: the
+    cells are the simulator's predictions, judged exactly)."""
     if not effects:
         return []
-    judged = [(e, judge(e)) for e in effects]
+    judged = [(e, judge(e, deterministic)) for e in effects]
     counts = {}
     for _, v in judged:
         counts[v.verdict] = counts.get(v.verdict, 0) + 1

@@ -98,7 +98,7 @@ def seed_sections(rows, meta, mid, effects_of, table_of):
         out += ["## The same on hardware KVM, predicted", "", HARDWARE_NOTE, "",
                 table_of(hw, spread=False), ""]
         out += effects.section(effects_of(hw, "hardware, predicted: "),
-                               title="Verdicts on the prediction")
+                               title="Verdicts on the prediction", deterministic=True)
     return out
 
 
