@@ -422,9 +422,9 @@ def varied(tmp_path_factory):
     out = tmp_path_factory.mktemp("varied")
     drawn, save = {}, plots.save
 
-    def keep(fig, path, plt):
+    def keep(fig, path, plt, note=""):
         drawn[os.path.basename(path)] = fig
-        save(fig, path, plt)
+        save(fig, path, plt, note)
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(plots, "save", keep)
@@ -504,6 +504,12 @@ def test_plots_draw_the_runs_csv_figures(varied):
         [median_of(rows, "seed004", n, "poll_success_pct") or 0 for n in names])
     assert [t.get_text() for t in ax.texts].count("not run (read-only)") == \
         sum(median_of(rows, "seed004", n, "poll_success_pct") is None for n in names)
+    # the dots: every window or boot behind the medians, at its bar; the note says where
+    dots = sorted(float(y) for c in ax.collections for _, y in c.get_offsets())
+    assert dots == pytest.approx(sorted(float(r["poll_success_pct"]) for r in rows
+                                        if r["matrix"] == "seed004" and r["poll_success_pct"]))
+    for fig in drawn.values():
+        assert any("bench" in t.get_text() and "dots:" in t.get_text() for t in fig.texts)
 
 
 def cells(md, first_cell):

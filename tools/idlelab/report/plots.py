@@ -26,13 +26,36 @@ def value(r, key):
     return v if r.ok and is_number(v) else None
 
 
-def save(fig, path, plt):
-    fig.tight_layout()
+def note_of(meta):
+    """The line every plot carries: where and how it was measured, and what a dot is."""
+    host = (meta.get("host") or {}).get("host") or meta.get("accel") or "?"
+    kernel = (meta.get("host") or {}).get("host_kernel")
+    return (f"{host}{' ' + kernel if kernel else ''} host, "
+            f"{'quick' if meta.get('quick') else 'full'} bench, {meta.get('started', '')}; "
+            "line or bar: median, dots: its windows or boots")
+
+
+def members(r, key):
+    """The values of a row's windows (or boots) behind its median."""
+    return [v for v in (getattr(m, key, None) for m in (r.members or [r]) if m.ok)
+            if is_number(v)]
+
+
+def dots(ax, x, values, colour="k"):
+    """A cell's windows or boots, beside the line or bar of their median."""
+    if values:
+        ax.scatter([x] * len(values), values, s=8, color=colour, alpha=0.35, zorder=3)
+
+
+def save(fig, path, plt, note=""):
+    if note:
+        fig.text(0.01, 0.005, note, fontsize=7, color="0.35", ha="left", va="bottom")
+    fig.tight_layout(rect=(0, 0.03 if note else 0, 1, 1))
     fig.savefig(path, dpi=100)
     plt.close(fig)
 
 
-def seed003(rows, path, plt):
+def seed003(rows, path, plt, note=""):
     """Host CPU % and halt exits/s of the periodic vCPU against the timer period."""
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(7, 7), sharex=True)
     for w in ordered(r.halt_poll_ns for r in rows):
@@ -41,9 +64,13 @@ def seed003(rows, path, plt):
         if not pts:
             continue
         xs = [p for p, _ in pts]
-        ax1.plot(xs, [r.host_cpu_pct for _, r in pts], marker="o", label=f"halt_poll_ns={w}")
-        ax2.plot(xs, [value(r, "halt_exits_per_s") for _, r in pts], marker="o",
-                 label=f"halt_poll_ns={w}")
+        line1, = ax1.plot(xs, [r.host_cpu_pct for _, r in pts], marker="o",
+                          label=f"halt_poll_ns={w}")
+        line2, = ax2.plot(xs, [value(r, "halt_exits_per_s") for _, r in pts], marker="o",
+                          label=f"halt_poll_ns={w}")
+        for x, r in pts:
+            dots(ax1, x, members(r, "host_cpu_pct"), line1.get_color())
+            dots(ax2, x, members(r, "halt_exits_per_s"), line2.get_color())
     ax1.set_ylabel("vCPU thread host CPU %")
     ax1.set_ylim(0, 105)
     ax1.set_title("seed 003: periodic timer wake-ups vs host halt polling")
@@ -52,11 +79,14 @@ def seed003(rows, path, plt):
     for ax in (ax1, ax2):
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
-    save(fig, path, plt)
+    save(fig, path, plt, note)
 
 
-def bars(ax, labels, values, errs=None, notes=None, digits=0):
+def bars(ax, labels, values, errs=None, notes=None, digits=0, spread=None):
+    """Bars of the medians (`spread`: each bar's windows or boots, as dots)."""
     xs = range(len(labels))
+    for x, vs in zip(xs, spread or []):
+        dots(ax, x, vs)
     ax.bar(xs, [v or 0 for v in values], yerr=errs, capsize=4, color="tab:blue")
     ax.set_xticks(list(xs))
     ax.set_xticklabels(labels, rotation=15, ha="right", fontsize=8)
@@ -68,7 +98,7 @@ def bars(ax, labels, values, errs=None, notes=None, digits=0):
     ax.grid(True, axis="y", alpha=0.3)
 
 
-def latency(rows, path, plt, title):
+def latency(rows, path, plt, title, note=""):
     """Median round trip per configuration, whiskers up to p99 (seed 002 and 000)."""
     pp = [r for r in rows if r.workload == "pingpong"]
     one_hz = len({x.hz for x in pp}) <= 1
@@ -77,38 +107,40 @@ def latency(rows, path, plt, title):
     p99 = [value(r, "rtt_p99_us") for r in pp]
     errs = [[0] * len(pp), [max(0, (b or 0) - (a or 0)) for a, b in zip(p50, p99)]]
     fig, ax = plt.subplots(figsize=(7, 4))
-    bars(ax, labels, p50, errs, [None if r.ok else r.status for r in pp])
+    bars(ax, labels, p50, errs, [None if r.ok else r.status for r in pp],
+         spread=[members(r, "rtt_p50_us") for r in pp])
     ax.set_ylabel("round trip µs (bar: p50, whisker: p99)")
     ax.set_title(title)
-    save(fig, path, plt)
+    save(fig, path, plt, note)
 
 
-def idle_cpu(rows, path, plt):
+def idle_cpu(rows, path, plt, note=""):
     """Seed 000's idle rows: host CPU % of an idle vCPU per configuration and tick rate."""
     idle = [r for r in rows if r.workload == "idle"]
     fig, ax = plt.subplots(figsize=(7, 4))
     bars(ax, [f"{r.config}\nhz={r.hz}" for r in idle], [value(r, "host_cpu_pct") for r in idle],
-         notes=[None if r.ok else r.status for r in idle])
+         notes=[None if r.ok else r.status for r in idle],
+         spread=[members(r, "host_cpu_pct") for r in idle])
     ax.set_ylabel("idle vCPU thread host CPU %")
     ax.set_title("seed 000: idle vCPU cost per host polling configuration")
-    save(fig, path, plt)
+    save(fig, path, plt, note)
 
 
-def seed004(rows, path, plt):
+def seed004(rows, path, plt, note=""):
     """Successful host polls per attempted, per workload and shrink value."""
     labels, vals, notes = [], [], []
     for r in rows:
-        labels.append(f"{r.workload}\nshrink={r.host_shrink}")
+        labels.append(f"{r.config or r.workload}\nshrink={r.host_shrink}")
         v = value(r, "poll_success_pct")
         vals.append(v)
         notes.append(None if v is not None else ("not run (read-only)"
                                                  if r.status == "not run" else "n/a"))
     fig, ax = plt.subplots(figsize=(7, 4))
-    bars(ax, labels, vals, notes=notes)
+    bars(ax, labels, vals, notes=notes, spread=[members(r, "poll_success_pct") for r in rows])
     ax.set_ylabel("successful / attempted host polls, %")
     ax.set_ylim(0, 105)
     ax.set_title("seed 004: poll success ratio, halt_poll_ns_shrink 0 vs 2")
-    save(fig, path, plt)
+    save(fig, path, plt, note)
 
 
 OUTCOME_COLOURS = (("poll_hit", "tab:green", "caught by a poll"),
@@ -119,7 +151,7 @@ TRACE_SPAN_MS = 200      # the plot shows the window's first 200 ms: single halt
 FLOOR_US = 1.0           # a window of 0 (and a poll shorter than 1 µs) is drawn at the bottom
 
 
-def seed004_trace(rows, path, plt):
+def seed004_trace(rows, path, plt, note=""):
     """KVM's window over time (step line) and every halt of the workload's vCPU at its
     length, coloured by what the poll did, per configuration and shrink value: the seed's
     claim is about how the window follows the halts."""
@@ -162,16 +194,17 @@ def seed004_trace(rows, path, plt):
     axes[0][0].legend(fontsize=7, loc="lower right")
     fig.suptitle("seed 004: KVM's window and each halt (kvm_vcpu_wakeup), first "
                  f"{TRACE_SPAN_MS} ms", fontsize=10)
-    save(fig, path, plt)
+    save(fig, path, plt, note)
 
 
-def relative_latency(rows, path, plt):
+def relative_latency(rows, path, plt, note=""):
     """Seed 002: each configuration's median round trip over the floor's (idle=poll, no
     exit), with the repeats' range: what each kind of polling recovers of the exit's cost."""
     pp = [r for r in rows if r.workload == "pingpong"]
     floor = next((r for r in pp if r.config == "floor" and value(r, "rtt_p50_us")), None)
     if floor is None:
-        return latency(rows, path, plt, "seed 002: pingpong round trip, host vs guest polling")
+        return latency(rows, path, plt, "seed 002: pingpong round trip, host vs guest polling",
+                       note)
     ref = floor.rtt_p50_us
     vals = [value(r, "rtt_p50_us") and value(r, "rtt_p50_us") / ref for r in pp]
     lo = [(r.spread or {}).get("rtt_p50_us", (None, None))[0] for r in pp]
@@ -180,19 +213,20 @@ def relative_latency(rows, path, plt):
             [max(0, h / ref - v) if v and h else 0 for v, h in zip(vals, hi)]]
     fig, ax = plt.subplots(figsize=(7, 4))
     bars(ax, [r.config for r in pp], vals, errs, [None if r.ok else r.status for r in pp],
-         digits=2)
+         digits=2, spread=[[v / ref for v in members(r, "rtt_p50_us")] for r in pp])
     ax.set_ylabel(f"round trip p50 / floor's ({ref:.0f} µs)")
     ax.set_title("seed 002: round trip relative to the floor (idle=poll, no exit)")
-    save(fig, path, plt)
+    save(fig, path, plt, note)
 
 
-def seed000_latency(rows, path, plt):
-    latency(rows, path, plt, "seed 000: pingpong round trip per host polling configuration")
+def seed000_latency(rows, path, plt, note=""):
+    latency(rows, path, plt, "seed 000: pingpong round trip per host polling configuration",
+            note)
 
 
-def governors(rows, path, plt, note=""):
+def governors(rows, path, plt, title_note="", note=""):
     """Host CPU per wake-up and poll hit ratio against the period, a line per governor;
-    `note` is added to the title (the simulator's plot says it is simulated)."""
+    `title_note` is added to the title (the simulator's plot says it is simulated)."""
     periodic = [r for r in rows if r.workload == "periodic" and r.ok and r.governor
                 and not governors_layout.is_control(r)]
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
@@ -204,17 +238,17 @@ def governors(rows, path, plt, note=""):
                 for _, r in pts]
         bottom.plot(xs, hits, marker="o", label=g)
     top.set_ylabel("host CPU µs per wake-up")
-    top.set_title("governors across the plateau (workload=periodic, vCPU 1)" + note)
+    top.set_title("governors across the plateau (workload=periodic, vCPU 1)" + title_note)
     top.legend()
     top.grid(True, alpha=0.3)
     bottom.set_ylabel("guest poll hits, % of polls")
     bottom.set_xlabel("period µs")
     bottom.set_ylim(-5, 105)
     bottom.grid(True, alpha=0.3)
-    save(fig, path, plt)
+    save(fig, path, plt, note)
 
 
-def neighbours(rows, path, plt):
+def neighbours(rows, path, plt, note=""):
     """The neighbour's throughput against the guest's round trip: a point per polling
     configuration, a marker per neighbour case (run name after the '.')."""
     fig, ax = plt.subplots(figsize=(7, 5))
@@ -233,10 +267,10 @@ def neighbours(rows, path, plt):
     ax.set_title("what polling costs the neighbour vs what it gives the guest")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
-    save(fig, path, plt)
+    save(fig, path, plt, note)
 
 
-# matrix id -> [(file name, draw(rows, path, plt))]
+# matrix id -> [(file name, draw(rows, path, plt, note=plots.note_of(meta)))]
 PLOTS = {
     "seed000": [("seed000_latency.png", seed000_latency), ("seed000_idle_cpu.png", idle_cpu)],
     "seed002": [("seed002_latency.png", relative_latency)],

@@ -437,7 +437,7 @@ def write_all(outdir, recs, meta, predicted=None, hardware=None):
         written.append(path)
         for name, draw in plots.PLOTS.get(mid, []) if plt and mrows else []:
             with writing(os.path.join(outdir, name)):
-                draw(mrows, os.path.join(outdir, name), plt)
+                draw(mrows, os.path.join(outdir, name), plt, note=plots.note_of(meta))
             written.append(os.path.join(outdir, name))
     if wants_plots and plt is None:
         written.append(plots.SKIPPED.format(python=sys.executable))
