@@ -212,7 +212,7 @@ def test_the_neighbours_plot(tmp_path, monkeypatch):
     rows = [replace(derive.summarize(neighbour_record(n, n.split(".")[0], ops, 5e9)),
                     rtt_p50_us=rtt) for n, ops, rtt in runs]
     drawn = []
-    monkeypatch.setattr(plots, "save", lambda fig, path, plt: drawn.append(fig))
+    monkeypatch.setattr(plots, "save", lambda fig, path, plt, note="": drawn.append(fig))
     plots.neighbours(rows, str(tmp_path / "n.png"), plt)
     (ax,) = drawn[0].axes
     series = {c.get_label(): [tuple(p) for p in c.get_offsets()] for c in ax.collections}
