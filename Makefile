@@ -259,6 +259,18 @@ bench-windows: deps all harness-lib
 # (both arms the same settings) of 12 boots x 20 rounds, cut into 40 comparisons of 3 boots x
 # 2 pairs; tools/aacheck fails if more than 5 % of them claim an effect. BENCH_RESULTS= (both
 # targets): the results folder's parent.
+# KVM's own trace of seeds 003 and 004 (seed 003's matrix with trace=halt_poll_ns) replayed
+# halt by halt under each window's parameters, then each window's halts under the boot's other
+# settings against the windows measured at them (docs/replay.md).
+.PHONY: bench-replay-check
+bench-replay-check: deps all harness-lib
+	@mkdir -p build
+	{ echo "defaults: trace=halt_poll_ns"; cat tools/matrices/seed003.txt; } > build/seed003-traced.txt
+	$(PYTHON) tools/bench --accel $(WINDOWS_ACCEL) --matrix build/seed003-traced.txt \
+	  --matrix tools/matrices/seed004.txt --results-dir $(BENCH_RESULTS) $(BENCH_ARGS)
+	$(PYTHON) tools/replay --results $(BENCH_RESULTS)/latest
+	$(PYTHON) tools/replay --results $(BENCH_RESULTS)/latest --predict
+
 # build/idlelab-replay's speed on synthetic traces (docs/replay.md, "Speed").
 .PHONY: bench-replay
 bench-replay: deps build/idlelab-replay
