@@ -162,7 +162,8 @@ def whatif_row(trace, params, sched_path, window, target, extra=()):
                            capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError(r.stderr.strip())
-        rows = {x["what"]: x for x in csv.DictReader(open(f.name)) if x["vcpu"] == "all"}
+        with open(f.name) as rows_file:
+            rows = {x["what"]: x for x in csv.DictReader(rows_file) if x["vcpu"] == "all"}
     return tuple((float(rows[k]["poll_cpu_pct"]), int(rows[k]["polls_successful"]))
                  for k in ("what-if", "recorded"))
 
