@@ -179,6 +179,30 @@ static void print_row(FILE *out, bool csv, const char *vcpu, const struct row *r
 	fprintf(out, " %9lu %9lu\n", s->slept, s->caught);
 }
 
+/* An option whose value is a what-if axis: a list of times or counts. */
+struct list_opt {
+	int code; /* getopt_long's value for it */
+	bool time;
+	uint32_t *out;
+	unsigned *n;
+};
+
+static const struct list_opt *list_of(const struct list_opt *l, size_t n, int code)
+{
+	for (size_t i = 0; i < n; i++)
+		if (l[i].code == code)
+			return &l[i];
+	return NULL;
+}
+
+static const char *option_name(const struct option *opts, int code)
+{
+	for (; opts->name; opts++)
+		if (opts->val == code)
+			return opts->name;
+	return "?";
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {{"params", required_argument, 0, 'p'},
@@ -218,15 +242,33 @@ int main(int argc, char **argv)
 					 .allow_shrink = true}};
 	bool ranged = false;
 	uint32_t hpn[RP_MAX_VALUES], grw[RP_MAX_VALUES], gst[RP_MAX_VALUES], shr[RP_MAX_VALUES];
-	unsigned nh = 0, ng = 0, ns = 0, nr = 0, show = 5;
+	unsigned nh = 0, ng = 0, ns = 0, nr = 0;
+	uint32_t show = 5;
 	char msg[512];
 	int o, code;
 
+	/* the what-if axes: each option a list of values */
+	const struct list_opt lists[] = {
+	    {'H', true, hpn, &nh},	   {'g', false, grw, &ng},
+	    {'G', true, gst, &ns},	   {'s', false, shr, &nr},
+	    {3, true, go.hpn, &go.nh},	   {4, false, go.grow, &go.ng},
+	    {5, false, go.shrink, &go.ns}, {6, true, go.start, &go.nst},
+	};
+
 	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		const struct list_opt *l = list_of(lists, sizeof lists / sizeof lists[0], o);
+
+		if (l) {
+			char name[40];
+			snprintf(name, sizeof name, "--%s", option_name(opts, o));
+			if ((code =
+				 rp_parse_list(name, optarg, l->time, l->out, l->n, RP_MAX_VALUES)))
+				return code;
+			continue;
+		}
 		switch (o) {
 		case 'p':
-			given = (struct hp_params){
-			    .halt_poll_ns = 200000, .grow = 2, .grow_start = 10000, .shrink = 2};
+			given = HP_X86_DEFAULTS;
 			if (!parse_params(optarg, &given, msg, sizeof msg))
 				return usage_error("%s", msg);
 			have_params = true;
@@ -237,31 +279,12 @@ int main(int argc, char **argv)
 		case 'f':
 			from_start = true;
 			break;
-		case 'H':
-			if ((code = rp_parse_list("--halt-poll-ns", optarg, true, hpn, &nh,
-						  RP_MAX_VALUES)))
-				return code;
-			break;
-		case 'g':
-			if ((code =
-				 rp_parse_list("--grow", optarg, false, grw, &ng, RP_MAX_VALUES)))
-				return code;
-			break;
-		case 'G':
-			if ((code = rp_parse_list("--grow-start", optarg, true, gst, &ns,
-						  RP_MAX_VALUES)))
-				return code;
-			break;
-		case 's':
-			if ((code =
-				 rp_parse_list("--shrink", optarg, false, shr, &nr, RP_MAX_VALUES)))
-				return code;
-			break;
 		case 'c':
 			csv = optarg;
 			break;
 		case 'n':
-			show = (unsigned)atoi(optarg);
+			if (!rp_parse_count(optarg, strlen(optarg), &show))
+				return usage_error("--show %s: not a count", optarg);
 			break;
 		case 'r':
 			require = true;
@@ -278,26 +301,6 @@ int main(int argc, char **argv)
 		case 2:
 			if (!parse_guest_params(optarg, &go.base, msg, sizeof msg))
 				return usage_error("%s", msg);
-			break;
-		case 3:
-			if ((code = rp_parse_list("--guest-halt-poll-ns", optarg, true, go.hpn,
-						  &go.nh, RP_MAX_VALUES)))
-				return code;
-			break;
-		case 4:
-			if ((code = rp_parse_list("--guest-grow", optarg, false, go.grow, &go.ng,
-						  RP_MAX_VALUES)))
-				return code;
-			break;
-		case 5:
-			if ((code = rp_parse_list("--guest-shrink", optarg, false, go.shrink,
-						  &go.ns, RP_MAX_VALUES)))
-				return code;
-			break;
-		case 6:
-			if ((code = rp_parse_list("--guest-grow-start", optarg, true, go.start,
-						  &go.nst, RP_MAX_VALUES)))
-				return code;
 			break;
 		case 7:
 			if (!rp_parse_time(optarg, strlen(optarg), &gap))
@@ -329,8 +332,7 @@ int main(int argc, char **argv)
 	}
 	if (synth) {
 		if (!have_params)
-			given = (struct hp_params){
-			    .halt_poll_ns = 200000, .grow = 2, .grow_start = 10000, .shrink = 2};
+			given = HP_X86_DEFAULTS;
 		return rp_synthesize(synth, &given, stdout);
 	}
 	if (optind != argc - 1)

@@ -251,8 +251,7 @@ void rp_infer(const struct rp_trace *t, struct hp_params *p, char *why, size_t w
 	bool grow0 = false, halving_reset = false, past_max = false;
 	size_t used = 0;
 
-	*p =
-	    (struct hp_params){.halt_poll_ns = 200000, .grow = 2, .grow_start = 10000, .shrink = 2};
+	*p = HP_X86_DEFAULTS;
 	for (size_t k = 0; k < t->nv; k++) {
 		const struct rp_vcpu *vc = &t->v[k];
 		bool have_last = false;

@@ -174,8 +174,7 @@ int sim_parse_args(int argc, char **argv, struct sim_config *cfg, FILE *err)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->smp = 2;
 	/* KVM's current x86 defaults (spec §2.1) */
-	cfg->host =
-	    (struct hp_params){.halt_poll_ns = 200000, .grow = 2, .grow_start = 10000, .shrink = 2};
+	cfg->host = HP_X86_DEFAULTS;
 	cmdline[0] = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *eq = strchr(a, '=');

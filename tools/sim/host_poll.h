@@ -37,6 +37,10 @@ struct hp_params {
 	enum hp_form form; /* 0: the current one */
 };
 
+/* KVM's x86 defaults (spec §2.1), the shrink of Linux 6.11 and later. */
+#define HP_X86_DEFAULTS                                                                            \
+	((struct hp_params){.halt_poll_ns = 200000, .grow = 2, .grow_start = 10000, .shrink = 2})
+
 /* Per-vCPU window and the stats of spec §2.6. */
 struct hp_vcpu {
 	uint32_t w;	   /* vcpu->halt_poll_ns (KVM's unsigned int): may exceed max until the

@@ -1,7 +1,7 @@
 """The estimates behind a verdict and their intervals: the median, the Hodges-Lehmann
-estimates (one sample, and the shift between two), and percentile intervals from a
-hierarchical bootstrap that resamples boots, then the values inside each chosen boot
-(Kalibera and Jones, "Rigorous benchmarking in reasonable time", ISMM 2013). Pure and
+estimates (one sample, and the shift between two), and intervals from a hierarchical
+bootstrap that resamples boots, then the values inside each chosen boot (Kalibera and Jones,
+"Rigorous benchmarking in reasonable time", ISMM 2013), widened for few boots (interval()). Pure and
 deterministic for a seed (random.Random). docs/verdicts.md says why each choice.
 
 Cost: one resample draws n values and recomputes the estimate; the Hodges-Lehmann one
