@@ -125,6 +125,19 @@ def test_more_pairs_needed_shrinks_as_the_interval_does():
     assert pairs.more_needed(0.0, (0.0, 0.0), 1.0, 10) is None
 
 
+def test_more_pairs_count_the_boots_when_the_boots_differ():
+    # 3 boots x 6 pairs worth ~3 values (the boots differ) need more pairs than 18 independent
+    # ones would to narrow the same interval: they come as boots, and t(df) falls with them
+    independent = pairs.more_needed(10.0, (-0.3, 20.9), 1.0, 18)
+    clustered = pairs.more_needed(10.0, (-0.3, 20.9), 1.0, 18, n_eff=3.2, n_boots=3)
+    assert clustered > independent >= 1
+    assert clustered == 6      # one more boot of 6 pairs takes t(2) to t(3)
+    same = {1: [9.0, 11.0, 10.5], 2: [8.0, 12.0, 9.5], 3: [10.0, 9.0, 11.5]}
+    spread = {1: [1.0, 1.5, 0.5], 2: [19.0, 20.5, 19.5], 3: [10.0, 9.5, 10.5]}
+    assert bootstrap.effective_n(list(same.values())) == 9.0
+    assert bootstrap.effective_n(list(spread.values())) == pytest.approx(3.0, abs=0.01)
+
+
 def test_a_threshold_is_absolute_or_a_share_of_a():
     assert pairs.threshold_of(0.05, 200) == 10
     assert pairs.threshold_of(0.05, -200) == 10

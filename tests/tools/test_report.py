@@ -912,3 +912,25 @@ def test_the_control_gives_the_noise_floor_of_the_medians():
     text = governors_table.markdown(rows, {"accel": "kvm"})
     assert "| control-" not in text.split("## Against the goals")[0].split("## Other")[1]
     assert governors_table.control_verdict(rows[:2]) == []
+
+
+def test_a_nested_bench_is_reported_on_this_machine(tmp_path, monkeypatch, capsys):
+    """The bench inside the nested host writes raw/ and runs.csv only (--no-report, and no
+    --predict): its tables, summary and predictions are made here, where nothing is
+    emulated, from the folder it left, whatever its exit status."""
+    seen = {}
+    folder = tmp_path / "20990101-000000"
+
+    def inner(argv, prog="bench", folders=None):
+        seen["argv"] = argv
+        complete_folder(folder, seed_records())
+        folders.append(str(folder))
+        return usage.EXIT_RUN_FAILED
+    monkeypatch.setattr(cli.hosts, "delegate_bench", inner)
+    monkeypatch.setattr(cli.predict, "write_report", lambda f: seen.setdefault("predicted", f))
+    args = cli.parse_args(["--predict", "--results-dir", str(tmp_path)])
+    code = cli.nested_bench(["--predict", "--results-dir", str(tmp_path)], args, "")
+    assert code == usage.EXIT_RUN_FAILED
+    assert "--no-report" in seen["argv"] and "--predict" not in seen["argv"]
+    assert (folder / "seed003.md").exists() and seen["predicted"] == str(folder)
+    assert "== idlelab bench:" in capsys.readouterr().out

@@ -16,7 +16,7 @@ from idlelab.bench.workplan import (KnobCheckUnavailable, SEEDS, builtin_matrice
                                     estimate_s, load_matrices)
 from idlelab.host import hosts, nested, qemu
 from idlelab.host.kvmparams import HostParams
-from idlelab.report import resultsdir
+from idlelab.report import console, resultsdir
 from idlelab.report.console import say
 from idlelab.sim import predict, simrun
 from idlelab.stopsignals import Signals
@@ -156,6 +156,10 @@ def parse_args(argv):
                     help="print the matrices' runs and the time estimate; run nothing")
     ap.add_argument("--report", metavar="RESULTS_FOLDER",
                     help="rewrite runs.csv, the tables and plots from a folder's raw/ and exit")
+    ap.add_argument("--no-report", action="store_true",
+                    help="write raw/, runs.csv and meta.json only, leaving the tables, plots, "
+                         "--predict and --ab reports to `tools/bench --report` (the nested "
+                         "host's bench: there the report runs on this machine, not emulated)")
     ap.add_argument("--predict", action="store_true",
                     help="also predict every run with build/idlelab-sim (the folder's own cost "
                          "table) and write predicted.md beside the measurements, with the error")
@@ -316,7 +320,7 @@ def main(argv=None):
                 f"/tmp and /run (it shares those read-write, the rest of this machine "
                 "read-only)")
             return EXIT_USAGE
-        return hosts.delegate_bench(sys.argv[1:] if argv is None else list(argv))
+        return nested_bench(sys.argv[1:] if argv is None else list(argv), args, msg)
     with Signals() as signals:
         try:
             code = run_all(args, loaded, accel, signals)
@@ -325,12 +329,40 @@ def main(argv=None):
             say(f"{signal.Signals(signum).name}: stopped before any run; nothing was measured")
             return 128 + signum
     latest = os.path.join(args.results_dir, "latest")
-    if args.predict and os.path.isdir(latest):
-        predict.write_report(os.path.realpath(latest))
-    if args.ab and os.path.isdir(latest):
-        folder = os.path.realpath(latest)
+    if not args.no_report and os.path.isdir(latest):
+        extra_reports(os.path.realpath(latest), args, msg)
+    return code
+
+
+def extra_reports(folder, args, msg):
+    """--predict's and --ab's reports of a finished folder."""
+    if args.predict:
+        predict.write_report(folder)
+    if args.ab:
         recs = resultsdir.read_raw(folder)
         lines, path = ab.write(folder, recs, {"A": args.ab[0], "B": args.ab[1]},
                                msg or "")
         print("\n".join(lines + [f"written: {path}"]), flush=True)
+
+
+def nested_bench(argv, args, msg):
+    """The bench made on the nested host, its report here: everything the host emulates runs
+    ~40x slower (the seeds' report took 7 min there, 30 s here), and the folder is shared.
+    The report is written whatever the runs' status, from what the folder holds."""
+    folders = []
+    inner = [a for a in argv if a != "--predict"] + ([] if args.no_report else ["--no-report"])
+    code = hosts.delegate_bench(inner, folders=folders)
+    if args.no_report or not folders or not os.path.isdir(folders[-1]):
+        return code
+    folder = folders[-1]
+    try:
+        meta, recs = resultsdir.read_meta(folder), resultsdir.read_raw(folder)
+        written = resultsdir.write_all(folder, recs, meta, hardware=simrun.rows_if_built(recs))
+    except Exception as e:  # a folder it cannot write, or a defect of the report's
+        say(f"the tables could not be written ({type(e).__name__}: {e}); every run is kept "
+            f"in {os.path.relpath(folder)}/raw and runs.csv: `tools/bench --report "
+            f"{os.path.relpath(folder)}` writes them again")
+        return code or EXIT_RUN_FAILED
+    print(console.summary(recs, meta, written), flush=True)
+    extra_reports(folder, args, msg)
     return code

@@ -211,8 +211,10 @@ class Invocation:
                     seconds=round(time.monotonic() - self.t0, 1),
                     quiet_wait_s=round(self.waiter.spent_s, 1))
         try:
-            written = resultsdir.write_all(outdir, recs, meta,
-                                           hardware=simrun.rows_if_built(recs))
+            no_report = getattr(self.args, "no_report", False)
+            written = resultsdir.write_all(outdir, recs, meta, csv_only=no_report,
+                                           hardware=None if no_report else
+                                           simrun.rows_if_built(recs))
         except Exception as e:  # a defect of the report's: the raw records stay, said in one line
             meta["report_error"] = f"{type(e).__name__}: {e}"
             resultsdir.write_meta(outdir, meta)
@@ -221,7 +223,7 @@ class Invocation:
                 f"{relpath(outdir)}` writes them again")
             return EXIT_RUN_FAILED
         resultsdir.write_meta(outdir, meta)
-        if summary:
+        if summary and not no_report:
             print(console.summary(recs, meta, written), flush=True)
         if self.error is not None:
             raise self.error

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 
 # median, hodges_lehmann and RESAMPLES too: the callers of the verdicts take them from here
 from idlelab.derive.bootstrap import (DEFAULT_ESTIMATOR, RESAMPLES, bootstrap_ci,
-                                      bootstrap_ci_unpaired, estimator_of, hodges_lehmann,
-                                      median, shift_estimate)
+                                      bootstrap_ci_unpaired, effective_n, estimator_of,
+                                      hodges_lehmann, median, shift_estimate, t_quantile)
 
 REPRODUCED, REVERSED, NO_EFFECT, NOT_DECIDED = ("reproduced", "reversed", "no effect",
                                                 "not decided")
@@ -164,12 +164,15 @@ def decide(effect, ci, threshold, direction=UP):
     return NOT_DECIDED
 
 
-def more_needed(effect, ci, threshold, n):
-    """About how many more pairs would decide it, if each side of the interval (its distance
-    from the effect) narrows as 1/sqrt(n) around the same effect: an effect at least the
-    threshold needs its near side to clear 0; one below it needs both sides inside
-    +- the threshold. None when no number of pairs would (an effect exactly at 0 with a
-    threshold of 0, or an interval of no width)."""
+def more_needed(effect, ci, threshold, n, n_eff=None, n_boots=None):
+    """About how many more pairs would decide it, added as more boots of the same size: each
+    side of the interval (its distance from the effect) taken to narrow as the interval's
+    own half-width does, t(df) sqrt(n_eff / df) / sqrt(n_eff), with n_eff the boots'
+    effective number of pairs (bootstrap.effective_n), which grows with the boots and not
+    with pairs inside them when the boots differ. An effect at least the threshold needs its
+    near side to clear 0; one below it needs both sides inside +- the threshold. None when
+    no number would (an effect exactly at 0 with a threshold of 0, an interval of no width).
+    Without n_eff the pairs are taken as independent."""
     lo, hi = ci
     below, above = effect - lo, hi - effect
     if n <= 0 or below < 0 or above < 0:
@@ -187,15 +190,31 @@ def more_needed(effect, ci, threshold, n):
                     (threshold - effect) / above if above else math.inf)
     if scale <= 0:
         return None
-    # the side shrinks by sqrt(n / n'): n' = n / scale^2 pairs bring it to the room
-    return max(math.ceil(n / scale ** 2) - n, 1)
+    k = n_boots or n
+    n_eff = n_eff or n
+    target = _half_width(n_eff) * scale
+    for more in range(1, MAX_MORE_BOOTS + 1):
+        if _half_width(n_eff * (k + more) / k) <= target:
+            return max(math.ceil(more * n / k), 1)
+    return None
+
+
+MAX_MORE_BOOTS = 10000     # beyond it, "about N more" would say nothing useful
+
+
+def _half_width(n_eff):
+    """The interval's half-width for n_eff independent values, in standard deviations."""
+    df = math.floor(n_eff) - 1
+    if df < 1:
+        return math.inf
+    return t_quantile(df) * math.sqrt((df + 1) / df) / math.sqrt(n_eff)
 
 
 def _plural(n, word):
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def _finish(out, n_boots, n):
+def _finish(out, n_boots, n, n_eff=None):
     """Too few boots, or not decided: say what it lacks, or how many more pairs."""
     if n_boots < MIN_BOOTS:
         # within one or two boots the boot-to-boot variation of the effect is not seen
@@ -204,7 +223,7 @@ def _finish(out, n_boots, n):
         out.note = f"{_plural(n_boots, 'boot')}{' each' if not out.paired else ''}; " \
             f"the design asks for {MIN_BOOTS}"
     elif out.verdict == NOT_DECIDED:
-        out.more_pairs = more_needed(out.effect, out.ci, out.threshold, n)
+        out.more_pairs = more_needed(out.effect, out.ci, out.threshold, n, n_eff, n_boots)
     return out
 
 
@@ -227,7 +246,7 @@ def verdict(diffs_by_boot, threshold, direction=UP, rng_seed=1, resamples=RESAMP
         return Verdict(NOT_DECIDED, effect, note=_plural(n, "pair"), **base)
     ci = bootstrap_ci(diffs_by_boot, est, resamples, rng_seed)
     out = Verdict(decide(effect, ci, threshold, direction), effect, ci, **base)
-    return _finish(out, nb, n)
+    return _finish(out, nb, n, effective_n([v for v in diffs_by_boot.values()]))
 
 
 def verdict_unpaired(a_by_boot, b_by_boot, threshold, direction=UP, rng_seed=1,
@@ -248,7 +267,7 @@ def verdict_unpaired(a_by_boot, b_by_boot, threshold, direction=UP, rng_seed=1,
         return Verdict(NOT_DECIDED, effect, note="1 run each", **base)
     ci = bootstrap_ci_unpaired(a_by_boot, b_by_boot, resamples, rng_seed)
     out = Verdict(decide(effect, ci, threshold, direction), effect, ci, **base)
-    return _finish(out, nb, min(len(a), len(b)))
+    return _finish(out, nb, min(len(a), len(b)), float(nb))
 
 
 # --- the text ----------------------------------------------------------------------------------

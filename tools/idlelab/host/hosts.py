@@ -151,12 +151,13 @@ RESULTS_AT = re.compile(r"results in (.+)$")
 MAX_WEDGES = 10
 
 
-def delegate_bench(argv, prog="bench"):
+def delegate_bench(argv, prog="bench", folders=None):
     """tools/bench on the nested host, kept going across wedges run by run: a host that wedges
     is dumped and replaced, and the bench resumes its own results folder on the new one
     (--resume): the run it was in is made again and marked `retried`; a run whose host wedges
     a second time is recorded as failed with that reason, and the rest of the matrix goes on.
-    Nothing measured is lost: every finished run's raw record is in the folder already."""
+    Nothing measured is lost: every finished run's raw record is in the folder already.
+    `folders`, a list, gets the results folder once the bench has said it."""
     folder, extra, made_at_wedge, wedges = None, [], None, 0
 
     def on_line(line):
@@ -164,6 +165,8 @@ def delegate_bench(argv, prog="bench"):
         m = RESULTS_AT.search(line)
         if m:
             folder = os.path.join(TOP, m.group(1))
+            if folders is not None and folder not in folders:
+                folders.append(folder)
     while True:
         try:
             res = nested.run_job([os.path.join(TOP, "tools", "bench")]

@@ -406,14 +406,14 @@ def completeness(meta, made, planned, found=None):
             f"({why}{total}).")
 
 
-def write_all(outdir, recs, meta, predicted=None, hardware=None):
+def write_all(outdir, recs, meta, predicted=None, hardware=None, csv_only=False):
     """runs.csv, one markdown per matrix and the plots; returns the paths written (and a
     note in their place when the plots had to be skipped). `predicted`, {run_key:
     {predicted_* column: value}} (predict.py), fills the predicted columns, and the tables
     show a run that could not be run here by its simulated figures, labelled so.
     `hardware`, [RunRow] (sim/simrun.py), is the same matrices predicted with hardware
     costs, which the seed tables show beside the measured ones. A file it cannot write is a
-    FolderError naming it."""
+    FolderError naming it. csv_only writes runs.csv alone (--no-report)."""
     recs = [w for r in recs for w in windows.split(r)]   # a row per measured window
     rows = [derive.summarize(r) for r in recs]
     if predicted:
@@ -422,6 +422,8 @@ def write_all(outdir, recs, meta, predicted=None, hardware=None):
     written = [os.path.join(outdir, CSV_NAME)]
     with writing(written[0]):
         write_csv(rows, written[0])
+    if csv_only:
+        return written
     matrices = by_matrix(aggregate(rows))
     meta = dict(meta, hardware_rows=hardware or [])
     for mid in meta.get("runs_planned_by_matrix") or {}:
