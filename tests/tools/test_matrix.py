@@ -160,6 +160,12 @@ BAD = [
     ("defaults: stall=1@1ms+1ms\ndefaults: smp=1\na: workload=x duration=1s",
      "matrix.txt:2: stall=1@1ms+1ms: run 'a' has no vCPU 1"),
     ("defaults: pin=0\n\na: workload=x duration=1s", "matrix.txt:1: pin=0: run 'a' has 2 vCPUs"),
+    ("a: workload=x duration=1s alone=1", "matrix.txt:1: alone=1: run 'a' pins no vCPU"),
+    ("a: workload=x duration=1s pin=0+0 alone=1", "matrix.txt:1: alone=1: run 'a' needs vCPU "
+     "1 below smp=2 and pinned to a host CPU no other vCPU shares"),
+    ("a: workload=x duration=1s pin=0+1 alone=2", "matrix.txt:1: alone=2: run 'a' needs vCPU 2"),
+    ("a: workload=x duration=1s pin=0+1 alone=one", "matrix.txt:1: alone=one: expected 'none' "
+     "or a vCPU number"),
     ("defaults: linux_kernel=debian\n\na: workload=x duration=1s",
      "matrix.txt:1: linux_kernel=debian: run 'a' boots guest=idlelab"),
     ("defaults: linux_kernel=debian\n\na: workload=x duration=1s guest=idlelab",
@@ -301,3 +307,10 @@ def test_the_linux_matrix_has_seed_002s_configurations_for_both_guests():
     periods = {r.guest.get("period") for r in runs if r.workload == "periodic"}
     assert len(periods) == 4 and all(p.startswith("timer+") for p in periods)
     assert all(r.smp == 2 for r in runs)
+
+
+def test_alone_key():
+    """alone=VCPU keeps that vCPU's pinned host CPU for it alone; none is the default."""
+    a, b = parse("defaults: workload=periodic duration=1s pin=0+1\na: alone=1\nb:\n", "m.txt")
+    assert (a.alone, a.pin, b.alone) == (1, (0, 1), None)
+    assert "alone" in matrix.__doc__ and "alone" in matrixvalues.KEYS

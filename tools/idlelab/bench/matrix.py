@@ -56,6 +56,11 @@ neighbour           another task on the host while the run is measured (neighbou
                     its throughput is read over exactly the measured window.
 pin                 the measured guest's vCPU threads on host CPUs: `none` (default) or
                     `CPU+CPU+...`, one per vCPU (vCPU i on the i-th), e.g. `pin=0+1`.
+alone               one vCPU's thread alone on the host CPU pin= gives it: `none` (default)
+                    or the vCPU, e.g. `pin=0+1 alone=1`. QEMU's other threads and the
+                    bench's are kept off that CPU, and on the nested host every other task
+                    that can move (host/alone.py); each window records that CPU's mpstat
+                    split (%usr, %sys, %guest, %idle...: host/cpustat.py).
 trace               KVM's own trace of the window (host/windowtrace.py): `none` (default),
                     `halt_poll_ns` (the kvm_halt_poll_ns grow/shrink events and every
                     halt's kvm_vcpu_wakeup, from a tracefs instance; KVM hosts with tracefs)
@@ -69,8 +74,8 @@ linux_kernel        the Linux guest's kernel (guest=linux only): `debian` (defau
                     (Debian's source with the haltpoll governor; `make linux-guest-kernel`).
 within              the swept keys whose values vary inside one boot rather than across
                     boots: `within=halt_poll_ns` or `within=guest.idle,guest.hostpoll`
-                    (halt_poll_ns, host_grow, host_grow_start, host_shrink and the guest
-                    knobs kernel/knobs/switchable.c lists; docs/windows.md). The cells those
+                    (halt_poll_ns, host_grow, host_grow_start, host_shrink, pin and the
+                    guest knobs kernel/knobs/switchable.c lists; docs/windows.md). The cells those
                     keys' values make run as windows of each boot, `rounds` rounds of each in a
                     balanced order, and keep their names; `repeat` counts the boots.
 rounds              within=: how many windows of each cell a boot measures (default 4).
@@ -140,6 +145,7 @@ class Run:
     stall: "matrixvalues.Stall" = None       # the fault to inject (stall=), None: none
     neighbour: "matrixvalues.Neighbour" = None  # the task beside the guest, None: none
     pin: tuple = None            # host CPU of each vCPU (pin=), None: not pinned
+    alone: int = None            # the vCPU alone on its pinned host CPU (alone=), or None
     trace: str = None            # KVM's trace of the window (trace=), None: none
     guest_os: str = "idlelab"    # guest=: idlelab's kernel or linux (idlelab.GUESTS)
     linux_kernel: str = None     # linux_kernel= (idlelab.LINUX_KERNELS); None: guest=idlelab
@@ -325,8 +331,13 @@ def _expand_within(p, name, merged, lines):
             except windowplan.PlanError as e:
                 raise p.error(f"within={','.join(axes)}: {e}") from None
         suffix = "".join(f"-{short_key(k)}={v.replace(':', '_')}" for k, v in zip(outer, key))
+        if "pin" in axes and first.alone is not None:
+            raise p.error(f"within={','.join(axes)}: alone={first.alone} keeps one pin= for "
+                          "the boot; pin cannot switch beside it", _last_line(lines, "alone",
+                                                                             "within"))
         design = windowplan.Design(tuple(arms), rounds, "abba", None, dict(first.guest), {},
-                                   cells=tuple(members))
+                                   cells=tuple(members),
+                                   base_pin=None if "pin" in axes else first.pin)
         yield dataclasses.replace(first, name=name + suffix, windows=design,
                                   sweep=dict(zip(outer, key)))
 
@@ -373,11 +384,21 @@ def _check_stall(p, run, lines):
 
 
 def _check_pin(p, run, lines):
-    """pin= names one host CPU per vCPU."""
+    """pin= names one host CPU per vCPU; alone= one of those vCPUs, on a CPU of its own."""
     if run.pin is not None and len(run.pin) != run.smp:
         raise p.error(f"pin={run.settings['pin']}: run {run.name!r} has {run.smp} vCPUs; pin= "
                       f"needs one host CPU per vCPU, joined by '+', not {len(run.pin)}",
                       _last_line(lines, "pin", "smp"))
+    if run.alone is None:
+        return
+    if run.pin is None:
+        raise p.error(f"alone={run.alone}: run {run.name!r} pins no vCPU; alone= needs pin= "
+                      "to say which host CPU the vCPU has to itself",
+                      _last_line(lines, "alone", "pin"))
+    if run.alone >= run.smp or run.pin.count(run.pin[run.alone]) > 1:
+        raise p.error(f"alone={run.alone}: run {run.name!r} needs vCPU {run.alone} below "
+                      f"smp={run.smp} and pinned to a host CPU no other vCPU shares",
+                      _last_line(lines, "alone", "pin"))
 
 
 def _check_linux_kernel(p, run, lines):
@@ -416,6 +437,7 @@ def _make_run(where, name, values, chosen, lines=None):
         neighbour=(matrixvalues.parse_neighbour(values["neighbour"]) if "neighbour" in values
                    else None),
         pin=matrixvalues.parse_pin(values["pin"]) if "pin" in values else None,
+        alone=matrixvalues.parse_alone(values["alone"]) if "alone" in values else None,
         trace=None if values.get("trace", "none") == "none" else values["trace"],
         guest_os=values["guest"],
         linux_kernel=values.get("linux_kernel", LINUX_KERNELS[0])

@@ -112,6 +112,15 @@ def parse_pin(text):
         raise ValueError(f"'none' or CPU+CPU+... (vCPU i on the i-th) with {e}") from None
 
 
+def parse_alone(text):
+    """None for `none`, else the vCPU whose host CPU (pin=) nothing else may use."""
+    if text == "none":
+        return None
+    if not re.fullmatch(r"\d+", text) or int(text) > 63:
+        raise ValueError("'none' or a vCPU number (0-63) whose pinned host CPU it has alone")
+    return int(text)
+
+
 def join_cpu_lists(items):
     """A matrix value split at commas, with digits-only items put back onto the CPU list
     (after '@') of the item before: ['hog:2@0', '1', 'none'] -> ['hog:2@0,1', 'none']."""
@@ -249,7 +258,7 @@ HOST_PARAM = {"host_grow": "halt_poll_ns_grow", "host_grow_start": "halt_poll_ns
 
 # The keys a boot can switch between its windows (within=): the host's halt polling, and
 # guest knobs (which the guest's own list, kernel/knobs/switchable.c, then checks).
-WITHIN_HOST = ("halt_poll_ns", "host_grow", "host_grow_start", "host_shrink")
+WITHIN_HOST = ("halt_poll_ns", "host_grow", "host_grow_start", "host_shrink", "pin")
 MAX_ROUNDS = 1000
 
 
@@ -278,6 +287,7 @@ PARSERS = {
     "stall": _stall,
     "neighbour": parse_neighbour,
     "pin": parse_pin,
+    "alone": parse_alone,
     "trace": _choice(TRACES),
     "within": _within,
     "rounds": _int_in(1, MAX_ROUNDS),

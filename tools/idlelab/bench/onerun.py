@@ -32,7 +32,7 @@ from idlelab.bench.matrix import WINDOW_HOLD, config_of, guest_cmdline
 from idlelab.bench.windowprobe import WindowProbe
 from idlelab.derive import kvmdelta, latewake
 from idlelab.derive.runrow import side_by_side
-from idlelab.host import haltpollcap, hosts, kvmparams, neighbour, qemu, vcputhreads
+from idlelab.host import cpustat, haltpollcap, hosts, kvmparams, neighbour, qemu, vcputhreads
 from idlelab.host.hostload import host_cpus, load_sample, loadavg, other_load
 from idlelab.host.kvmparams import HostParams
 from idlelab.host.vcpuwaits import WaitSampler, Waits
@@ -266,7 +266,8 @@ def boot(run, rec, ctx, override=None):
                 f"/proc/self/fd/{dirfd}/haltpoll-ctl"
             switch = windowswitch.Switcher(run.windows, override, ctl_path,
                                            rec["host_params"]["values"])
-        probe = WindowProbe(qmp_path, rec["accel"], hold_ns, run.stall, nbr, run.pin, switch)
+        probe = WindowProbe(qmp_path, rec["accel"], hold_ns, run.stall, nbr, run.pin, switch,
+                            run.alone)
         cfg = qemu_config(run, rec, ctx, probe.qmp_path, ctl_path)
         if dirfd is not None:
             cfg.pass_fds = (dirfd,)
@@ -312,6 +313,8 @@ def boot(run, rec, ctx, override=None):
                    "seconds": round(res.seconds, 3)}
     rec["serial"] = res.output
     rec["host"] = host_part(probe)
+    if probe.alone is not None:
+        rec["alone"] = probe.alone.part()
     rec["load"] = load_part(probe, before, after, ctx.ncpus)
     if run.windows is not None:
         rec["windows"] = [dict(run.windows.describe(k),
@@ -395,7 +398,7 @@ def host_part(probe, samples=None):
     for state, s in samples.items():
         host[state] = dict(snapshot_json(s["snapshot"]), run_delay_ns=s.get("run_delay_ns"),
                            wakes=s.get("wakes"), sample_ms=s["sample_ms"],
-                           read_ms=s["read_ms"], late=s["late"])
+                           read_ms=s["read_ms"], late=s["late"], cpu_stat=s.get("cpu_stat"))
     if {"open", "close"} <= set(samples):
         # Each vCPU thread's wait on a host run queue over the window (what KVM reports to
         # the guest as steal time), to hold the guest's steal_ns against.
@@ -407,6 +410,9 @@ def host_part(probe, samples=None):
         wa, wb = (samples[s].get("wakes") or {} for s in ("open", "close"))
         host["wakes"] = {i: {k: wb[i][k] - wa[i][k] for k in vcputhreads.WAKE_COUNTS}
                          for i in wa if wa[i] and wb.get(i)}
+        # The pinned host CPUs' mpstat split over the window (the seed's view of its CPU)
+        sa, sb = (samples[s].get("cpu_stat") or {} for s in ("open", "close"))
+        host["mpstat"] = {c: cpustat.split(sa[c], sb[c]) for c in sa if c in sb} or None
         a, b = samples["open"]["snapshot"], samples["close"]["snapshot"]
         try:
             host["delta"] = kvmdelta.delta(a, b, probe.schemas or None).to_json()

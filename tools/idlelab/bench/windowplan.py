@@ -4,7 +4,7 @@ them in, and the host side of each switch.
 
 An arm is written as a matrix's run line is, `key=value ...`: the host keys `halt_poll_ns`
 (a per-VM time, or `global:<time>` for the kvm module parameter), `host_grow`,
-`host_grow_start` and `host_shrink`, and guest knobs either bare (`idle=halt`) or as
+`host_grow_start`, `host_shrink` and `pin` (the vCPU threads' host CPUs), and guest knobs either bare (`idle=halt`) or as
 `guest.<knob>=`. Every window states every setting any arm names: an arm that leaves one
 out gets the boot's own value back (the base), so switching back from B to A undoes what B
 changed. The guest switches what kernel/knobs/switchable.c allows; anything else is refused
@@ -31,6 +31,7 @@ class Arm:
     guest: dict = field(default_factory=dict)    # guest knob -> value text
     host_params: dict = field(default_factory=dict)   # kvm module parameter -> int
     vm_halt_poll_ns: int = None                  # per-VM KVM_CAP_HALT_POLL, None: not set
+    pin: object = False                          # host CPU per vCPU; None unpinned; False: not set
     run_name: str = None     # the name its windows' rows take (a within= cell's); None: BOOT.LABEL
 
     def describe(self):
@@ -39,12 +40,17 @@ class Arm:
 
 def parse_arm(label, text):
     """An Arm from `key=value ...`; PlanError for what cannot switch inside a boot."""
-    guest, host, vm = {}, {}, None
+    guest, host, vm, pin = {}, {}, None, False
     for tok in text.split():
         key, eq, value = tok.partition("=")
         if not eq or not key or not value:
             raise PlanError(f"arm {label} {text!r}: {tok!r} is not key=value")
-        if key in HOST_KEYS:
+        if key == "pin":
+            try:
+                pin = matrixvalues.parse_pin(value)
+            except ValueError as e:
+                raise PlanError(f"arm {label}: pin={value}: {e}") from None
+        elif key in HOST_KEYS:
             try:
                 parsed = matrixvalues.PARSERS[key](value)
             except ValueError as e:
@@ -68,7 +74,7 @@ def parse_arm(label, text):
                             f"boot; it is a setting of the boot (give it with --ab-base)")
         else:
             guest[key[len("guest."):] if key.startswith("guest.") else key] = value
-    return Arm(label, text, guest, host, vm)
+    return Arm(label, text, guest, host, vm, pin)
 
 
 @dataclass(frozen=True)
@@ -79,6 +85,7 @@ class Plan:
     seed: int = None           # random: the seed the order was drawn with
     base_guest: dict = field(default_factory=dict)    # the boot's own guest knob values
     base_params: dict = field(default_factory=dict)   # the host's kvm parameters at start
+    base_pin: tuple = None                            # the boot's pin= (None: unpinned)
 
     @property
     def windows(self):
@@ -110,6 +117,16 @@ class Plan:
     def vm_halt_poll_ns(self, k):
         return self.arms[k - 1].vm_halt_poll_ns
 
+    def pins(self):
+        """True when an arm pins: every window then states its vCPUs' host CPUs."""
+        return any(a.pin is not False for a in self.arms)
+
+    def pin(self, k):
+        """Window k's host CPU per vCPU (None: free to run anywhere); an arm that does not
+        say gets the boot's (base_pin)."""
+        arm = self.arms[k - 1]
+        return self.base_pin if arm.pin is False else arm.pin
+
     def check(self):
         """PlanError where the arms cannot share a boot."""
         vm = [a.vm_halt_poll_ns is not None for a in self.arms]
@@ -127,7 +144,9 @@ class Plan:
         return {"window": k, "round": (k - 1) // narms + 1, "arm": self.arms[k - 1].label,
                 "name": self.arms[k - 1].run_name, "text": self.arms[k - 1].text,
                 "guest": self.guest_line(k),
-                "host_params": self.host_params(k), "vm_halt_poll_ns": self.vm_halt_poll_ns(k)}
+                "host_params": self.host_params(k), "vm_halt_poll_ns": self.vm_halt_poll_ns(k),
+                **({"pin": None if self.pin(k) is None else list(self.pin(k))}
+                   if self.pins() else {})}
 
 
 @dataclass(frozen=True)
@@ -142,6 +161,7 @@ class Design:
     base_guest: dict = field(default_factory=dict)
     base_params: dict = field(default_factory=dict)
     cells: tuple = field(default=(), compare=False)   # within=: the matrix's cell Runs
+    base_pin: tuple = None
 
     @property
     def windows(self):
@@ -153,6 +173,6 @@ class Design:
         labels, seed = pairs.schedule(self.rounds, tuple(by_label), self.order,
                                       None if self.seed is None else self.seed + boot, boot)
         plan = Plan(tuple(by_label[x] for x in labels), self.order, seed, self.base_guest,
-                    self.base_params)
+                    self.base_params, self.base_pin)
         plan.check()
         return plan

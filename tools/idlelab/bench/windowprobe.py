@@ -11,7 +11,8 @@ import time
 
 from idlelab.derive import records
 from idlelab.derive.tolerance import OPEN_READ_AT
-from idlelab.host import fault, neighbour, qemu, qmp, vcputhreads
+from idlelab.host import cpustat, fault, hosts, neighbour, qemu, qmp, vcputhreads
+from idlelab.host.alone import Alone
 from idlelab.host.hostload import load_sample
 
 
@@ -28,7 +29,7 @@ class WindowProbe:
     """Attached to qemu.run as on_start/on_line; samples[state] holds what it read."""
 
     def __init__(self, qmp_path, accel, hold_ns, stall=None, neighbour=None, pin=None,
-                 switch=None):
+                 switch=None, alone=None):
         self.qmp_path, self.accel, self.hold_ns = qmp_path, accel, hold_ns
         # windows= given: switch(k) puts the host in window k's settings and returns the guest's
         # settings line for it, sent with the acknowledgement of the marker before k's gap
@@ -39,6 +40,8 @@ class WindowProbe:
         # The running neighbour (neighbour.Hog/Vm, read at both markers) and pin= (host CPU
         # per vCPU, applied as soon as QMP names the vCPU threads).
         self.neighbour, self.pin, self.pinned = neighbour, pin, None
+        # alone=: the vCPU whose pinned CPU nothing else uses (host/alone.Alone once applied)
+        self.alone_vcpu, self.alone = alone, None
         self.stall_spec, self.stall = stall, None     # matrixvalues.Stall; its fault.Stall
         self.session = self.pid = self.threads = self.proc = None
         self.schemas = {}
@@ -55,6 +58,14 @@ class WindowProbe:
                             for c in self.session.query_cpus_fast()}
             if self.pin is not None:
                 self.pinned = neighbour.pin_threads(self.threads, self.pin)
+            if hasattr(self.switch, "threads"):
+                self.switch.threads = self.threads      # within=pin switches them
+            if self.alone_vcpu is not None:
+                self.alone = Alone(self.alone_vcpu, self.pin[self.alone_vcpu],
+                                   self.threads[self.alone_vcpu], proc.pid,
+                                   hosts.inside()).apply()
+                if self.alone.error:
+                    self.errors.append(f"alone={self.alone_vcpu}: {self.alone.error}")
             if self.accel == "kvm":
                 self.schemas = self.session.query_stats_schemas().get("vcpu", {})
         except Exception as e:  # recorded; the run is reported as failed
@@ -153,6 +164,7 @@ class WindowProbe:
                 snap = vcputhreads.take_snapshot(self.session, self.pid, names, self.threads,
                                               cpu_first=True)
             load = load_sample(self.pid)
+            stat = cpustat.read(sorted(set(self.pin))) if self.pin is not None else None
             nread = self.neighbour.read() if self.neighbour is not None else None
             delay = {i: vcputhreads.thread_run_delay_ns(self.pid, tid)
                      for i, tid in (self.threads or {}).items()}
@@ -169,6 +181,7 @@ class WindowProbe:
         self.samples[state] = {"snapshot": snap, "load": load, "synced": synced,
                                "seen_ns": arrived, "done_ns": done,
                                "neighbour": nread, "run_delay_ns": delay, "wakes": wakes,
+                               "cpu_stat": stat,
                                "sample_ms": round((done - arrived) / 1e6, 2),
                                "read_ms": round((done - read_at) / 1e6, 2),
                                "late": not synced and done - arrived > self.hold_ns}
@@ -205,8 +218,11 @@ class WindowProbe:
         return neighbour.throughput(a, b) if a and b else None
 
     def close(self):
-        """Ends a stall still pending or under way (its thread detaches first), then QMP."""
+        """Ends a stall still pending or under way (its thread detaches first), puts back
+        the tasks alone= moved, then closes QMP."""
         if self.stall is not None:
             self.stall.cancel()
+        if self.alone is not None:
+            self.alone.restore()
         if self.session is not None:
             self.session.close()

@@ -1,17 +1,22 @@
 """The host's side of settings switched between windows (bench/windowplan.py plans them,
 bench/workplan.check_arms checks them with the guest's own list): the switch itself, at each
 marker, for the window probe."""
-from idlelab.host import haltpollcap
+import os
+
+from idlelab.host import haltpollcap, neighbour
 
 
 class Switcher:
     """The host side of each switch, for WindowProbe: kvm module parameters through the
     boot's override (kvmparams.Override.switch, so its journal restores them on every exit
-    path) and the per-VM window through the preload library's control socket."""
+    path), the per-VM window through the preload library's control socket, and the vCPU
+    threads' host CPUs (pin=)."""
 
     def __init__(self, plan, override=None, ctl_path=None, current=None):
         self.plan, self.override, self.ctl_path = plan, override, ctl_path
         self.current = dict(current or {})     # the kvm parameters as they are now
+        self.threads = None     # {vcpu: thread id}, the probe's once QMP named them (pin=)
+        self.pinned = None
 
     def __call__(self, k):
         params = {p: v for p, v in self.plan.host_params(k).items()
@@ -24,8 +29,26 @@ class Switcher:
         ns = self.plan.vm_halt_poll_ns(k)
         if ns is not None and k > 1:     # window 1's was applied as the VM was created
             haltpollcap.set_halt_poll_ns(self.ctl_path, ns)
+        if self.plan.pins():
+            self.pinned = pin_threads(self.threads, self.plan.pin(k))
         return self.plan.guest_line(k)
 
     def state(self, k):
         """The host settings in force after the switch to window k, for its record."""
-        return {"kvm_params": dict(self.current), "vm_halt_poll_ns": self.plan.vm_halt_poll_ns(k)}
+        out = {"kvm_params": dict(self.current), "vm_halt_poll_ns": self.plan.vm_halt_poll_ns(k)}
+        if self.plan.pins():
+            out["pinned"] = self.pinned
+        return out
+
+
+def pin_threads(threads, cpus):
+    """vCPU i's thread on host CPU cpus[i], or on every CPU with cpus None (unpinned);
+    {vcpu: cpu or None} as done."""
+    if threads is None:
+        raise RuntimeError("pin= to switch but QMP named no vCPU threads")
+    if cpus is not None:
+        return neighbour.pin_threads(threads, cpus)
+    everyone = set(range(os.cpu_count() or 1))
+    for tid in threads.values():
+        os.sched_setaffinity(tid, everyone)
+    return {vcpu: None for vcpu in threads}

@@ -151,6 +151,17 @@ class RunRow:
                                           "nothing lasted, mean over the workload vCPUs: the "
                                           "window, or less where KVM stopped early because "
                                           "another task wanted the CPU", kvm=True)
+    mpstat_cpu: Num = _measured("", SAMPLER, "the host CPU the mpstat_* columns split: alone='s "
+                           "vCPU's (pin=), else the first workload vCPU's; empty unpinned")
+    mpstat_usr_pct: Num = _measured("%", SAMPLER, "that CPU's %usr (+ %nice) over the window as "
+                                    "mpstat shows it (/proc/stat, the guest's time out)")
+    mpstat_sys_pct: Num = _measured("%", SAMPLER, "its %sys: kernel time, KVM's halt polling "
+                                    "and exit handling among it (the seed's figure)")
+    mpstat_guest_pct: Num = _measured("%", SAMPLER, "its %guest (+ %gnice): the guest running")
+    mpstat_irq_pct: Num = _measured("%", SAMPLER, "its %irq + %soft")
+    mpstat_steal_pct: Num = _measured("%", SAMPLER, "its %steal (the machine under the host "
+                                      "ran something else)")
+    mpstat_idle_pct: Num = _measured("%", SAMPLER, "its %idle (+ %iowait)")
     halt_exits_per_s: KvmNum = _measured("per s", KVM, "HLT exits per second, mean over the "
                                          "workload vCPUs", kvm=True)
     host_exits: KvmNum = _measured("count", KVM, "every VM exit KVM counted (`exits`) over "

@@ -313,7 +313,8 @@ def host_figures(rec, vcpus):
            "sample_ms_max": max(host[s]["sample_ms"] for s in ("open", "close")),
            "read_ms_max": max(host[s].get("read_ms", host[s]["sample_ms"])
                               for s in ("open", "close")),
-           "late_samples": sum(bool(host[s].get("late")) for s in ("open", "close"))}
+           "late_samples": sum(bool(host[s].get("late")) for s in ("open", "close")),
+           **mpstat_figures(rec, vcpus)}
     if rec["accel"] != "kvm" or not d.per_vcpu_stats:
         out.update({k: NA_TCG for k in HOST_KVM})
         return out
@@ -331,6 +332,27 @@ def host_figures(rec, vcpus):
                                      if c in d.per_vcpu_stats),
                host_poll_miss_us=poll_miss_us(d, vcpus))
     return out
+
+
+def mpstat_figures(rec, vcpus):
+    """The mpstat_* columns: the split of the host CPU of alone='s vCPU, else of the first
+    workload vCPU's pin; {} unpinned or where the window has no split (JSON's keys are text)."""
+    pin, alone = rec.get("pin"), (rec.get("alone") or {}).get("vcpu")
+    if not pin:
+        return {}
+    vcpu = alone if alone is not None else min(vcpus, default=0)
+    if vcpu >= len(pin):
+        return {}
+    cpu = pin[vcpu]
+    split = (rec["host"].get("mpstat") or {})
+    split = split.get(cpu, split.get(str(cpu)))
+    if not split:
+        return {"mpstat_cpu": cpu}
+    return {"mpstat_cpu": cpu, "mpstat_usr_pct": split["usr"] + split["nice"],
+            "mpstat_sys_pct": split["sys"], "mpstat_guest_pct": split["guest"] + split["gnice"],
+            "mpstat_irq_pct": round(split["irq"] + split["soft"], 2),
+            "mpstat_steal_pct": split["steal"],
+            "mpstat_idle_pct": round(split["idle"] + split["iowait"], 2)}
 
 
 def poll_miss_us(d, vcpus):

@@ -58,7 +58,7 @@ def window_serial(pre, lines, tail):
     return "\n".join(pre + body + tail) + "\n"
 
 
-_HOST_KEYS = ("halt_poll_ns", "host_grow", "host_grow_start", "host_shrink")
+_HOST_KEYS = ("halt_poll_ns", "host_grow", "host_grow_start", "host_shrink", "pin")
 
 
 def window_cmdline(cmdline, guest_line):
@@ -156,6 +156,8 @@ def split(rec):
             sub["settings"] = _settings(rec, w["text"])
         if w["vm_halt_poll_ns"] is not None:
             sub["halt_poll"] = dict(rec["halt_poll"], ns=w["vm_halt_poll_ns"])
+        if "pin" in w:                       # within=pin: the window's own pinning
+            sub["pin"] = w["pin"]
         if "halt_poll_ns" in w["host_params"] and rec["halt_poll"]["scope"] == "global":
             sub["halt_poll"] = dict(rec["halt_poll"], ns=w["host_params"]["halt_poll_ns"])
         if w["host_params"]:

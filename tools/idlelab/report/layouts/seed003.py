@@ -1,6 +1,7 @@
 """Seed 003's layout (halt polling on a vCPU woken by its own timer): rows are the timer
 periods; per host window, the vCPU's host CPU % and halt exits/s. Then the seed's mpstat
-view (poll / other / idle) at the seed's own period and at the period placed by the cost
+view (the thread's polling, and its host CPU's own split when pinned there alone) at the
+seed's own period and at the period placed by the cost
 table, the verdicts, and the same sweep predicted with hardware costs."""
 from idlelab.derive import effects, kvmdelta
 from idlelab.report.tables import (both, cell, find, fmt, md_table, num, ordered, page,
@@ -69,17 +70,30 @@ def findings(rows):
     return " ".join(out)
 
 
+MPSTAT_HEAD = ["halt_poll_ns", "vCPU thread CPU %", "KVM polling %", "CPU %sys (the seed's)",
+               "%guest", "%usr", "%irq", "%idle"]
+
+
 def mpstat_lines(rows, period):
-    """The seed's mpstat columns for each window at one period."""
+    """The seed's mpstat view for each window at one period: the vCPU thread's CPU and KVM's
+    polling share of it, beside its host CPU's own split (pin= and alone=: the CPU holds
+    that thread alone) where the run measured it."""
     out = []
     for w in windows(rows):
         r = find(rows, period_us=period, halt_poll_ns=w)
         if r is None or not r.ok or num(r.host_cpu_pct) is None:
             continue
-        poll, other, idle = kvmdelta.mpstat_split(r.host_cpu_pct, num(r.host_poll_pct))
-        out.append([fmt(w), fmt(r.host_cpu_pct, 2), fmt(poll, 2), fmt(other, 2),
-                    fmt(idle, 2)])
+        poll, _, _ = kvmdelta.mpstat_split(r.host_cpu_pct, num(r.host_poll_pct))
+        out.append([fmt(w), fmt(r.host_cpu_pct, 2), fmt(poll, 2)]
+                   + [fmt(num(getattr(r, f"mpstat_{k}_pct")), 2)
+                      for k in ("sys", "guest", "usr", "irq", "idle")])
     return out
+
+
+def mpstat_cpu(rows):
+    """'host CPU N, alone' (or pinned) as the rows say, or None unpinned."""
+    cpus = {r.mpstat_cpu for r in rows if getattr(r, "mpstat_cpu", None) is not None}
+    return f"host CPU {'/'.join(str(c) for c in sorted(cpus))}" if cpus else None
 
 
 def why(a, b):
@@ -109,6 +123,10 @@ def seed_effects(rows, label=""):
         out.append(effects.Effect(
             f"{label}the same: KVM's polling share of the CPU", SEED_POLL, a, b,
             "host_poll_pct", effects.UP, " %"))
+        if any(num(getattr(r, "mpstat_sys_pct", None)) is not None for r in (a, b) if r):
+            out.append(effects.Effect(
+                f"{label}the same: %sys of its host CPU (mpstat's split, the vCPU alone "
+                "there)", SEED_POLL, a, b, "mpstat_sys_pct", effects.UP, " %"))
     return out
 
 
@@ -135,11 +153,13 @@ def markdown(rows, meta):
     for asked in (SEED_PERIOD, PLACED_PERIOD):
         r = at_period(rows, asked, SEED_WINDOWS[0])
         if r is not None and r.period_us is not None:
-            body += [f"The seed's mpstat view at period {asked} ({fmt(r.period_us, 0)} µs; one "
-                     "vCPU thread):", "",
-                     md_table(["halt_poll_ns", "CPU %", "%poll (≈ seed %sys)",
-                               "%guest + exits", "%idle"], mpstat_lines(rows, r.period_us)),
-                     ""]
+            where = mpstat_cpu(rows)
+            body += [f"The seed's mpstat view at period {asked} ({fmt(r.period_us, 0)} µs): "
+                     "vCPU 1's thread and KVM's polling in it, and "
+                     + (f"{where}'s split (the vCPU pinned there alone, `alone=1`; "
+                        "/proc/stat over each window, as mpstat reads it):" if where else
+                        "no CPU split (the run pinned no vCPU):"), "",
+                     md_table(MPSTAT_HEAD, mpstat_lines(rows, r.period_us)), ""]
     body += ["workload=periodic on vCPU 1 (cpus=0x2, hz=0, idle=halt); vCPU 0 only runs the "
              "window. halt_poll_ns is the kvm module parameter (global), as the seed set it. "
              "Host CPU % is vCPU 1's thread over the window (median of the repeats, their "
