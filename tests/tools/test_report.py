@@ -796,7 +796,7 @@ def test_governors_table_and_verdict():
     assert named(v, r"on 2 of them \(([^)]*)\)") == ["1500", "plateau-ipi-think=300us"]
     # at think=1000us predict's 900 µs/wake-up is more than 5 % over haltpoll's 800
     assert named(v, r"more than 5 % worse on: ([^.;]*)") == ["plateau-ipi-think=1000us"]
-    assert named(v, r"beyond the spread of the repeats, on: ([^.;]*)") == ["none"]
+    assert named(v, r"decided \(the repeats do not overlap\), on: ([^.;]*)") == ["none"]
     assert named(v, r"\(the `takeovers` count\) on: ([^.;]*)") == ["random-exp (3)"]
 
 
@@ -821,7 +821,7 @@ def test_per_wakeup_cpu_only_where_the_workload_has_wakeups():
     assert governors_table.worse_than(rows[1], rows[0]) == governors_table.WORSE
     assert governors_table.worse_than(rows[0], rows[1]) is None
     assert named(governors_table.verdict(rows)[0],
-                 r"beyond the spread of the repeats, on: ([^.;]*)") == ["idle-250hz"]
+                 r"decided \(the repeats do not overlap\), on: ([^.;]*)") == ["idle-250hz"]
 
 
 def test_off_plateau_worse_only_beyond_the_spread_of_the_repeats():
@@ -843,8 +843,32 @@ def test_off_plateau_worse_only_beyond_the_spread_of_the_repeats():
     assert governors_table.worse_than(apart, a) == governors_table.WORSE
     assert governors_table.worse_than(a, a) is None
     v = governors_table.verdict([a, overlapping])[0]
-    assert named(v, r"beyond the spread of the repeats, on: ([^.;]*)") == ["none"]
+    assert named(v, r"decided \(the repeats do not overlap\), on: ([^.;]*)") == ["none"]
     assert named(v, r"run-to-run noise\) on: ([^.;]*)") == ["random-exp"]
+
+
+def test_off_plateau_worse_by_the_paired_windows_when_the_governors_share_boots():
+    """within=guest.cpuidle.governor: the two governors' windows alternate in each boot, and
+    a governor is worse where the paired differences' 95 % CI says B is above A by more
+    than 5 %, even where the boots' own spread overlaps (each boot runs at its own speed)."""
+    def rows(gov, cpus):
+        return [runrow.RunRow(matrix="governors", name=f"random-exp-cpuidle.governor={gov}",
+                              config="random-exp", repeat=boot, window_round=rnd,
+                              status="ok", workload="random", governor=gov,
+                              host_cpu_us_per_wakeup=c, late_p50_us=400.0)
+                for (boot, rnd), c in zip([(b, r) for b in (1, 2, 3) for r in (1, 2)], cpus)]
+    speeds = [800.0, 810.0, 1000.0, 1010.0, 1200.0, 1190.0]      # three boots far apart
+    a = runrow.aggregate(rows("haltpoll", speeds))[0]
+    b = runrow.aggregate(rows("predict", [x * 1.2 for x in speeds]))[0]
+    same = runrow.aggregate(rows("predict", [x + d for x, d in zip(speeds, (3, -4, 2, -1,
+                                                                            4, -3))]))[0]
+    assert governors_table.paired(a, b)
+    assert a.spread["host_cpu_us_per_wakeup"][1] > b.spread["host_cpu_us_per_wakeup"][0]
+    assert governors_table.worse_than(b, a) == governors_table.WORSE
+    assert governors_table.worse_than(same, a) is None
+    v = governors_table.verdict([a, b])[0]
+    assert named(v, r"decided \(by the paired windows' 95 % CI: the governors took turns in "
+                 r"each boot\), on: ([^.;]*)") == ["random-exp"]
 
 
 LINUX_SERIAL = """\

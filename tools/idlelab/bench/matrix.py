@@ -342,13 +342,15 @@ def _expand_within(p, name, merged, lines):
                                   sweep=dict(zip(outer, key)))
 
 
-def cells(run):
+def cells(run, from_arms=False):
     """The runs a boot of several settings measures, one per setting as the matrix would have
-    made it across boots (a within= row's cells, named as they were); [run] for any other."""
+    made it across boots (a within= row's cells, named as they were); [run] for any other.
+    from_arms: made from the boot's own run and each arm (so values the cost table resolved
+    in the boot's run are resolved in its cells too), not the matrix's cells as written."""
     design = run.windows
     if design is None or not hasattr(design, "arms"):
         return [run]
-    if design.cells:
+    if design.cells and not from_arms:
         return list(design.cells)
     out = []
     for arm in design.arms:

@@ -109,7 +109,9 @@ def simulate(costs="hardware", path=MATRIX, costs_ns=None):
     except costtable.CostTableError as e:
         raise SimMatrixError(f"{path}: {e} in the simulator's costs "
                              f"({', '.join(SIM_PRIMS)} only)") from None
-    rows = [row_of(run, run_sim(run, costs)) for run in loaded[0][2]]
+    # a within= boot's cells are simulated as the runs they are (the model has no windows)
+    rows = [row_of(cell, run_sim(cell, costs)) for run in loaded[0][2]
+            for cell in matrix.cells(run, from_arms=True)]
     return rows, table
 
 

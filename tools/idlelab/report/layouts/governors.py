@@ -7,7 +7,7 @@ halt exits per second and the latency. The verdict on the issue's goals is compu
 from the rows."""
 import re
 
-from idlelab.derive import plateau
+from idlelab.derive import effects, plateau
 from idlelab.derive.plateau import PLATEAU_HIT_PCT
 from idlelab.derive.runrow import has_wakeups
 from idlelab.report.tables import EMPTY, find, fmt, md_table, num, ordered, page
@@ -135,8 +135,14 @@ def verdict(rows, base="haltpoll"):
     a goal but the repeats overlap, that is said apart (costlier)."""
     out = []
     for g in [g for g in governors(rows) if g != base]:
+        both = pairs(rows, base, g)
+        how = ("by the paired windows' 95 % CI: the governors took turns in each boot"
+               if both and all(paired(a, b) for _, a, b in both) else
+               "the repeats do not overlap" if not any(paired(a, b) for _, a, b in both) else
+               "by the paired windows' 95 % CI where the governors shared boots, else the "
+               "repeats not overlapping")
         on, off = [], []
-        for k, a, b in pairs(rows, base, g):
+        for k, a, b in both:
             (on if on_plateau(a) else off).append((k, a, b))
         hit = [(k, a, b) for k, a, b in on if (hit_pct(b) or 0) >= GOAL_HIT_PCT
                and num(a.host_cpu_us_per_wakeup) and num(b.host_cpu_us_per_wakeup)]
@@ -155,7 +161,7 @@ def verdict(rows, base="haltpoll"):
                    + f"; {g} reaches >= {GOAL_HIT_PCT:.0f} % "
                    f"hits at no more host CPU per wake-up on {len(met)} of them"
                    + (f" ({', '.join(k for k in met)})" if met else "")
-                   + (f", and at more by the medians but within the spread of the repeats on "
+                   + (f", and at more by the medians but not decided ({how}) on "
                       f"{len(met_spread)} ({', '.join(met_spread)})" if met_spread else "")
                    + (f"; where it misses the goal it is, by the off-plateau measure, more "
                       f"than 5 % worse on: "
@@ -163,9 +169,9 @@ def verdict(rows, base="haltpoll"):
                       if missed else "")
                    + f". Off the plateau ({len(off)} rows) it is more than 5 % worse in "
                    "latency or host CPU per wake-up (host CPU % for a workload without "
-                   "wake-ups), beyond the spread of the repeats, on: "
+                   f"wake-ups), decided ({how}), on: "
                    + (", ".join(worse) if worse else "none") + "; more than 5 % worse by "
-                   "the medians but within that spread (not told apart from the run-to-run "
+                   "the medians but not decided (not told apart from the run-to-run "
                    "noise) on: " + (", ".join(noise) if noise else "none") + "; it set "
                    "haltpoll's rule "
                    "aside there (the `takeovers` count) on: " + (", ".join(took) if took
@@ -216,16 +222,28 @@ def control_verdict(rows, base="haltpoll"):
 
 
 def costlier(b, a, key, slack=1.0):
-    """WORSE if b's median of column key is more than slack times a's and b's best repeat is
-    still above a's worst (the repeats do not overlap: on this machine one configuration's
-    repeats vary by 10 % and more); WITHIN_SPREAD if only the medians differ that much;
-    None otherwise (or where either is missing)."""
+    """WORSE if b costs more than a in column key by more than (slack - 1) of a's median,
+    decided: where the two governors ran as windows of the same boots (within=), by the
+    paired differences' 95 % CI (derive/effects.py, docs/verdicts.md), else by the repeats
+    not overlapping (b's best above a's worst; across boots one configuration's repeats
+    vary by 10 % and more); WITHIN_SPREAD if the medians differ that much but that does not
+    decide it; None otherwise (or where either is missing)."""
     x, y = num(getattr(a, key)), num(getattr(b, key))
     if not (x and y and y > x * slack):
         return None
+    if paired(a, b):
+        v = effects.judge(effects.Effect(key, "", a, b, key, effects.UP,
+                                         threshold=abs(x) * (slack - 1)))
+        return WORSE if v.verdict == effects.REPRODUCED else WITHIN_SPREAD
     a_hi = (a.spread or {}).get(key, (x, x))[1]
     b_lo = (b.spread or {}).get(key, (y, y))[0]
     return WORSE if b_lo > a_hi else WITHIN_SPREAD
+
+
+def paired(a, b):
+    """True where the rows' windows ran in the same boots, a round of each (within=)."""
+    members = [m for r in (a, b) for m in (r.members or [r]) if m.ok]
+    return bool(members) and all(m.window_round is not None for m in members)
 
 
 def worse_than(b, a):
