@@ -113,7 +113,7 @@
 	  "and the timer); never a pass/fail verdict") \
 	K(iters, "iters", INT, 2000, 1, 100000000, KNOB_NO_CHOICES, \
 	  "samples a benchmark takes (round trips, sleeps, timed batches), or wake-ups " \
-	  "selftest=wakeup fires") \
+	  "selftest=wakeup fires, or pingpong's round trips when no bench= runs first") \
 	K(watchdog, "watchdog", TIME, KNOB_S(120), KNOB_S(1), KNOB_S(3600), KNOB_NO_CHOICES, \
 	  "a self test or benchmark still running after this long fails with exit code " \
 	  "WATCHDOG; selftest=wakeup counts its wake-ups as progress, so there the bound is " \

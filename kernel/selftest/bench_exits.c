@@ -33,6 +33,7 @@
 #include "arch/x86/trap.h"
 #include "arch/x86/tsc.h"
 #include "arch/x86/vectors.h"
+#include "kernel/idle.h"
 #include "kernel/percpu.h"
 #include "lib/histogram.h"
 #include "kernel/knobs/knobs.h"
@@ -121,8 +122,10 @@ static void responder(void *arg)
 		unsigned m = __atomic_load_n(&ex.mode, __ATOMIC_ACQUIRE);
 
 		host_poll(m == MODE_HALT_POLLED, &polled);
-		if (m == MODE_EXIT)
+		if (m == MODE_EXIT) {
+			idle_reconfigure_msr(); /* the idle policy's value again: a workload may follow */
 			break;
+		}
 		if (m == MODE_POLL) {
 			uint64_t seen = ex.poll_ack, r;
 
@@ -630,6 +633,9 @@ void bench_exits(void)
 		responder_mode(MODE_EXIT);
 		join_wait(&ex.join);
 	}
+	/* A workload may run next in the same boot (its cost table measured there): the host
+	 * is told again what the idle policy tells it, on this CPU as on the responder's. */
+	idle_reconfigure_msr();
 
 	printk("exits: ns per operation over %lu samples; an empty sample (two TSC reads) takes "
 	       "%s ns",

@@ -204,7 +204,11 @@ static int pingpong_start(void)
 		       npairs, 2 * npairs, wl.ncpus);
 		return -1;
 	}
-	iters = knob_given(KNOB_iters) ? (uint64_t)knob(KNOB_iters) : 0;
+	/* iters= is the benchmark's when one ran first in this boot (a cost table measured
+	 * in the boot it prices): the window is then duration='s */
+	iters = knob_given(KNOB_iters) && knob(KNOB_bench) == BENCH_NONE
+		    ? (uint64_t)knob(KNOB_iters)
+		    : 0;
 	spin_mode = knob(KNOB_pingpong_mode) == PINGPONG_SPIN;
 	cross_cpu = tsc_sync.agree;
 	wl.by_count = iters != 0;

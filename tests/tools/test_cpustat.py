@@ -1,4 +1,5 @@
 """The host CPU's mpstat split (host/cpustat.py) and alone= (host/alone.py)."""
+import json
 import os
 import threading
 
@@ -96,3 +97,29 @@ def test_pin_switches_between_windows():
     finally:
         stop.set()
         t.join()
+
+
+def test_a_boot_priced_with_its_own_cost_table(tmp_path):
+    """boot_costs=: the guest measures the table first (bench=exits iters=N on its command
+    line), and predict prices that boot's windows with it, ipi_poll_rtt taken from the
+    bench's table (it needs the cost boots' always-poll host); another boot gets none."""
+    from idlelab.bench import matrix
+    from idlelab.sim import predict
+    run, = matrix.parse("a: workload=periodic duration=500ms boot_costs=100\n", "m.txt")
+    assert run.boot_costs == 100 and "bench=exits iters=100" in matrix.guest_cmdline(run)
+    with pytest.raises(matrix.MatrixError, match="boot_costs=5: expected 'none' or"):
+        matrix.parse("a: workload=periodic duration=500ms boot_costs=5\n", "m.txt")
+    meta = {"cost_table": {"prims": {"timer": {"ns_p50": 90000.0},
+                                     "ipi_poll_rtt": {"ns_p50": 80000.0}},
+                           "threads": {"what": "threads"}, "traced_boot": {"prims": {}}}}
+    boot = {"cost_table": {"in_boot": True, "iters": 100,
+                           "prims": {"timer": {"ns_p50": 70000.0},
+                                     "ipi_poll_rtt": {"ns_p50": 300000.0}}}}
+    spec = predict.boot_cost_spec(str(tmp_path), boot, meta, 7)
+    assert spec == f"here:{tmp_path}/boot-costs-007.json"
+    table = json.load(open(tmp_path / "boot-costs-007.json"))["cost_table"]
+    assert table["prims"]["timer"]["ns_p50"] == 70000.0
+    assert table["prims"]["ipi_poll_rtt"]["ns_p50"] == 80000.0
+    assert table["in_boot"] == {"iters": 100, "from_bench": ["ipi_poll_rtt"]}
+    assert "traced_boot" not in table and table["threads"] == {"what": "threads"}
+    assert predict.boot_cost_spec(str(tmp_path), {"cost_table": None}, meta, 8) is None

@@ -369,3 +369,37 @@ def test_a_second_guest_as_the_neighbour(tmp_path):
     assert row["neighbour_slowdown"] != ""
     assert not [pid for pid in filter(str.isdigit, os.listdir("/proc"))
                 if "idlelab-neighbour" in _cmdline(pid)]
+
+
+def test_a_neighbour_and_the_cpu_split_switch_between_windows_of_one_boot(tmp_path):
+    """within=neighbour (under TCG: the harness's side is the same as under KVM): a hog
+    started before one arm's windows and stopped before the other's, its throughput read over
+    its own windows only; pin=0+1 alone=1 keeps vCPU 1's host CPU for it, and every window
+    has that CPU's mpstat split. No hog outlives the bench."""
+    before = set(hogs_running())
+    (tmp_path / "m.txt").write_text(
+        "defaults: smp=2 workload=idle duration=300ms accel=tcg pin=0+1 alone=1 repeat=1\n"
+        "w: neighbour=none,hog:1@0 within=neighbour rounds=1\n")
+    res = subprocess.run([sys.executable, BENCH, "--matrix", str(tmp_path / "m.txt"),
+                          "--accel", "tcg", "--no-cost-table", "--wait-quiet", "0",
+                          "--results-dir", str(tmp_path / "res")],
+                         capture_output=True, text=True, timeout=180)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert set(hogs_running()) <= before
+    out = tmp_path / "res" / os.readlink(tmp_path / "res" / "latest")
+    rec, = [json.load(open(out / "raw" / n)) for n in sorted(os.listdir(out / "raw"))]
+    assert rec["status"] == "ok", rec["reason"]
+    assert rec["alone"]["cpu"] == 1 and rec["alone"]["moved"] >= 1 and not rec["alone"]["error"]
+    by_arm = {w["arm"]: w for w in rec["windows"]}
+    assert len(by_arm) == 2
+    hogged = [w for w in rec["windows"] if w["neighbour"]]
+    assert len(hogged) == 1 and hogged[0]["neighbour"]["window"]["ops_per_s"] > 0
+    assert hogged[0]["switched"]["neighbour"] == "hog:1@0"
+    assert [w["neighbour"] for w in rec["windows"] if w is not hogged[0]] == [None]
+    with open(out / "runs.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert sorted(r["neighbour"] for r in rows) == ["", "hog:1@0"]
+    for r in rows:
+        assert r["mpstat_cpu"] == "1" and r["mpstat_idle_pct"] != ""
+    hog_row, = [r for r in rows if r["neighbour"]]
+    assert float(hog_row["neighbour_ops_per_s"]) > 0

@@ -61,6 +61,10 @@ alone               one vCPU's thread alone on the host CPU pin= gives it: `none
                     bench's are kept off that CPU, and on the nested host every other task
                     that can move (host/alone.py); each window records that CPU's mpstat
                     split (%usr, %sys, %guest, %idle...: host/cpustat.py).
+boot_costs          the cost table measured in this boot, before its windows: `none`
+                    (default) or the samples per primitive, e.g. `boot_costs=100` (the guest
+                    runs bench=exits iters=100 first). The record keeps it (`cost_table`), and
+                    --predict prices the boot's windows with it (docs/simulator.md).
 trace               KVM's own trace of the window (host/windowtrace.py): `none` (default),
                     `halt_poll_ns` (the kvm_halt_poll_ns grow/shrink events and every
                     halt's kvm_vcpu_wakeup, from a tracefs instance; KVM hosts with tracefs)
@@ -74,8 +78,9 @@ linux_kernel        the Linux guest's kernel (guest=linux only): `debian` (defau
                     (Debian's source with the haltpoll governor; `make linux-guest-kernel`).
 within              the swept keys whose values vary inside one boot rather than across
                     boots: `within=halt_poll_ns` or `within=guest.idle,guest.hostpoll`
-                    (halt_poll_ns, host_grow, host_grow_start, host_shrink, pin and the
-                    guest knobs kernel/knobs/switchable.c lists; docs/windows.md). The cells those
+                    (halt_poll_ns, host_grow, host_grow_start, host_shrink, pin,
+                    neighbour (none or hog:N) and the guest knobs
+                    kernel/knobs/switchable.c lists; docs/windows.md). The cells those
                     keys' values make run as windows of each boot, `rounds` rounds of each in a
                     balanced order, and keep their names; `repeat` counts the boots.
 rounds              within=: how many windows of each cell a boot measures (default 4).
@@ -146,6 +151,7 @@ class Run:
     neighbour: "matrixvalues.Neighbour" = None  # the task beside the guest, None: none
     pin: tuple = None            # host CPU of each vCPU (pin=), None: not pinned
     alone: int = None            # the vCPU alone on its pinned host CPU (alone=), or None
+    boot_costs: int = None       # the cost table's samples, measured in the boot (boot_costs=)
     trace: str = None            # KVM's trace of the window (trace=), None: none
     guest_os: str = "idlelab"    # guest=: idlelab's kernel or linux (idlelab.GUESTS)
     linux_kernel: str = None     # linux_kernel= (idlelab.LINUX_KERNELS); None: guest=idlelab
@@ -337,9 +343,13 @@ def _expand_within(p, name, merged, lines):
                                                                              "within"))
         design = windowplan.Design(tuple(arms), rounds, "abba", None, dict(first.guest), {},
                                    cells=tuple(members),
-                                   base_pin=None if "pin" in axes else first.pin)
+                                   base_pin=None if "pin" in axes else first.pin,
+                                   base_neighbour=None if "neighbour" in axes else
+                                   first.neighbour)
+        # a neighbour that switches is the switcher's to start, window by window
         yield dataclasses.replace(first, name=name + suffix, windows=design,
-                                  sweep=dict(zip(outer, key)))
+                                  sweep=dict(zip(outer, key)),
+                                  **({"neighbour": None} if "neighbour" in axes else {}))
 
 
 def cells(run, from_arms=False):
@@ -440,6 +450,8 @@ def _make_run(where, name, values, chosen, lines=None):
                    else None),
         pin=matrixvalues.parse_pin(values["pin"]) if "pin" in values else None,
         alone=matrixvalues.parse_alone(values["alone"]) if "alone" in values else None,
+        boot_costs=(matrixvalues.parse_boot_costs(values["boot_costs"])
+                    if "boot_costs" in values else None),
         trace=None if values.get("trace", "none") == "none" else values["trace"],
         guest_os=values["guest"],
         linux_kernel=values.get("linux_kernel", LINUX_KERNELS[0])
@@ -495,6 +507,8 @@ def guest_cmdline(run, window_hold=WINDOW_HOLD):
     the run's guest knobs, then window_sync=1 (exact window edges: the window probe of
     bench/windowprobe.py) and a non-zero window_hold, each unless the matrix set it."""
     parts = [f"workload={run.workload}", f"duration={run.settings['duration']}"]
+    if run.boot_costs is not None:      # measured first, then the workload, in one boot
+        parts.append(f"bench=exits iters={run.boot_costs}")
     if run.cmdline():
         parts.append(run.cmdline())
     if run.windows is not None and "windows" not in run.guest:

@@ -121,6 +121,19 @@ def parse_alone(text):
     return int(text)
 
 
+BOOT_COSTS_ITERS = (10, 5000)
+
+
+def parse_boot_costs(text):
+    """None for `none`, else the cost table's samples per primitive (bench=exits iters=)."""
+    if text == "none":
+        return None
+    lo, hi = BOOT_COSTS_ITERS
+    if not re.fullmatch(r"\d+", text) or not lo <= int(text) <= hi:
+        raise ValueError(f"'none' or the cost table's samples per primitive, {lo}..{hi}")
+    return int(text)
+
+
 def join_cpu_lists(items):
     """A matrix value split at commas, with digits-only items put back onto the CPU list
     (after '@') of the item before: ['hog:2@0', '1', 'none'] -> ['hog:2@0,1', 'none']."""
@@ -258,7 +271,8 @@ HOST_PARAM = {"host_grow": "halt_poll_ns_grow", "host_grow_start": "halt_poll_ns
 
 # The keys a boot can switch between its windows (within=): the host's halt polling, and
 # guest knobs (which the guest's own list, kernel/knobs/switchable.c, then checks).
-WITHIN_HOST = ("halt_poll_ns", "host_grow", "host_grow_start", "host_shrink", "pin")
+WITHIN_HOST = ("halt_poll_ns", "host_grow", "host_grow_start", "host_shrink", "pin",
+               "neighbour")
 MAX_ROUNDS = 1000
 
 
@@ -288,6 +302,7 @@ PARSERS = {
     "neighbour": parse_neighbour,
     "pin": parse_pin,
     "alone": parse_alone,
+    "boot_costs": parse_boot_costs,
     "trace": _choice(TRACES),
     "within": _within,
     "rounds": _int_in(1, MAX_ROUNDS),

@@ -220,18 +220,52 @@ def reclaim_temp_dirs(tmpdir=None, own=False):
 
 
 def alone(run, rec, ctx, tmpdir):
-    """The run's neighbour measured alone for the run's duration, once per distinct spec
-    (and duration) in this invocation; None if it could not be measured (said in the record)."""
-    key = (run.neighbour.text, run.duration_ns)
+    """The run's neighbour measured alone for the run's duration (alone_of)."""
+    return alone_of(run.neighbour, run.duration_ns, rec, ctx, tmpdir)
+
+
+def alone_of(spec, duration_ns, rec, ctx, tmpdir):
+    """A neighbour measured alone for a window's duration, once per distinct spec (and
+    duration) in this invocation; None if it could not be measured (said in the record)."""
+    key = (spec.text, duration_ns)
     if key not in ctx.alone:
-        say(f"measuring neighbour={run.neighbour.text} alone for "
-            f"{run.duration_ns / 1e9:g} s (its slowdown's reference)")
+        say(f"measuring neighbour={spec.text} alone for "
+            f"{duration_ns / 1e9:g} s (its slowdown's reference)")
         try:
-            ctx.alone[key] = neighbour.measure_alone(run.neighbour, run.duration_ns, tmpdir,
-                                                     rec["accel"])
+            ctx.alone[key] = neighbour.measure_alone(spec, duration_ns, tmpdir, rec["accel"])
         except (OSError, RuntimeError) as e:
             ctx.alone[key] = {"error": str(e)}
     return ctx.alone[key]
+
+
+def window_neighbours(plan):
+    """The distinct neighbours a plan's windows switch to (hog:N specs), in order."""
+    if not getattr(plan, "neighbours", lambda: False)():
+        return []
+    out = {}
+    for arm in plan.arms:
+        spec = arm.neighbour if arm.neighbour is not False else plan.base_neighbour
+        if spec is not None:
+            out.setdefault(spec.text, spec)
+    return list(out.values())
+
+
+def window_neighbour(plan, k, probe, ctx, duration_ns):
+    """A window's `neighbour` where its plan switches them: the one beside it (None: none),
+    its throughput over the window and alone, as a boot's record has them."""
+    if not getattr(plan, "neighbours", lambda: False)():
+        return {}
+    spec = plan.neighbour(k)
+    if spec is None:
+        return {"neighbour": None}
+    samples = probe.by_window.get(k, {})
+    a, b = (samples.get(s, {}).get("neighbour") for s in ("open", "close"))
+    switched = probe.switched.get(k) or {}
+    return {"neighbour": {"spec": spec.text, "kind": spec.kind, "what": spec.describe(),
+                          "window": neighbour.throughput(a, b) if a and b else None,
+                          "alone": ctx.alone.get((spec.text, duration_ns)),
+                          "tids": switched.get("neighbour_tids"),
+                          "error": switched.get("error")}}
 
 
 def boot(run, rec, ctx, override=None):
@@ -241,7 +275,7 @@ def boot(run, rec, ctx, override=None):
     # Everything that can refuse a value comes before the temporary folder exists.
     hold_ns = matrixvalues.parse_time(hold)
     sockdir = tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-", dir=ctx.tmpdir)
-    probe = nbr = dirfd = None
+    probe = nbr = dirfd = switch = None
     stack = contextlib.ExitStack()      # the trace session, when trace= asks for one
     if run.neighbour is not None:
         rec["neighbour"] = {"spec": run.neighbour.text, "kind": run.neighbour.kind,
@@ -260,12 +294,14 @@ def boot(run, rec, ctx, override=None):
                 return rec
             rec["neighbour"]["tids"] = getattr(nbr, "tids", None)
         qmp_path, dirfd = socket_path(sockdir, "qmp")
-        ctl_path = switch = None
+        ctl_path = None
         if run.windows is not None:
             ctl_path = socket_path(sockdir, "haltpoll-ctl")[0] if dirfd is None else \
                 f"/proc/self/fd/{dirfd}/haltpoll-ctl"
             switch = windowswitch.Switcher(run.windows, override, ctl_path,
-                                           rec["host_params"]["values"])
+                                           rec["host_params"]["values"], tmpdir=sockdir)
+            for spec in window_neighbours(run.windows):     # each alone first, for its slowdown
+                alone_of(spec, run.duration_ns, rec, ctx, sockdir)
         probe = WindowProbe(qmp_path, rec["accel"], hold_ns, run.stall, nbr, run.pin, switch,
                             run.alone)
         cfg = qemu_config(run, rec, ctx, probe.qmp_path, ctl_path)
@@ -300,6 +336,8 @@ def boot(run, rec, ctx, override=None):
         stack.close()
         if probe is not None:
             probe.close()
+        if switch is not None:
+            switch.close()          # a neighbour it started between windows
         if nbr is not None:
             nbr.stop()
         if dirfd is not None:
@@ -322,10 +360,14 @@ def boot(run, rec, ctx, override=None):
                                load=load_part(probe, before, after, ctx.ncpus,
                                               probe.by_window.get(k, {})),
                                switched=probe.switched.get(k),
-                               mono_ns=window_mono_ns(probe.by_window.get(k, {})))
+                               mono_ns=window_mono_ns(probe.by_window.get(k, {})),
+                               **window_neighbour(run.windows, k, probe, ctx,
+                                                  run.duration_ns))
                           for k in range(1, run.windows.windows + 1)]
 
     rec["haltpoll_cap"] = enabled_caps(res.output)
+    if run.boot_costs is not None:
+        rec["cost_table"] = boot_cost_table(res.output, run.boot_costs, rec)
     if run.stall is not None:
         rec["fault"] = probe.fault_part()
         st = probe.stall
@@ -340,6 +382,19 @@ def boot(run, rec, ctx, override=None):
     if rec["status"] == "ok" and "windows" not in rec:
         rec["per_vcpu"] = side_by_side(rec)
     return rec
+
+
+def boot_cost_table(output, iters, rec):
+    """boot_costs=: the cost table this boot measured before its windows, shaped as
+    meta.json's (`prims`), with the kvm parameters it ran under (the boot's own, not the
+    cost table boots' always-poll ones: ipi_poll_rtt is polled only as far as they poll),
+    or the primitives it lacks."""
+    prims = costtable.parse(output)
+    missing = [p for p in costtable.PRIMS if p not in prims]
+    return {"iters": iters, "prims": prims, "in_boot": True,
+            "host_params": {"values": dict((rec.get("host_params") or {}).get("values") or {}),
+                            "set": False, "why": "the boot's own parameters"},
+            "missing": missing or None}
 
 
 # --- The raw record -----------------------------------------------------------------------
@@ -465,6 +520,11 @@ def verdict(rec, outcome):
         return "failed", f"neighbour={n['spec']}: it exited while measured alone"
     if rec["host"]["errors"]:
         return "failed", "; ".join(rec["host"]["errors"])
+    unread = [w["window"] for w in rec.get("windows") or ()
+              if w.get("neighbour") and w["neighbour"]["window"] is None]
+    if unread:
+        return "failed", (f"the neighbour's throughput was not read at both markers of window "
+                          f"{', '.join(map(str, unread))}")
     unsampled = [w["window"] for w in rec.get("windows") or () if "delta" not in w["host"]]
     if unsampled:
         return "failed", (f"the host did not sample both markers of window "

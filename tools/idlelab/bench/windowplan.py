@@ -4,7 +4,8 @@ them in, and the host side of each switch.
 
 An arm is written as a matrix's run line is, `key=value ...`: the host keys `halt_poll_ns`
 (a per-VM time, or `global:<time>` for the kvm module parameter), `host_grow`,
-`host_grow_start`, `host_shrink` and `pin` (the vCPU threads' host CPUs), and guest knobs either bare (`idle=halt`) or as
+`host_grow_start`, `host_shrink`, `pin` (the vCPU threads' host CPUs) and `neighbour`
+(`none` or `hog:N[@CPU,...]`, started and stopped between windows), and guest knobs either bare (`idle=halt`) or as
 `guest.<knob>=`. Every window states every setting any arm names: an arm that leaves one
 out gets the boot's own value back (the base), so switching back from B to A undoes what B
 changed. The guest switches what kernel/knobs/switchable.c allows; anything else is refused
@@ -32,6 +33,7 @@ class Arm:
     host_params: dict = field(default_factory=dict)   # kvm module parameter -> int
     vm_halt_poll_ns: int = None                  # per-VM KVM_CAP_HALT_POLL, None: not set
     pin: object = False                          # host CPU per vCPU; None unpinned; False: not set
+    neighbour: object = False                    # matrixvalues.Neighbour, None: none; False: not set
     run_name: str = None     # the name its windows' rows take (a within= cell's); None: BOOT.LABEL
 
     def describe(self):
@@ -40,7 +42,7 @@ class Arm:
 
 def parse_arm(label, text):
     """An Arm from `key=value ...`; PlanError for what cannot switch inside a boot."""
-    guest, host, vm, pin = {}, {}, None, False
+    guest, host, vm, pin, nbr = {}, {}, None, False, False
     for tok in text.split():
         key, eq, value = tok.partition("=")
         if not eq or not key or not value:
@@ -50,6 +52,14 @@ def parse_arm(label, text):
                 pin = matrixvalues.parse_pin(value)
             except ValueError as e:
                 raise PlanError(f"arm {label}: pin={value}: {e}") from None
+        elif key == "neighbour":
+            try:
+                nbr = matrixvalues.parse_neighbour(value)
+            except ValueError as e:
+                raise PlanError(f"arm {label}: neighbour={value}: {e}") from None
+            if nbr is not None and nbr.kind != "hog":
+                raise PlanError(f"arm {label}: neighbour={value}: a second VM boots for "
+                                "seconds, so only none and hog:N switch between windows")
         elif key in HOST_KEYS:
             try:
                 parsed = matrixvalues.PARSERS[key](value)
@@ -74,7 +84,7 @@ def parse_arm(label, text):
                             f"boot; it is a setting of the boot (give it with --ab-base)")
         else:
             guest[key[len("guest."):] if key.startswith("guest.") else key] = value
-    return Arm(label, text, guest, host, vm, pin)
+    return Arm(label, text, guest, host, vm, pin, nbr)
 
 
 @dataclass(frozen=True)
@@ -86,6 +96,7 @@ class Plan:
     base_guest: dict = field(default_factory=dict)    # the boot's own guest knob values
     base_params: dict = field(default_factory=dict)   # the host's kvm parameters at start
     base_pin: tuple = None                            # the boot's pin= (None: unpinned)
+    base_neighbour: object = None                     # the boot's neighbour= (None: none)
 
     @property
     def windows(self):
@@ -127,6 +138,16 @@ class Plan:
         arm = self.arms[k - 1]
         return self.base_pin if arm.pin is False else arm.pin
 
+    def neighbours(self):
+        """True when an arm names a neighbour: every window then has its own, or none."""
+        return any(a.neighbour is not False for a in self.arms)
+
+    def neighbour(self, k):
+        """Window k's neighbour (matrixvalues.Neighbour, None: none); an arm that does not
+        say gets the boot's (base_neighbour)."""
+        arm = self.arms[k - 1]
+        return self.base_neighbour if arm.neighbour is False else arm.neighbour
+
     def check(self):
         """PlanError where the arms cannot share a boot."""
         vm = [a.vm_halt_poll_ns is not None for a in self.arms]
@@ -146,7 +167,9 @@ class Plan:
                 "guest": self.guest_line(k),
                 "host_params": self.host_params(k), "vm_halt_poll_ns": self.vm_halt_poll_ns(k),
                 **({"pin": None if self.pin(k) is None else list(self.pin(k))}
-                   if self.pins() else {})}
+                   if self.pins() else {}),
+                **({"neighbour_spec": None if self.neighbour(k) is None else
+                    self.neighbour(k).text} if self.neighbours() else {})}
 
 
 @dataclass(frozen=True)
@@ -162,6 +185,7 @@ class Design:
     base_params: dict = field(default_factory=dict)
     cells: tuple = field(default=(), compare=False)   # within=: the matrix's cell Runs
     base_pin: tuple = None
+    base_neighbour: object = None
 
     @property
     def windows(self):
@@ -173,6 +197,6 @@ class Design:
         labels, seed = pairs.schedule(self.rounds, tuple(by_label), self.order,
                                       None if self.seed is None else self.seed + boot, boot)
         plan = Plan(tuple(by_label[x] for x in labels), self.order, seed, self.base_guest,
-                    self.base_params, self.base_pin)
+                    self.base_params, self.base_pin, self.base_neighbour)
         plan.check()
         return plan

@@ -165,7 +165,8 @@ class WindowProbe:
                                               cpu_first=True)
             load = load_sample(self.pid)
             stat = cpustat.read(sorted(set(self.pin))) if self.pin is not None else None
-            nread = self.neighbour.read() if self.neighbour is not None else None
+            nbr = self.running_neighbour()
+            nread = nbr.read() if nbr is not None else None
             delay = {i: vcputhreads.thread_run_delay_ns(self.pid, tid)
                      for i, tid in (self.threads or {}).items()}
             wakes = {i: vcputhreads.thread_wake_counts(self.pid, tid)
@@ -185,6 +186,13 @@ class WindowProbe:
                                "sample_ms": round((done - arrived) / 1e6, 2),
                                "read_ms": round((done - read_at) / 1e6, 2),
                                "late": not synced and done - arrived > self.hold_ns}
+
+    def running_neighbour(self):
+        """The neighbour beside this window: the switcher's where it switches them."""
+        if self.switch is not None and getattr(self.switch, "plan", None) is not None and \
+                self.switch.plan.neighbours():
+            return self.switch.nbr
+        return self.neighbour
 
     def has_window(self):
         return {"open", "close"} <= set(self.samples)

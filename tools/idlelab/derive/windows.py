@@ -58,7 +58,8 @@ def window_serial(pre, lines, tail):
     return "\n".join(pre + body + tail) + "\n"
 
 
-_HOST_KEYS = ("halt_poll_ns", "host_grow", "host_grow_start", "host_shrink", "pin")
+_HOST_KEYS = ("halt_poll_ns", "host_grow", "host_grow_start", "host_shrink", "pin",
+              "neighbour")
 
 
 def window_cmdline(cmdline, guest_line):
@@ -158,6 +159,11 @@ def split(rec):
             sub["halt_poll"] = dict(rec["halt_poll"], ns=w["vm_halt_poll_ns"])
         if "pin" in w:                       # within=pin: the window's own pinning
             sub["pin"] = w["pin"]
+        if "neighbour" in w:                 # within=neighbour: the window's own, or none
+            sub["neighbour"] = w["neighbour"]
+            if w["neighbour"] is None:
+                sub["settings"] = {k: v for k, v in (sub.get("settings") or {}).items()
+                                   if k != "neighbour"}
         if "halt_poll_ns" in w["host_params"] and rec["halt_poll"]["scope"] == "global":
             sub["halt_poll"] = dict(rec["halt_poll"], ns=w["host_params"]["halt_poll_ns"])
         if w["host_params"]:

@@ -97,15 +97,53 @@ def measured(row):
     return {k: getattr(row, k) for k in FIGURES} if row.ok else {}
 
 
-def compare(results, costs=None, sim=SIM, recs=None):
+BOOT_COSTS = "boot-costs"      # the folder's per-boot cost files (boot_costs=)
+# ipi_poll_rtt needs the host's always-poll parameters (the cost table boots' own): a run's
+# boot has its own, so this one comes from the bench's table
+NOT_FROM_BOOT = ("ipi_poll_rtt",)
+
+
+def boot_cost_spec(results, boot, meta, index):
+    """The costs= of a boot that measured its own cost table (boot_costs=): a file in the
+    folder (its raw records are read beside it, as meta.json's are) with the bench's table,
+    its primitives replaced by the boot's but NOT_FROM_BOOT; None for any other boot."""
+    own = boot.get("cost_table")
+    if not own or not own.get("in_boot") or not own.get("prims"):
+        return None
+    bench = dict((meta or {}).get("cost_table") or {})
+    bench.pop("traced_boot", None)
+    prims = dict(bench.get("prims") or {})
+    prims.update({k: v for k, v in own["prims"].items()
+                  if k not in NOT_FROM_BOOT or k not in prims})
+    table = dict(bench, prims=prims, in_boot={"iters": own.get("iters"),
+                                              "from_bench": [k for k in NOT_FROM_BOOT
+                                                             if k in (bench.get("prims") or {})]})
+    path = os.path.join(results, f"{BOOT_COSTS}-{index:03d}.json")
+    with open(path, "w") as f:
+        json.dump({"cost_table": table}, f, indent=1)
+    return f"here:{os.path.abspath(path)}"
+
+
+def compare(results, costs=None, sim=SIM, recs=None, boot_costs=True):
     """[{matrix, name, repeat, status, simulated, costs, command, measured, predicted, error,
-    ok}] for every raw record of a results folder (each boot against its own measurement)."""
-    costs = costs or f"here:{os.path.abspath(results)}"
+    ok}] for every raw record of a results folder (each boot against its own measurement).
+    A boot that measured its own cost table (boot_costs=) is priced with it unless `costs`
+    is given or boot_costs is False: then every boot with the folder's."""
+    folder_costs = costs or f"here:{os.path.abspath(results)}"
     if recs is None:
         resultsdir.check_folder(results)
         recs = resultsdir.read_raw(results)
+    meta = resultsdir.read_meta(results) if boot_costs and costs is None else None
     out = []
-    for rec in (w for r in recs for w in windows.split(r)):    # each window predicted alone
+    for index, boot in enumerate(recs, 1):
+        own = boot_cost_spec(results, boot, meta, index) if meta is not None else None
+        out += _compare_boot(boot, own or folder_costs, sim)
+    return out
+
+
+def _compare_boot(boot, costs, sim):
+    out = []
+    for rec in windows.split(boot):    # each window predicted alone
         row = summarize(rec)
         entry = {"matrix": rec["matrix"], "name": rec["name"], "repeat": rec.get("repeat"),
                  "repeats": rec.get("repeats"),
@@ -336,6 +374,13 @@ def write_report(results, costs=None, sim=SIM):
         print(f"predict: {e}", file=sys.stderr)
         return 2
     entries = compare(results, costs, sim, recs)
+    in_boot = [e for e in entries if BOOT_COSTS in e["costs"]]
+    if in_boot and costs is None:
+        # the same runs priced with the bench's one table, for the difference
+        print("with the bench's cost table instead of each boot's own: "
+              + within_line([e for e in compare(results, None, sim, recs, boot_costs=False)
+                             if (e["matrix"], e["name"], e["repeat"]) in
+                             {(x["matrix"], x["name"], x["repeat"]) for x in in_boot}]))
     control(entries)
     resultsdir.write_all(results, recs, meta,
                      {resultsdir.run_key(e): columns(e) for e in entries},
