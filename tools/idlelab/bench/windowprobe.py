@@ -189,10 +189,8 @@ class WindowProbe:
 
     def running_neighbour(self):
         """The neighbour beside this window: the switcher's where it switches them."""
-        if self.switch is not None and getattr(self.switch, "plan", None) is not None and \
-                self.switch.plan.neighbours():
-            return self.switch.nbr
-        return self.neighbour
+        switched = getattr(self.switch, "neighbour_now", lambda: False)()
+        return self.neighbour if switched is False else switched
 
     def has_window(self):
         return {"open", "close"} <= set(self.samples)

@@ -49,6 +49,11 @@ class Switcher:
             self.nbr = neighbour.start(want, self.tmpdir)
             self.nbr_text = text
 
+    def neighbour_now(self):
+        """The neighbour running beside the window now (None: none), False when this boot's
+        windows do not switch neighbours (the probe's own then stands)."""
+        return self.nbr if self.plan.neighbours() else False
+
     def close(self):
         """Stops the neighbour this switcher started, if one runs."""
         nbr, self.nbr, self.nbr_text = self.nbr, None, None
