@@ -284,6 +284,25 @@ bench-aa: deps all harness-lib
 	  --results-dir $(BENCH_RESULTS) $(BENCH_ARGS)
 	$(PYTHON) tools/aacheck $(BENCH_RESULTS)/latest
 
+# The verdict rule's power on this host (docs/verdicts.md, "Can it fail?"): two effects planted
+# with a sign KVM's code fixes, each an A/B of 3 boots x 3 pairs, and tools/plantedcheck fails
+# unless the rule decides each with that sign: seed 003's placed period under halt_poll_ns 0
+# against 400 us (KVM polls and catches the wake-ups), and a hog on the vCPU's host CPU beside
+# a 400 us window (a poll ends once another task is runnable there).
+PLANTED_BASE := workload=periodic period=timer+300us cpus=0x2 hz=0 idle=halt pin=0+1 duration=300ms
+.PHONY: bench-planted
+bench-planted: deps all harness-lib
+	$(PYTHON) tools/bench --accel $(WINDOWS_ACCEL) --ab "halt_poll_ns=global:0" \
+	  "halt_poll_ns=global:400us" --ab-base "$(PLANTED_BASE) alone=1" --boots 3 --pairs 3 \
+	  --results-dir $(BENCH_RESULTS) $(BENCH_ARGS)
+	$(PYTHON) tools/plantedcheck $(BENCH_RESULTS)/latest "polls caught=above" \
+	  "host polling=above" "host CPU=above"
+	$(PYTHON) tools/bench --accel $(WINDOWS_ACCEL) --ab "neighbour=none" "neighbour=hog:1@1" \
+	  --ab-base "$(PLANTED_BASE) halt_poll_ns=global:400us" --boots 3 --pairs 3 \
+	  --results-dir $(BENCH_RESULTS) $(BENCH_ARGS)
+	$(PYTHON) tools/plantedcheck $(BENCH_RESULTS)/latest "polls caught=below" \
+	  "host polling=below"
+
 # What polling costs a neighbour on the host (tools/matrices/neighbours.txt; docs/bench.md, "Neighbours").
 .PHONY: bench-neighbours
 bench-neighbours: deps all harness-lib

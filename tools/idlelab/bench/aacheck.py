@@ -15,7 +15,6 @@ from idlelab.report import resultsdir
 
 ROUNDS_PER = 2
 WANTED = 40
-MAX_FALSE_SHARE = 0.05       # the bar: at least 95 % end no effect or not decided
 
 
 def comparisons(recs, figure, rounds_per=ROUNDS_PER):
@@ -53,7 +52,7 @@ def report(recs, figures=("host CPU", "halt_exits", "latency")):
         share = false / len(vs)
         worst = max(worst, share)
         lines.append(f"{figure}: {len(vs)} A/A comparisons, {false} claimed an effect "
-                     f"({share:.1%}; bar {MAX_FALSE_SHARE:.0%}): " +
+                     f"({share:.1%}; bar {pairs.MAX_FALSE_SHARE:.0%}): " +
                      ", ".join(f"{n} {k}" for k, n in counts.items()))
     return lines, worst
 
@@ -76,4 +75,4 @@ def main(argv=None):
     print("\n".join(lines))
     with open(os.path.join(argv[0], "aacheck.md"), "w") as f:
         f.write("# A/A check\n\n" + "\n".join(f"- {ln}" for ln in lines) + "\n")
-    return 0 if worst <= MAX_FALSE_SHARE else 1
+    return 0 if worst <= pairs.MAX_FALSE_SHARE else 1

@@ -169,6 +169,8 @@ def read_raw(outdir):
     """The raw records of a results folder, in run order (for --report). A file that is not
     a raw record is a FolderError naming it: the report is never made silently without it."""
     rawdir = os.path.join(outdir, RAW)
+    if not os.path.isdir(rawdir):
+        raise FolderError(f"{outdir}: not a results folder (no {RAW}/ in it)")
     out = []
     for name in sorted(os.listdir(rawdir)):
         if not name.endswith(".json"):
