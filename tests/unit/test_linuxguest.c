@@ -1,6 +1,7 @@
 /* Unit tests for the Linux guest's pure parts (tools/linuxguest/): picking idlelab's knobs out
  * of Linux's command line and parsing them with the kernel's parser, naming idle states by
- * how they idle, and reading /proc/interrupts rows. */
+ * how they idle, reading /proc/interrupts rows, reading the host's acknowledgement line, and
+ * the settings that may switch between windows. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -11,6 +12,7 @@
 #include "tools/linuxguest/cpuidle.h"
 #include "tools/linuxguest/knobpick.h"
 #include "tools/linuxguest/out.h"
+#include "tools/linuxguest/switchable.h"
 
 static void picks_only_the_honoured_knobs(void **state)
 {
@@ -175,6 +177,112 @@ static void appending_never_runs_past_the_buffer(void **state)
 	assert_int_equal(text_append(buf, sizeof(buf), 50, "x"), 7); /* a length past the end */
 }
 
+static enum ack_state feed(struct ack_line *a, const char *bytes, size_t n)
+{
+	enum ack_state st = ACK_MORE;
+
+	ack_start(a);
+	for (size_t i = 0; i < n && st == ACK_MORE; i++)
+		st = ack_feed(a, bytes[i]);
+	return st;
+}
+
+static void reads_the_hosts_acknowledgement_line(void **state)
+{
+	static struct ack_line a;
+	static char longer[LG_SETTINGS_MAX + 1];
+
+	(void)state;
+	/* the host's one byte (qemu.ACK_BYTE) with no settings */
+	assert_int_equal(feed(&a, "\x06", 1), ACK_DONE);
+	assert_string_equal(a.text, "");
+	assert_int_equal(feed(&a, "\n", 1), ACK_DONE);
+	assert_string_equal(a.text, "");
+	/* a settings line; a '\r' is dropped, a control byte after text is kept as text */
+	assert_int_equal(feed(&a, "haltpoll.guest_halt_poll_ns=2ms\r\n", 33), ACK_DONE);
+	assert_string_equal(a.text, "haltpoll.guest_halt_poll_ns=2ms");
+	assert_int_equal(feed(&a, "\rab", 3), ACK_MORE);
+	assert_string_equal(a.text, "ab");
+	/* nothing past the buffer: the longest line that fits, then one byte more */
+	memset(longer, 'x', sizeof(longer) - 1);
+	longer[LG_SETTINGS_MAX - 1] = '\n';
+	assert_int_equal(feed(&a, longer, LG_SETTINGS_MAX), ACK_DONE);
+	assert_int_equal(strlen(a.text), LG_SETTINGS_MAX - 1);
+	memset(longer, 'x', sizeof(longer) - 1);
+	assert_int_equal(feed(&a, longer, LG_SETTINGS_MAX), ACK_TOO_LONG);
+}
+
+static void only_the_haltpoll_tunables_switch(void **state)
+{
+	struct knob_values k;
+	char err[KNOB_ERR_MAX];
+
+	(void)state;
+	assert_int_equal(linuxguest_parse_switch("haltpoll.guest_halt_poll_ns=2ms "
+						 "haltpoll.guest_halt_poll_allow_shrink=0",
+						 &k, err, sizeof(err)),
+			 KNOB_OK);
+	assert_true(k.given[KNOB_guest_halt_poll_ns] && k.given[KNOB_guest_halt_poll_allow_shrink]);
+	assert_false(k.given[KNOB_guest_halt_poll_grow]);
+	assert_int_equal(k.v[KNOB_guest_halt_poll_ns], 2000000);
+	assert_int_equal(linuxguest_parse_switch("", &k, err, sizeof(err)), KNOB_OK);
+	/* boot-time settings are refused, naming the knob */
+	assert_int_equal(linuxguest_parse_switch("haltpoll.guest_halt_poll_ns=2ms idle=halt", &k,
+						 err, sizeof(err)),
+			 KNOB_E_FIXED);
+	assert_non_null(strstr(err, "idle cannot change"));
+	assert_int_equal(linuxguest_parse_switch("cpuidle_haltpoll.force=1", &k, err, sizeof(err)),
+			 KNOB_E_FIXED);
+	assert_non_null(strstr(err, "cpuidle_haltpoll.force"));
+	/* idlelab switches its governor and pollflag; the Linux guest does not */
+	assert_int_equal(linuxguest_parse_switch("cpuidle.governor=haltpoll", &k, err, sizeof(err)),
+			 KNOB_E_FIXED);
+	assert_int_equal(linuxguest_parse_switch("pollflag=0", &k, err, sizeof(err)), KNOB_E_FIXED);
+	/* a bad value is the parser's own error */
+	assert_int_equal(
+	    linuxguest_parse_switch("haltpoll.guest_halt_poll_ns=soon", &k, err, sizeof(err)),
+	    KNOB_E_VALUE);
+	assert_int_equal(linuxguest_parse_switch("haltpoll.no_such=1", &k, err, sizeof(err)),
+			 KNOB_E_UNKNOWN);
+}
+
+static void writes_values_as_linux_takes_them(void **state)
+{
+	char buf[32];
+
+	(void)state;
+	assert_int_equal(linuxguest_param_text(KNOB_guest_halt_poll_ns, 300000, buf, sizeof(buf)),
+			 6);
+	assert_string_equal(buf, "300000");
+	linuxguest_param_text(KNOB_guest_halt_poll_grow_start, 100000, buf, sizeof(buf));
+	assert_string_equal(buf, "100000");
+	linuxguest_param_text(KNOB_guest_halt_poll_allow_shrink, 0, buf, sizeof(buf));
+	assert_string_equal(buf, "N");
+	linuxguest_param_text(KNOB_guest_halt_poll_allow_shrink, 1, buf, sizeof(buf));
+	assert_string_equal(buf, "Y");
+	assert_int_equal(linuxguest_param_text(KNOB_idle, 1, buf, sizeof(buf)), -1);
+	assert_string_equal(linuxguest_param_of(KNOB_guest_halt_poll_shrink),
+			    "guest_halt_poll_shrink");
+	assert_null(linuxguest_param_of(KNOB_haltpoll_force));
+}
+
+static void windows_are_the_programs_knobs(void **state)
+{
+	struct knob_values k;
+	char err[KNOB_ERR_MAX];
+
+	(void)state;
+	assert_int_equal(linuxguest_parse("workload=idle windows=3 window_gap=20ms window_sync=1",
+					  &k, err, sizeof(err)),
+			 KNOB_OK);
+	assert_int_equal(k.v[KNOB_windows], 3);
+	assert_true(k.given[KNOB_windows]);
+	assert_int_equal(k.v[KNOB_window_gap], 20000000);
+	assert_int_equal(linuxguest_parse("workload=idle", &k, err, sizeof(err)), KNOB_OK);
+	assert_false(k.given[KNOB_windows]);
+	assert_int_equal(linuxguest_parse("windows=0", &k, err, sizeof(err)), KNOB_E_RANGE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -188,6 +296,10 @@ int main(void)
 	    cmocka_unit_test(names_states_by_how_they_idle),
 	    cmocka_unit_test(reads_interrupt_rows),
 	    cmocka_unit_test(appending_never_runs_past_the_buffer),
+	    cmocka_unit_test(reads_the_hosts_acknowledgement_line),
+	    cmocka_unit_test(only_the_haltpoll_tunables_switch),
+	    cmocka_unit_test(writes_values_as_linux_takes_them),
+	    cmocka_unit_test(windows_are_the_programs_knobs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -42,10 +42,11 @@ UNIT_TESTS += wake_phases
 UNIT_SRCS_wake_phases := tests/unit/test_wake_phases.c
 UNIT_TESTS += idle_entry
 UNIT_SRCS_idle_entry := $(GOVERNOR_SRCS) tests/unit/test_idle_entry.c
-# The Linux guest's program (tools/linuxguest/): its knob picking and sysfs/procfs parsing.
+# The Linux guest's program (tools/linuxguest/): its knob picking, sysfs/procfs parsing, the
+# host's acknowledgement line and the settings it may switch between windows.
 UNIT_TESTS += linuxguest
 UNIT_SRCS_linuxguest := tools/linuxguest/knobpick.c tools/linuxguest/cpuidle.c \
-	tools/linuxguest/out.c $(KNOB_SRCS) \
+	tools/linuxguest/out.c tools/linuxguest/switchable.c $(KNOB_SRCS) \
 	tests/unit/test_linuxguest.c
 UNIT_TESTS += window_rule
 UNIT_SRCS_window_rule := tests/unit/test_window_rule.c

@@ -4,8 +4,9 @@
 #include "tools/linuxguest/knobpick.h"
 
 const enum knob_id linuxguest_knobs[] = {
-    KNOB_workload, KNOB_duration, KNOB_warmup,	    KNOB_period,
-    KNOB_cpus,	   KNOB_think,	  KNOB_window_sync, KNOB_window_sync_timeout,
+    KNOB_workload, KNOB_duration,   KNOB_warmup,      KNOB_period,
+    KNOB_cpus,	   KNOB_think,	    KNOB_window_sync, KNOB_window_sync_timeout,
+    KNOB_windows,  KNOB_window_gap,
 };
 const size_t linuxguest_nknobs = sizeof(linuxguest_knobs) / sizeof(linuxguest_knobs[0]);
 

@@ -3,8 +3,9 @@
  * runs it once Linux is up. It reads idlelab's knobs from Linux's command line, prints the
  * records idlelab's kernel prints (docs/records.md: boot, idle, config, the window markers,
  * one cpu record per CPU from Linux's own cpuidle counters, result, exit), runs the
- * workload between the markers and ends the run through isa-debug-exit, so the harness
- * measures this guest exactly as it measures idlelab's.
+ * workload between the markers (windows= of them, each after a gap, the host switching
+ * settings between them: docs/windows.md) and ends the run through isa-debug-exit, so the
+ * harness measures this guest exactly as it measures idlelab's.
  */
 #define _GNU_SOURCE
 #include <cpuid.h>
@@ -19,6 +20,8 @@
 #include "tools/linuxguest/cpuidle.h"
 #include "tools/linuxguest/knobpick.h"
 #include "tools/linuxguest/out.h"
+#include "tools/linuxguest/reconfigure.h"
+#include "tools/linuxguest/switchable.h"
 #include "tools/linuxguest/window.h"
 #include "tools/linuxguest/workloads.h"
 
@@ -26,19 +29,6 @@
 #define KVM_CPUID_FEATURES	 0x40000001u
 #define KVM_FEATURE_POLL_CONTROL 12
 #define KVM_HINTS_REALTIME	 0
-
-/* Linux's haltpoll governor parameters (present only where the kernel has that governor)
- * and the idlelab knobs of the same meaning, whose printer gives their values. */
-static const struct {
-	const char *param;
-	enum knob_id knob;
-} haltpoll_params[] = {
-    {"guest_halt_poll_ns", KNOB_guest_halt_poll_ns},
-    {"guest_halt_poll_grow", KNOB_guest_halt_poll_grow},
-    {"guest_halt_poll_shrink", KNOB_guest_halt_poll_shrink},
-    {"guest_halt_poll_grow_start", KNOB_guest_halt_poll_grow_start},
-    {"guest_halt_poll_allow_shrink", KNOB_guest_halt_poll_allow_shrink},
-};
 
 struct hv {
 	bool kvm, pollctl, realtime;
@@ -78,17 +68,18 @@ static void print_config(const struct knob_values *k)
 		knob_format_value(id, k->v[id], val, sizeof(val));
 		n = text_append(line, sizeof(line), n, " %s=%s", knob_defs[id].name, val);
 	}
-	for (size_t i = 0; i < sizeof(haltpoll_params) / sizeof(haltpoll_params[0]); i++) {
+	/* Linux's haltpoll governor parameters (present only where the kernel has that governor),
+	 * under the idlelab knobs of the same meaning, whose printer gives their values */
+	for (size_t i = 0; i < linuxguest_nhaltpoll_params; i++) {
+		const struct lg_param *p = &linuxguest_haltpoll_params[i];
 		long long v;
 
-		snprintf(path, sizeof(path), "/sys/module/haltpoll/parameters/%s",
-			 haltpoll_params[i].param);
+		snprintf(path, sizeof(path), "/sys/module/haltpoll/parameters/%s", p->param);
 		if (!read_text(path, text, sizeof(text)))
 			continue;
 		v = text[0] == 'Y' ? 1 : text[0] == 'N' ? 0 : atoll(text);
-		knob_format_value(haltpoll_params[i].knob, v, val, sizeof(val));
-		n = text_append(line, sizeof(line), n, " %s=%s",
-				knob_defs[haltpoll_params[i].knob].name, val);
+		knob_format_value(p->knob, v, val, sizeof(val));
+		n = text_append(line, sizeof(line), n, " %s=%s", knob_defs[p->knob].name, val);
 	}
 	out_line("%s", line);
 }
@@ -180,6 +171,26 @@ static __attribute__((noreturn)) void fail(const char *what, const char *msg, en
 	out_exit(code);
 }
 
+/* One measured window: the workload's phase goes to WL_MEASURE between the markers and,
+ * after a window that is not the last, back to WL_WARMUP so it runs on unmeasured through
+ * the next gap. Returns the window's length. */
+static uint64_t measure(const struct knob_values *k, struct wl_state *st, const char *what,
+			unsigned w, bool last, const struct idle_layout *l, struct idle_snap *a,
+			struct idle_snap *b)
+{
+	uint64_t t0, window_ns;
+
+	window_edge("open", what, w, l, a, NULL);
+	__atomic_store_n(&st->phase, WL_MEASURE, __ATOMIC_RELEASE);
+	t0 = now_ns();
+	sleep_ns((uint64_t)k->v[KNOB_duration]);
+	__atomic_store_n(&st->phase, last ? WL_STOP : WL_WARMUP, __ATOMIC_RELEASE);
+	window_ns = now_ns() - t0;
+	window_edge("close", what, w, l, b,
+		    last || !k->v[KNOB_window_sync] ? NULL : reconfigure_apply);
+	return window_ns;
+}
+
 int main(void)
 {
 	static struct knob_values k;
@@ -194,8 +205,8 @@ int main(void)
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned ncpus = online < 1 ? 1 : online > LG_MAX_CPUS ? LG_MAX_CPUS : (unsigned)online;
 	const char *what;
-	uint64_t t0, window_ns;
-	bool ok;
+	unsigned windows;
+	bool ok = true, numbered;
 
 	if (!read_text("/proc/cmdline", cmdline, sizeof(cmdline)))
 		fail("boot", "cannot read /proc/cmdline (is /proc mounted?)", EXIT_BOOT_FAILED);
@@ -218,23 +229,33 @@ int main(void)
 
 	st.k = &k;
 	st.ncpus = ncpus;
+	windows = (unsigned)k.v[KNOB_windows];
+	/* windows= given at all, even as 1: numbered windows, each after its gap */
+	numbered = k.given[KNOB_windows];
 	if (!wl_pick_cpus(&st, why, sizeof(why)))
 		fail("workload", why, EXIT_BAD_KNOB);
-	if (!window_init(ncpus, k.v[KNOB_window_sync], (uint64_t)k.v[KNOB_window_sync_timeout], why,
-			 sizeof(why)) ||
+	if (!window_init(ncpus, k.v[KNOB_window_sync], numbered,
+			 (uint64_t)k.v[KNOB_window_sync_timeout], why, sizeof(why)) ||
 	    !wl_start(&st, why, sizeof(why)))
 		fail("workload", why, EXIT_TEST_FAILED);
 	what = knob_defs[KNOB_workload].choices[k.v[KNOB_workload]];
 	sleep_ns((uint64_t)k.v[KNOB_warmup]);
-	window_edge("open", what, &layout, &a);
-	__atomic_store_n(&st.phase, WL_MEASURE, __ATOMIC_RELEASE);
-	t0 = now_ns();
-	sleep_ns((uint64_t)k.v[KNOB_duration]);
-	__atomic_store_n(&st.phase, WL_STOP, __ATOMIC_RELEASE);
-	window_ns = now_ns() - t0;
-	window_edge("close", what, &layout, &b);
-	wl_join(&st);
-	print_cpus(&layout, &a, &b, &st);
-	ok = wl_report(&st, window_ns);
+	for (unsigned w = 1; w <= windows; w++) {
+		uint64_t window_ns;
+
+		if (numbered) {
+			if (w == 1 && k.v[KNOB_window_sync])
+				window_edge("set", what, 1, &layout, NULL, reconfigure_apply);
+			if (reconfigure_print(w))
+				print_idle(&layout, &hv, cmdline);
+			sleep_ns((uint64_t)k.v[KNOB_window_gap]);
+			wl_reset(&st);
+		}
+		window_ns = measure(&k, &st, what, w, w == windows, &layout, &a, &b);
+		if (w == windows)
+			wl_join(&st);
+		print_cpus(&layout, &a, &b, &st);
+		ok &= wl_report(&st, window_ns);
+	}
 	out_exit(ok ? EXIT_SUCCESS : EXIT_TEST_FAILED);
 }

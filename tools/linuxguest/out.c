@@ -81,26 +81,54 @@ void console_flush_input(void)
 	tcflush(STDIN_FILENO, TCIFLUSH);
 }
 
-bool console_wait_byte(uint64_t timeout_ns)
+void ack_start(struct ack_line *a)
+{
+	a->n = 0;
+	a->text[0] = '\0';
+}
+
+enum ack_state ack_feed(struct ack_line *a, char ch)
+{
+	if (ch == '\n' || (a->n == 0 && ch != '\r' && (unsigned char)ch < ' '))
+		return ACK_DONE;
+	if (ch == '\r')
+		return ACK_MORE;
+	if (a->n + 1 >= sizeof(a->text))
+		return ACK_TOO_LONG;
+	a->text[a->n++] = ch;
+	a->text[a->n] = '\0';
+	return ACK_MORE;
+}
+
+const char *console_wait_ack(uint64_t timeout_ns, struct ack_line *a)
 {
 	uint64_t end = now_ns() + timeout_ns;
 	char c;
 
+	ack_start(a);
 	for (;;) {
 		uint64_t now = now_ns();
 		struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
 		int ms, rc;
 
 		if (now >= end)
-			return false;
+			return "no acknowledgement from the host";
 		ms = (int)((end - now + 999999) / 1000000);
 		rc = poll(&p, 1, ms);
 		if (rc < 0 && errno == EINTR)
 			continue;
 		if (rc < 0)
-			return false;
-		if (rc > 0 && read(STDIN_FILENO, &c, 1) == 1)
-			return true;
+			return "the console cannot be read";
+		if (rc == 0 || read(STDIN_FILENO, &c, 1) != 1)
+			continue;
+		switch (ack_feed(a, c)) {
+		case ACK_DONE:
+			return NULL;
+		case ACK_TOO_LONG:
+			return "a settings line from the host longer than LG_SETTINGS_MAX";
+		case ACK_MORE:
+			break;
+		}
 	}
 }
 

@@ -24,15 +24,39 @@ void out_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int text_append(char *buf, size_t size, int n, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* Puts the console in raw mode (one byte at a time, no echo): the host's acknowledgement is a
- * single byte without a newline. False if stdin is not a terminal. */
+/* Puts the console in raw mode (one byte at a time, no echo): the host's acknowledgement may
+ * be a single byte without a newline. False if stdin is not a terminal. */
 bool console_raw(void);
 
 /* Drops bytes that arrived before they were asked for. */
 void console_flush_input(void);
 
-/* Waits up to timeout_ns for one byte from the host; true if one came. */
-bool console_wait_byte(uint64_t timeout_ns);
+/* The longest settings line the host may send with an acknowledgement, as idlelab's
+ * (kernel/window.h). */
+#define LG_SETTINGS_MAX 512
+
+/*
+ * The host's acknowledgement of a marker, read as idlelab's kernel reads it (kernel/window.c):
+ * a line, usually empty, that may hold the next window's settings (name=value ...). It ends
+ * at '\n'; a control byte before any text (the host's one-byte acknowledgement,
+ * qemu.ACK_BYTE) ends it empty; '\r' is dropped. Pure: fed one byte at a time.
+ */
+struct ack_line {
+	char text[LG_SETTINGS_MAX];
+	size_t n;
+};
+
+enum ack_state {
+	ACK_MORE,    /* more bytes to come */
+	ACK_DONE,    /* text holds the line, NUL-terminated */
+	ACK_TOO_LONG /* longer than LG_SETTINGS_MAX - 1 */
+};
+
+void ack_start(struct ack_line *a);
+enum ack_state ack_feed(struct ack_line *a, char ch);
+
+/* Waits up to timeout_ns for the host's acknowledgement into *a; NULL, or what went wrong. */
+const char *console_wait_ack(uint64_t timeout_ns, struct ack_line *a);
 
 /* Prints `@idlelab exit` and ends the run with this code (QEMU exits (code << 1) | 1). */
 __attribute__((noreturn)) void out_exit(enum exit_code code);

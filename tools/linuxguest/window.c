@@ -20,7 +20,7 @@
  * the idle loop, so it cannot halt.
  */
 static struct {
-	bool sync;
+	bool sync, numbered;
 	unsigned ncpus;
 	uint64_t timeout_ns;
 	int round;    /* bumped to call the spinners in (the futex word they sleep on) */
@@ -56,9 +56,11 @@ static void *spinner(void *arg)
 	return NULL;
 }
 
-bool window_init(unsigned ncpus, bool sync, uint64_t timeout_ns, char *why, size_t whylen)
+bool window_init(unsigned ncpus, bool sync, bool numbered, uint64_t timeout_ns, char *why,
+		 size_t whylen)
 {
 	win.sync = sync;
+	win.numbered = numbered;
 	win.ncpus = ncpus;
 	win.timeout_ns = timeout_ns;
 	if (!sync)
@@ -117,26 +119,44 @@ static void snapshot(const char *state, const struct idle_layout *l, struct idle
 	}
 }
 
-uint64_t window_edge(const char *state, const char *what, const struct idle_layout *l,
-		     struct idle_snap *s)
+static void marker(const char *state, const char *what, unsigned window, uint64_t t)
 {
+	char num[24] = "";
+
+	if (win.numbered)
+		snprintf(num, sizeof(num), " window=%u", window);
+	out_line("@idlelab window state=%s what=%s t_ns=%lu sync=%d%s", state, what,
+		 (unsigned long)t, win.sync, num);
+}
+
+uint64_t window_edge(const char *state, const char *what, unsigned window,
+		     const struct idle_layout *l, struct idle_snap *s, window_apply_fn *apply)
+{
+	static struct ack_line ack;
+	const char *why;
 	uint64_t t;
 
 	if (!win.sync) {
-		snapshot(state, l, s);
+		if (s)
+			snapshot(state, l, s);
 		t = now_ns();
-		out_line("@idlelab window state=%s what=%s t_ns=%lu sync=0", state, what,
-			 (unsigned long)t);
+		marker(state, what, window, t);
 		return t;
 	}
 	if (!quiesce_begin())
 		sync_failed(state, "a CPU did not reach the barrier");
-	snapshot(state, l, s);
+	if (s)
+		snapshot(state, l, s);
 	console_flush_input();
 	t = now_ns();
-	out_line("@idlelab window state=%s what=%s t_ns=%lu sync=1", state, what, (unsigned long)t);
-	if (!console_wait_byte(win.timeout_ns))
-		sync_failed(state, "no acknowledgement from the host");
+	marker(state, what, window, t);
+	why = console_wait_ack(win.timeout_ns, &ack);
+	if (why)
+		sync_failed(state, why);
+	if (ack.text[0] && !apply)
+		sync_failed(state, "settings sent with a marker that takes none");
+	if (ack.text[0]) /* at a close, the settings are the next window's */
+		apply(ack.text, state[0] == 'c' ? window + 1 : window);
 	quiesce_end();
 	return t;
 }

@@ -188,13 +188,19 @@ static bool spawn(void *(*fn)(void *), struct wl_state *st, unsigned i, char *wh
 	return true;
 }
 
-bool wl_start(struct wl_state *st, char *why, size_t whylen)
+void wl_reset(struct wl_state *st)
 {
-	nthreads = 0;
 	for (unsigned i = 0; i < LG_MAX_CPUS; i++) {
 		hist_init(&hists[i]);
 		counts[i] = 0;
+		__atomic_store_n(&st->wakeups[i], 0, __ATOMIC_RELAXED);
 	}
+}
+
+bool wl_start(struct wl_state *st, char *why, size_t whylen)
+{
+	nthreads = 0;
+	wl_reset(st);
 	switch (st->k->v[KNOB_workload]) {
 	case WORKLOAD_PINGPONG:
 		if (st->nused < 2) {

@@ -26,7 +26,7 @@ struct wl_state {
 	unsigned nused;
 	int phase;
 	/* Per CPU: the workload's wake-ups issued there (futex wakes that woke a thread, timer
-	 * wakes of its sleeper) over the measured window. */
+	 * wakes of its sleeper) over the measured window (wl_reset starts each from 0). */
 	uint64_t wakeups[LG_MAX_CPUS];
 };
 
@@ -35,6 +35,10 @@ bool wl_pick_cpus(struct wl_state *st, char *why, size_t whylen);
 
 /* Starts the workload's threads (in the warm-up phase); false with why. */
 bool wl_start(struct wl_state *st, char *why, size_t whylen);
+
+/* A window's counts start from zero: called in the gap before it, with the threads running
+ * unmeasured (WL_WARMUP), so none records meanwhile. */
+void wl_reset(struct wl_state *st);
 
 /* Waits for the threads to end (after phase became WL_STOP). */
 void wl_join(struct wl_state *st);
