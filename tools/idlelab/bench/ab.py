@@ -42,7 +42,7 @@ def build(a_text, b_text, base=DEFAULT_BASE, boots=DEFAULT_BOOTS, npairs=DEFAULT
         raise windowplan.PlanError("--ab-base must describe one run (no sweeps)")
     run = runs[0]
     arms = (windowplan.parse_arm("A", a_text), windowplan.parse_arm("B", b_text))
-    workplan.check_arms(arms)
+    workplan.check_arms(arms, run.guest_os)
     base_params = dict(params.values or {}) if params is not None else {}
     design = windowplan.Design(arms, npairs, order, seed,
                                workplan.with_defaults(run.guest, arms), base_params)

@@ -18,6 +18,9 @@ RUN_OVERHEAD_S = 1.0     # boot + table printing + exit here, before any run is 
 # The kernel's knobs_parse() on the host (tools/knobdoc.c), built by tests/knobdoc.mk.
 KNOBDOC = os.path.join(TOP, "build", "host", "knobdoc")
 KNOBDOC_MK = os.path.join(TOP, "tests", "knobdoc.mk")
+# The Linux guest's own refusal of a settings line (tools/linuxguest/switchable.c's list),
+# built by tools/linuxguest/linuxguest.mk.
+LINUX_KNOBCHECK = os.path.join(TOP, "build", "host", "linuxguest-knobcheck")
 
 
 class KnobCheckUnavailable(RuntimeError):
@@ -53,10 +56,10 @@ def check_cmdlines(loaded, window_hold=matrix.WINDOW_HOLD):
     runs = [run for _, _, rs in loaded for run in rs if run.guest_os == "idlelab"]
     # A value in the cost table's terms (timer+300us) becomes a time only once the table is
     # measured; any table gives a time of the same syntax, so a placeholder checks it.
-    for r in runs:          # within=: what the windows switch, by the guest's own list
+    for r in (r for _, _, rs in loaded for r in rs):   # within=: by each guest's own list
         if r.windows is not None:
             try:
-                check_arms(r.windows.arms)
+                check_arms(r.windows.arms, r.guest_os)
             except windowplan.PlanError as e:
                 raise matrix.MatrixError(f"{matrix.where_set(r, 'within')}: run {r.name!r}: "
                                          f"{e}") from None
@@ -138,22 +141,40 @@ def planned_by_matrix(work):
     return out
 
 
-def kernel_refuses_switch(line):
-    """The guest's own refusal of a settings line (build/host/knobdoc --check-switchable,
-    kernel/knobs/switchable.c), None if it takes it."""
-    build_knobdoc()
-    res = subprocess.run([KNOBDOC, "--check-switchable", line], capture_output=True,
+def build_linux_knobcheck():
+    """build/host/linuxguest-knobcheck, the Linux guest's list of what switches."""
+    built = subprocess.run(["make", "--no-print-directory", "-s", "-C", TOP,
+                            os.path.relpath(LINUX_KNOBCHECK, TOP)],
+                           capture_output=True, text=True, timeout=120)
+    if built.returncode != 0:
+        last = (built.stderr or built.stdout).strip().splitlines()[-1:] or ["?"]
+        raise KnobCheckUnavailable(f"building {relpath(LINUX_KNOBCHECK)} failed: {last[0]}")
+
+
+def kernel_refuses_switch(line, guest="idlelab"):
+    """The guest's own refusal of a settings line, None if it takes it: idlelab's
+    (build/host/knobdoc --check-switchable, kernel/knobs/switchable.c) or the Linux guest's
+    (build/host/linuxguest-knobcheck, tools/linuxguest/switchable.c)."""
+    if guest == "linux":
+        build_linux_knobcheck()
+        tool = LINUX_KNOBCHECK
+    else:
+        build_knobdoc()
+        tool = KNOBDOC
+    res = subprocess.run([tool, "--check-switchable", line], capture_output=True,
                          text=True, timeout=30)
     if res.returncode == 0:
         return None
-    return res.stdout.strip() or res.stderr.strip() or f"knobdoc exit {res.returncode}"
+    return res.stdout.strip() or res.stderr.strip() or \
+        f"{os.path.basename(tool)} exit {res.returncode}"
 
 
-def check_arms(arms):
+def check_arms(arms, guest="idlelab"):
     """PlanError for the first arm whose guest settings the guest would refuse to switch."""
     for arm in arms:
         if arm.guest:
-            refused = kernel_refuses_switch(" ".join(f"{k}={v}" for k, v in arm.guest.items()))
+            refused = kernel_refuses_switch(" ".join(f"{k}={v}" for k, v in arm.guest.items()),
+                                            guest)
             if refused:
                 raise windowplan.PlanError(f"arm {arm.label}: {refused}")
 
