@@ -5,9 +5,9 @@ from idlelab.derive import effects
 from idlelab.derive.runrow import RunRow, aggregate
 
 
-def windows(name, values, paired=True):
+def windows(name, values, paired=True, boot_run="boot"):
     """A cell's aggregated row from {boot: [value per round]}."""
-    rows = [RunRow(name=name, matrix="m", status="ok", repeat=boot,
+    rows = [RunRow(name=name, matrix="m", status="ok", repeat=boot, boot_run=boot_run,
                    window_round=(r + 1) if paired else None, host_cpu_pct=v)
             for boot, vs in values.items() for r, v in enumerate(vs)]
     return aggregate(rows)[0]
@@ -40,6 +40,15 @@ def test_the_same_values_unpaired_are_not_decided_by_the_boots_own_noise():
     ap = windows("a", {b: [10 * b, 12 * b] for b in BOOTS})
     bp = windows("b", {b: [10 * b + 3, 12 * b + 3] for b in BOOTS})
     assert effects.judge(effect(ap, bp)).verdict == effects.REPRODUCED
+
+
+def test_windows_of_two_boots_apart_are_not_paired_by_their_repeat_numbers():
+    """Cells of two within=/boot= rows ran in different boots that share repeat numbers
+    (boot 1 of each): pairing their rounds would pair windows of unrelated boots."""
+    a = windows("a", {b: [10 * b, 12 * b] for b in BOOTS}, boot_run="rr")
+    b = windows("b", {b: [10 * b + 3, 12 * b + 3] for b in BOOTS}, boot_run="idle")
+    v = effects.judge(effect(a, b))
+    assert not v.stats.paired and v.verdict == effects.NOT_DECIDED
 
 
 def test_an_interval_inside_the_threshold_is_no_effect():

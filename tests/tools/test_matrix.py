@@ -314,3 +314,48 @@ def test_alone_key():
     a, b = parse("defaults: workload=periodic duration=1s pin=0+1\na: alone=1\nb:\n", "m.txt")
     assert (a.alone, a.pin, b.alone) == (1, (0, 1), None)
     assert "alone" in matrix.__doc__ and "alone" in matrixvalues.KEYS
+
+
+# --- boot=: rows that take turns inside the same boots -----------------------------------------
+
+BOOT_ROWS = """defaults: workload=pingpong duration=1s repeat=3 rounds=2 guest.hz=0,250
+no-poll:  boot=b halt_poll_ns=global:0     host_grow=2 host_shrink=0
+always:   boot=b halt_poll_ns=global:1s    host_grow=1 host_shrink=1
+dynamic:  boot=b halt_poll_ns=global:500us host_grow=2 host_shrink=0
+alone:    halt_poll_ns=global:0
+"""
+
+
+def test_boot_rows_become_one_boot_per_swept_value_with_a_cell_per_row():
+    runs = matrix.parse(BOOT_ROWS)
+    assert [r.name for r in runs] == ["b-hz=0", "b-hz=250", "alone-hz=0", "alone-hz=250"]
+    b0 = runs[0]
+    assert b0.repeat == 3 and b0.windows.windows == 6 and b0.sweep == {"guest.hz": "0"}
+    assert [c.name for c in matrix.cells(b0)] == ["no-poll-hz=0", "always-hz=0", "dynamic-hz=0"]
+    arms = b0.windows.arms
+    assert [a.config for a in arms] == ["no-poll", "always", "dynamic"]
+    assert arms[1].host_params == {"halt_poll_ns": 1000000000, "halt_poll_ns_grow": 1,
+                                   "halt_poll_ns_shrink": 1}
+    plan = b0.windows.for_boot(1)
+    assert plan.windows == 6 and plan.describe(1)["config"] == "no-poll"
+
+
+@pytest.mark.parametrize("text, where, what", [
+    ("a: boot=x workload=idle duration=1s\nb: boot=x workload=pingpong duration=1s\n", 2,
+     "rows 'a' and 'b' differ in workload=, which cannot change inside a boot"),
+    ("a: boot=x workload=idle duration=1s halt_poll_ns=global:0 host_grow=2\n"
+     "b: boot=x workload=idle duration=1s halt_poll_ns=global:1s\n", 2,
+     "row 'b' does not state host_grow="),
+    ("a: boot=x workload=idle duration=1s\nc: workload=idle duration=1s\n", 1,
+     "only row 'a' joins this boot"),
+    ("a: boot=x workload=idle duration=1s halt_poll_ns=global:0,global:1s within=halt_poll_ns\n",
+     1, "give one of them"),
+    ("a: boot=x workload=idle duration=1s halt_poll_ns=200us\n"
+     "b: boot=x workload=idle duration=1s halt_poll_ns=global:0\n", 1,
+     "cannot be taken back inside a boot"),
+    ("a: boot=x, workload=idle duration=1s\n", 1, "boot=x,: expected a name"),
+])
+def test_a_boot_its_rows_cannot_share_is_refused_at_the_line(text, where, what):
+    with pytest.raises(matrix.MatrixError) as e:
+        matrix.parse(text, "m.txt")
+    assert str(e.value).startswith(f"m.txt:{where}: ") and what in str(e.value), str(e.value)

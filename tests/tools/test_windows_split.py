@@ -54,7 +54,7 @@ def _rec(status="ok", hosts=({"delta": {}}, {"delta": {}})):
 def test_split_names_each_window_by_its_arm_and_keeps_the_boot():
     a, b = windows.split(_rec())
     assert (a["name"], b["name"]) == ("ab.A", "ab.B")
-    assert a["boot_window"] == {"boot": 2, "window": 1, "arm": "A", "windows": 2,
+    assert a["boot_window"] == {"boot": 2, "run": "ab", "window": 1, "arm": "A", "windows": 2,
                                 "guest": "idle=halt", "host_params": {},
                                 "vm_halt_poll_ns": None, "round": None}
     assert a["guest_knobs"] == {"duration": "1s", "idle": "halt"}

@@ -84,6 +84,13 @@ within              the swept keys whose values vary inside one boot rather than
                     keys' values make run as windows of each boot, `rounds` rounds of each in a
                     balanced order, and keep their names; `repeat` counts the boots.
 rounds              within=: how many windows of each cell a boot measures (default 4).
+boot                the rows that share a boot: `boot=NAME` on several rows makes one boot of
+                    windows, each row a cell (rounds= windows of each, balanced order), where
+                    within= would make every combination of its keys: seed 000's
+                    configurations set four kvm parameters together. The rows may differ
+                    only in what within= can switch, each stated on every row; a swept key
+                    (guest.hz=0,250) makes a boot per value. `repeat` counts the boots; the
+                    cells keep their names.
 guest.<knob>        passed to the guest kernel command line as `<knob>=<value>`, unchanged.
                     For guest=linux that is Linux's command line: its program reads the
                     idlelab knobs it honours (workload=, duration=, warmup=, period=, cpus=,
@@ -209,7 +216,8 @@ class _Parser:
 
     def values(self, key, text):
         """The comma-separated values of one key, each checked (a sweep if more than one)."""
-        items = text.split(",") if key != "within" else [text]   # within's list is one value
+        # within's list is one value, as is boot='s name
+        items = text.split(",") if key not in ("within", "boot") else [text]
         if key == "neighbour":
             items = matrixvalues.join_cpu_lists(items)
         if any(not v for v in items):
@@ -248,6 +256,7 @@ def parse(text, filename="<matrix>", guest_knobs=None):
     MatrixError naming file:line on any mistake."""
     p = _Parser(filename, guest_knobs)
     defaults, runs, seen = {}, [], {}
+    groups = {}         # boot=: (name, the sweep of its boot-level keys) -> [cell run]
     set_at = {}         # {key: the defaults line its value in force comes from}
     count = 0
     lines = text.splitlines()
@@ -275,14 +284,23 @@ def parse(text, filename="<matrix>", guest_knobs=None):
             raise p.error(f"the sweeps expand to {count} runs by this line; a matrix may "
                           f"have at most {MAX_RUNS}")
         for run in _expand(p, name, merged, lines):
-            if run.name in seen:
-                raise p.error(f"run name {run.name!r} already used at {seen[run.name]}")
-            seen[run.name] = run.where
-            runs.append(run)
+            cells = run.windows.cells if run.windows is not None else ()
+            for used in [run.name] + [c.name for c in cells if c.name != run.name]:
+                if used in seen:
+                    raise p.error(f"run name {used!r} already used at {seen[used]}")
+                seen[used] = run.where
+            if "boot" in run.settings:
+                key = _group_key(run)
+                if key not in groups:
+                    runs.append(key)        # the boot stands where its first row does
+                groups.setdefault(key, []).append(run)
+            else:
+                runs.append(run)
     if not runs:
         raise p.error("no runs in the matrix (expected 'name: key=value ...' lines)",
                       max(len(lines), 1))
-    return runs
+    return [_joined_boot(p, key, groups[key], seen) if isinstance(r, tuple) else r
+            for key, r in ((r if isinstance(r, tuple) else None, r) for r in runs)]
 
 
 def _expand(p, name, merged, lines):
@@ -297,6 +315,10 @@ def _expand(p, name, merged, lines):
             if key in p.unknown_guest:
                 raise p.error(p.unknown_guest[key][1], p.unknown_guest[key][0])
     if "within" in merged:
+        if "boot" in merged:
+            raise p.error("boot= joins rows into one boot's windows and within= makes a "
+                          "boot's windows of its own sweep: give one of them",
+                          _last_line(lines, "boot", "within"))
         yield from _expand_within(p, name, merged, lines)
         return
     swept = [k for k, v in merged.items() if len(v) > 1]
@@ -350,6 +372,66 @@ def _expand_within(p, name, merged, lines):
         yield dataclasses.replace(first, name=name + suffix, windows=design,
                                   sweep=dict(zip(outer, key)),
                                   **({"neighbour": None} if "neighbour" in axes else {}))
+
+
+def _group_key(run):
+    """Which boot a boot= row's run joins: its boot= name and its swept values (guest.hz=0,250
+    on the rows makes a boot per tick rate, each of every row's cell at that rate)."""
+    return (run.settings["boot"], tuple(run.sweep.items()))
+
+
+def _switchable(key):
+    return key in matrixvalues.WITHIN_HOST or key.startswith("guest.")
+
+
+def _joined_boot(p, key, members, seen):
+    """The Run of a boot= group: one boot whose windows are its rows' cells, switching the
+    keys in which they differ. Each such key must be one within= can switch and be stated on
+    every row (a window returns to nothing unstated); everything else must be the same."""
+    label, fixed = key
+    first = members[0]
+    if len(members) < 2:
+        raise p.error(f"boot={label}: only row {first.name!r} joins this boot; a boot of "
+                      "windows needs two rows or more", _line_of(first, "boot"))
+    keys = sorted({k for m in members for k in m.settings} - {"boot"})
+    differ = [k for k in keys if len({m.settings.get(k) for m in members}) > 1]
+    for k in differ:
+        odd = next(m for m in members if m.settings.get(k) != first.settings.get(k))
+        if not _switchable(k):
+            raise p.error(f"boot={label}: rows {first.name!r} and {odd.name!r} differ in "
+                          f"{k}=, which cannot change inside a boot", _line_of(odd, k))
+        unset = next((m for m in members if k not in m.settings), None)
+        if unset is not None:
+            raise p.error(f"boot={label}: row {unset.name!r} does not state {k}=, which "
+                          "other rows of its boot switch: give its value there",
+                          _line_of(unset, "boot"))
+    arms = []
+    for cell in members:
+        text = " ".join(f"{k}={cell.settings[k]}" for k in differ)
+        try:
+            arm = windowplan.parse_arm(cell.name, text)
+        except windowplan.PlanError as e:
+            raise p.error(f"boot={label}: {e}", _line_of(cell, "boot")) from None
+        arms.append(dataclasses.replace(arm, run_name=cell.name, config=config_of(cell)))
+    rounds = matrixvalues.PARSERS["rounds"](first.settings.get("rounds", "4"))
+    name = label + "".join(f"-{short_key(k)}={v.replace(':', '_')}" for k, v in fixed)
+    if name in seen:
+        raise p.error(f"boot={label}: the boot's name {name!r} is a run's already "
+                      f"({seen[name]})", _line_of(first, "boot"))
+    design = windowplan.Design(tuple(arms), rounds, "abba", None, dict(first.guest), {},
+                               cells=tuple(members), base_pin=first.pin,
+                               base_neighbour=first.neighbour)
+    try:
+        design.for_boot(1)          # what a boot would refuse (a per-VM window in some rows)
+    except windowplan.PlanError as e:
+        raise p.error(f"boot={label}: {e}", _line_of(first, "boot")) from None
+    return dataclasses.replace(first, name=name, windows=design, sweep=dict(fixed),
+                               **({"neighbour": None} if "neighbour" in differ else {}))
+
+
+def _line_of(run, key):
+    """The line that set `key` for this run (a defaults line, or the run's own)."""
+    return run.lines.get(key) or int(run.where.rsplit(":", 1)[1])
 
 
 def cells(run, from_arms=False):

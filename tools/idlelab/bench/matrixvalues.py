@@ -286,6 +286,16 @@ def _within(text):
     return tuple(axes)
 
 
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
+def _boot(text):
+    """boot=NAME: the rows with this name take turns as the windows of the same boots."""
+    if not _NAME.fullmatch(text):
+        raise ValueError(f"a name (letters, digits, '_', '.', '-'), not {text!r}")
+    return text
+
+
 _U32 = _int_in(0, 2 ** 32 - 1)
 PARSERS = {
     "workload": _workload,
@@ -306,6 +316,7 @@ PARSERS = {
     "trace": _choice(TRACES),
     "within": _within,
     "rounds": _int_in(1, MAX_ROUNDS),
+    "boot": _boot,
     "guest": _choice(GUESTS),
     "linux_kernel": _choice(LINUX_KERNELS),
 }

@@ -127,7 +127,8 @@ def settable_windows(run, params):
         wanted = dict(run.host_params, **own)
         _, reason = params.changes_for(dataclasses.replace(run, host_params=wanted))
         if reason:
-            dropped[arm.label] = {"arm": arm.label, "name": arm.run_name, "text": arm.text,
+            dropped[arm.label] = {"arm": arm.label, "name": arm.run_name,
+                                  "config": arm.config, "text": arm.text,
                                   "host_params": own, "reason": reason}
     if not dropped:
         return run, []

@@ -35,6 +35,7 @@ class Arm:
     pin: object = False                          # host CPU per vCPU; None unpinned; False: not set
     neighbour: object = False                    # matrixvalues.Neighbour, None: none; False: not set
     run_name: str = None     # the name its windows' rows take (a within= cell's); None: BOOT.LABEL
+    config: str = None       # the configuration its rows belong to (a boot= cell's); None: the boot's
 
     def describe(self):
         return self.text or "(the boot's own settings)"
@@ -163,7 +164,8 @@ class Plan:
     def describe(self, k):
         narms = len({a.label for a in self.arms})
         return {"window": k, "round": (k - 1) // narms + 1, "arm": self.arms[k - 1].label,
-                "name": self.arms[k - 1].run_name, "text": self.arms[k - 1].text,
+                "name": self.arms[k - 1].run_name, "config": self.arms[k - 1].config,
+                "text": self.arms[k - 1].text,
                 "guest": self.guest_line(k),
                 "host_params": self.host_params(k), "vm_halt_poll_ns": self.vm_halt_poll_ns(k),
                 **({"pin": None if self.pin(k) is None else list(self.pin(k))}

@@ -56,6 +56,8 @@ class RunRow:
     window_round: int = _col("", BENCH, "which round of its boot: the windows of one round, one "
                              "per compared setting, are paired with each other "
                              "(docs/verdicts.md)")
+    boot_run: str = _col("", BENCH, "the boot a window ran in: its boot's run name (a within= "
+                         "or boot= row's); windows pair only inside one boot_run and repeat")
     status: str = _col("", BENCH, "`ok`, `failed`, or `not run` (the host could not be set as "
                        "the run asks)")
     reason: str = _col("", BENCH, "why a run failed or was not run, in one line")

@@ -61,12 +61,13 @@ def _members(row):
 
 
 def _values(row, key):
-    """[(boot, round or None, value)] of a cell's windows (or boots) that measured `key`."""
+    """[(boot, round or None, value)] of a cell's windows (or boots) that measured `key`; a
+    boot is its run and repeat (two boot= or within= rows' boots share repeat numbers)."""
     out = []
     for m in _members(row):
         v = getattr(m, key, None)
         if is_number(v):
-            out.append((m.repeat, m.window_round, v))
+            out.append(((getattr(m, "boot_run", None), m.repeat), m.window_round, v))
     return out
 
 
@@ -101,7 +102,8 @@ def judge(e, deterministic=False):
     threshold = pairs.threshold_of(MIN_REL, a, e.threshold)
     if deterministic:
         return exact(e, a, b, threshold)
-    if all(r is not None for _, r, _ in a_vals + b_vals):
+    shared = {bt for bt, _, _ in a_vals} & {bt for bt, _, _ in b_vals}
+    if shared and all(r is not None for _, r, _ in a_vals + b_vals):
         windows = [dict(boot=bt, round=r, arm="A", value=v) for bt, r, v in a_vals] + \
                   [dict(boot=bt, round=r, arm="B", value=v) for bt, r, v in b_vals]
         stats = pairs.verdict(pairs.pairs_from_windows(windows), threshold, e.direction)

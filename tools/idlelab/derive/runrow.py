@@ -113,7 +113,7 @@ def identity(rec):
     return dict(
         {k: rec.get(k) for k in ("matrix", "config", "name", "repeat", "status", "reason",
                                  "accel", "workload", "smp")},
-        window=bw.get("window"), window_round=bw.get("round"),
+        window=bw.get("window"), window_round=bw.get("round"), boot_run=bw.get("run"),
         halt_poll_scope=hp["scope"],
         halt_poll_ns=hp["ns"] if hp["scope"] != "host" else values.get("halt_poll_ns"),
         host_grow=wanted.get("halt_poll_ns_grow", values.get("halt_poll_ns_grow")),

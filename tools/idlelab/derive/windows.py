@@ -92,9 +92,9 @@ def _not_made(rec, m):
     sub = {k: v for k, v in rec.items() if k not in ("windows", "per_vcpu", "serial", "host",
                                                      "load", "not_run_arms")}
     sub.update(name=m["name"] or f"{rec['name']}.{m['arm']}", status="not run",
-               reason=m["reason"],
-               boot_window={"boot": rec.get("repeat"), "window": None, "round": None,
-                            "arm": m["arm"]})
+               reason=m["reason"], config=m.get("config") or rec.get("config"),
+               boot_window={"boot": rec.get("repeat"), "run": rec.get("name"), "window": None,
+                            "round": None, "arm": m["arm"]})
     sub["settings"] = _settings(rec, m.get("text"))
     if m.get("host_params"):
         hp = dict(rec.get("host_params") or {})
@@ -138,10 +138,12 @@ def split(rec):
         sub = {key: v for key, v in rec.items() if key not in ("windows", "per_vcpu")}
         lines = by_window.get(k)
         sub.update(name=w.get("name") or f"{rec['name']}.{w['arm']}",
-                   config=w["arm"] if not w.get("name") else rec.get("config"),
+                   config=w.get("config") or (w["arm"] if not w.get("name")
+                                              else rec.get("config")),
                    host=w["host"], load=w["load"],
                    serial=window_serial(pre, lines or [], tail),
-                   boot_window={"boot": rec.get("repeat"), "window": k,
+                   boot_window={"boot": rec.get("repeat"), "run": rec.get("name"),
+                                "window": k,
                                 "round": w.get("round"), "arm": w["arm"],
                                 "windows": len(windows), "guest": w["guest"],
                                 "host_params": w["host_params"],
