@@ -12,8 +12,8 @@ import sys
 import pytest
 
 from conftest import TOP
-from idlelab.bench import cli
-from idlelab.derive import guestrun
+from idlelab.bench import ab, cli, matrix, windowplan, workplan
+from idlelab.derive import guestrun, windows
 from idlelab.host import qemu
 
 BOOT_TIMEOUT_S = 240     # Debian's kernel under TCG on a loaded 2-CPU machine: ~20-60 s
@@ -181,3 +181,178 @@ def test_a_bench_row_with_guest_linux_is_measured_like_idlelabs(built, tmp_path)
     assert r["achieved_period_ns"] >= 2_000_000 * 0.9
     assert r["late_p50_ns"] <= r["late_p99_ns"] <= r["late_max_ns"]
     assert guestrun.check_invariants(run) == []
+
+
+# --- windows= and settings switched between them (docs/windows.md) -------------------------
+
+LINUX_TXT = os.path.join(TOP, "tools", "matrices", "linux.txt")
+# The peer table's rows by name: an interface (runs.csv, the layout's pairing), whether a row
+# runs in boots of its own or as windows of a within= row's boots.
+PEER_NAMES = {"floor", "neither", "host-poll", "guest-poll", "guest-msr", "both",
+              "host-poll.placed", "guest-poll.placed", "linux-floor", "linux-neither",
+              "linux-host-poll", "linux-guest-poll", "linux-guest-msr",
+              "linux-host-poll.placed", "linux-hpgov-floor", "linux-hpgov-guest-poll",
+              "linux-hpgov-guest-msr", "linux-hpgov-guest-poll.placed"}
+
+
+def test_the_peer_matrix_runs_neither_and_host_poll_inside_the_same_boots():
+    """They differ in the kvm parameter alone (boot=): windows of the same boots, their
+    names kept; the rows that differ in what a guest sets at boot stay apart."""
+    runs = matrix.load(LINUX_TXT, guest_knobs=matrix.guest_knob_names())
+    names = {c.name for r in runs for c in matrix.cells(r) if not c.name.count("sweep")}
+    assert names == PEER_NAMES
+    within = {r.name: r for r in runs if r.windows is not None}
+    assert set(within) == {"neither-host-poll", "linux-neither-host-poll"}
+    for prefix, r in (("", within["neither-host-poll"]),
+                      ("linux-", within["linux-neither-host-poll"])):
+        assert [c.name for c in matrix.cells(r)] == [f"{prefix}neither", f"{prefix}host-poll"]
+        # the rows differ in the kvm parameter alone, which the host switches
+        assert [(a.host_params, a.guest) for a in r.windows.arms] == [
+            ({"halt_poll_ns": 0}, {}), ({"halt_poll_ns": 300_000}, {})]
+        assert r.windows.windows == 4 and r.repeat == 3 and r.guest["idle"] == "halt"
+        assert "windows=4" in matrix.guest_cmdline(r)
+    assert within["linux-neither-host-poll"].guest_os == "linux"
+    # a boot-time difference stays across boots
+    assert all(r.windows is None for r in runs if "guest-poll" in r.name or "floor" in r.name)
+    workplan.check_cmdlines(workplan.load_matrices([LINUX_TXT]))      # nothing refused
+
+
+def linux_matrix(tmp_path, row):
+    path = tmp_path / "m.txt"
+    path.write_text("defaults: smp=2 workload=pingpong duration=300ms guest=linux\n" + row + "\n")
+    return [str(path)]
+
+
+def test_what_the_linux_guest_cannot_switch_is_refused_before_the_boot_in_one_line(tmp_path):
+    """Linux reads idle= and cpuidle_haltpoll.force at boot: idlelab switches them between
+    windows, the Linux guest cannot, and its own list (tools/linuxguest/switchable.c) says so
+    before anything boots."""
+    for knob, values in (("guest.idle", "halt,poll"),
+                         ("guest.cpuidle_haltpoll.force", "0,1")):
+        paths = linux_matrix(tmp_path, f"a: {knob}={values} within={knob}")
+        with pytest.raises(matrix.MatrixError) as e:
+            workplan.check_cmdlines(workplan.load_matrices(paths))
+        msg = str(e.value)
+        assert "\n" not in msg and msg.startswith(f"{paths[0]}:2: run 'a'")
+        assert f"{knob[len('guest.'):]} cannot change while the Linux guest runs" in msg
+    # the same rows for idlelab's kernel switch
+    idl = tmp_path / "i.txt"
+    idl.write_text("i: workload=pingpong duration=300ms guest.idle=halt,poll within=guest.idle\n")
+    workplan.check_cmdlines(workplan.load_matrices([str(idl)]))
+    # the haltpoll governor's tunables switch in the Linux guest too
+    workplan.check_cmdlines(workplan.load_matrices(linux_matrix(
+        tmp_path, "b: guest.haltpoll.guest_halt_poll_ns=300us,2ms "
+                  "within=guest.haltpoll.guest_halt_poll_ns")))
+
+
+def test_ab_with_a_linux_base_is_judged_by_the_linux_guests_list():
+    with pytest.raises(windowplan.PlanError, match="arm A: idle cannot change while the Linux"):
+        ab.build("idle=halt", "idle=poll", base="guest=linux workload=pingpong duration=300ms")
+    (_, _, (run,)), = ab.build("haltpoll.guest_halt_poll_ns=300us",
+                               "haltpoll.guest_halt_poll_ns=1ms",
+                               base="guest=linux workload=pingpong duration=300ms")
+    assert run.guest_os == "linux" and run.windows.windows == 8
+
+
+def test_the_host_tool_says_the_guests_own_refusal():
+    assert workplan.kernel_refuses_switch("haltpoll.guest_halt_poll_grow=4", "linux") is None
+    assert "pollflag cannot change while the Linux guest runs" in \
+        workplan.kernel_refuses_switch("pollflag=0", "linux")
+    assert workplan.kernel_refuses_switch("pollflag=0") is None          # idlelab's: it can
+    res = subprocess.run([workplan.LINUX_KNOBCHECK], capture_output=True, text=True)
+    assert res.returncode == 2 and "usage" in res.stderr
+
+
+def windowed_boot(cmdline, settings=()):
+    """A TCG boot of windows= that sends `settings` in order with the acknowledgements of the
+    set and close markers (an empty line: none), as the window probe does."""
+    procs, acks, todo = [], [], list(settings)
+
+    def line(text):
+        if text.startswith("@idlelab window ") and "sync=1" in text:
+            state = text.split("state=", 1)[1].split()[0]
+            qemu.acknowledge(procs[0], todo.pop(0) if state in ("set", "close") and todo
+                             else "")
+            acks.append(state)
+
+    cfg = qemu.Config(smp=2, machine="pc", accel="tcg", guest="linux", cmdline=cmdline)
+    return qemu.run(cfg, timeout=BOOT_TIMEOUT_S, on_start=procs.append, on_line=line), acks
+
+
+WINDOWED = "workload=pingpong duration=200ms warmup=50ms window_gap=20ms window_sync=1 " \
+           "window_sync_timeout=60s windows=3"
+
+
+def test_three_windows_under_tcg_are_numbered_and_counted_apart(built):
+    res, acks = windowed_boot(WINDOWED)
+    assert res.outcome.name == "SUCCESS", res.output[-3000:]
+    assert acks == ["set", "open", "close", "open", "close", "open", "close"]
+    marks = [f for _, f in res.records("window")]
+    assert [(m["state"], m["window"]) for m in marks] == [
+        ("set", "1"), ("open", "1"), ("close", "1"), ("open", "2"), ("close", "2"),
+        ("open", "3"), ("close", "3")]
+    _, by_window, _ = windows.stretches(res.output)
+    assert sorted(by_window) == [1, 2, 3]
+    for k, lines in by_window.items():
+        run = guestrun.parse_run(windows.window_serial([], lines, []))
+        # each window's records after its close marker, its counts its own
+        assert [c["id"] for c in run.cpus] == [0, 1] and run.result["ok"] == 1
+        assert 200e6 <= run.result["window_ns"] < 200e6 + 1e9
+        assert 0 < run.total("wakeups") <= 2 * run.result["iters"] + 2, (k, lines)
+
+
+def test_a_setting_linux_takes_only_at_boot_ends_the_run_as_idlelabs_does(built):
+    res, _ = windowed_boot(WINDOWED, ["", "cpuidle_haltpoll.force=1"])
+    assert res.outcome.name == "BAD_KNOB", res.output[-3000:]
+    (err,) = res.records("error")
+    assert err[1]["what"] == "settings" and err[1]["window"] == "2"
+    assert err[1]["msg"].startswith("cpuidle_haltpoll.force cannot change while the Linux")
+    # refused at window 1's close barrier, before its records: nothing past it runs
+    assert not res.records("result")
+    assert [f["state"] for _, f in res.records("window")][-1] == "close"
+
+
+def test_a_haltpoll_tunable_on_a_kernel_without_the_governor_is_refused(built):
+    """Debian's kernel has no haltpoll governor, so no parameter to write."""
+    res, _ = windowed_boot(WINDOWED, ["haltpoll.guest_halt_poll_ns=1ms"])
+    assert res.outcome.name == "BAD_KNOB", res.output[-3000:]
+    (err,) = res.records("error")
+    assert err[1]["what"] == "settings" and err[1]["window"] == "1"
+    assert "this kernel has no haltpoll governor" in err[1]["msg"]
+    assert [f["state"] for _, f in res.records("window")] == ["set"]
+
+
+@pytest.mark.kvm
+@pytest.mark.kvm_full
+def test_three_windows_under_the_nested_kvm_switch_the_hosts_window_between_them(built,
+                                                                                tmp_path):
+    """windows=3 under a real KVM (the nested host: Debian's kernel does not boot under this
+    machine's own KVM, docs/platform-notes.md), the per-VM window switched before each
+    window by the host as for idlelab: 0, 100 and 200 us, each window's row its own, and KVM
+    polling only where its window is open (the guest idles by HLT: idle=halt)."""
+    (tmp_path / "m.txt").write_text(
+        "w: smp=2 workload=pingpong duration=300ms guest=linux guest.idle=halt repeat=1 "
+        "halt_poll_ns=0,100us,200us within=halt_poll_ns rounds=1\n")
+    res = subprocess.run([sys.executable, os.path.join(TOP, "tools", "bench"), "--matrix",
+                          str(tmp_path / "m.txt"), "--accel", "nested", "--no-cost-table",
+                          "--results-dir", str(tmp_path / "out")],
+                         capture_output=True, text=True, timeout=900)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    with open(tmp_path / "out" / "latest" / "runs.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["name"], r["window"], r["status"]) for r in rows] == [
+        ("w-halt_poll_ns=0", "1", "ok"), ("w-halt_poll_ns=100us", "2", "ok"),
+        ("w-halt_poll_ns=200us", "3", "ok")]
+    assert all(r["guest"] == "linux" and r["accel"] == "kvm" for r in rows)
+    assert [int(r["halt_poll_ns"]) for r in rows] == [0, 100_000, 200_000]
+    assert int(rows[0]["host_attempted_poll"]) == 0          # window closed: KVM never polls
+    assert all(int(r["iters"]) > 0 for r in rows)
+    (raw,) = (tmp_path / "out" / "latest" / "raw").iterdir()
+    rec = json.loads(raw.read_text())
+    lines = rec["serial"].splitlines()
+    marks = [ln.split("state=")[1].split()[0] + ln.split("window=")[1]
+             for ln in lines if ln.startswith("@idlelab window ")]
+    assert marks == ["set1", "open1", "close1", "open2", "close2", "open3", "close3"]
+    assert sum(ln.startswith("@idlelab result ") for ln in lines) == 3
+    # what the host wrote before each window, as its record says it
+    assert [w["switched"]["vm_halt_poll_ns"] for w in rec["windows"]] == [0, 100_000, 200_000]

@@ -286,9 +286,12 @@ def test_the_linux_matrix_has_seed_002s_configurations_for_both_guests():
     runs = matrix.load(os.path.join(TOP, "tools", "matrices", "linux.txt"),
                        guest_knobs=matrix.guest_knob_names())
     configs = {}
-    for r in runs:       # as the report sees a row: config, name, guest
-        row = types.SimpleNamespace(config=matrix.config_of(r), name=r.name, guest=r.guest_os)
-        configs.setdefault(peers.with_part(row), (r, row))
+    # as the report sees a row: config, name, guest; a boot= row's windows are its rows
+    for boot in runs:
+        for r in matrix.cells(boot):
+            row = types.SimpleNamespace(config=matrix.config_of(r), name=r.name,
+                                        guest=r.guest_os)
+            configs.setdefault(peers.with_part(row), (r, row))
     idl = [c for c, (r, _) in configs.items() if r.guest_os == "idlelab"]
     assert idl == ["floor", "neither", "host-poll", "guest-poll", "guest-msr", "both",
                    "host-poll.placed", "guest-poll.placed", "sweep"]

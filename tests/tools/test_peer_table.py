@@ -138,3 +138,79 @@ def test_a_periodic_difference_names_the_idle_gap_against_the_window():
     assert "timer lateness p50 737.0 µs against idlelab's 450.0 µs (+64%)" in text
     assert "guest polls hit 52.4 against 0.0 %; the idle gap (period less lateness) 1927 " \
         "against 2214 µs, against the guest window of 2ms" in text
+
+
+# --- within= rows: a setting judged on the paired windows of the same boots -------------------
+
+def windows_of(name, config, guest, rtts, boots=3, rounds=2, paired=True):
+    """A cell's window rows (or boot rows, unpaired), RTT by boot and round from rtts(boot,
+    round), aggregated as the report aggregates them."""
+    out = []
+    for b in range(1, boots + 1):
+        for k in range(1, rounds + 1):
+            r = pp(name, config, guest, rtts(b, k), 1.0, governor="none", repeat=b)
+            if paired:
+                r = runrow.replace(r, window_round=k, window=k)
+            out.append(r)
+    return out
+
+
+def boot_offset(b):
+    """Boots 30 % apart: a comparison across boots cannot see a 10 % effect through that."""
+    return {1: 700.0, 2: 1000.0, 3: 1300.0}[b]
+
+
+def test_a_setting_that_shared_boots_is_judged_on_the_pairs_with_its_ci():
+    """host-poll is 10 % faster than neither in every boot, the boots 30 % apart: paired,
+    the effect is decided and its interval printed; the same windows in boots of their own
+    are not judged on pairs, and the line says so."""
+    group = "linux-neither-host-poll"
+    a = windows_of("linux-neither", group, "linux", lambda b, k: boot_offset(b) + k)
+    b = windows_of("linux-host-poll", group, "linux", lambda b, k: boot_offset(b) * 0.9 + k)
+    rows = runrow.aggregate(a + b)
+    assert [peers.base(r) for r in rows] == ["neither", "host-poll"]
+    ra, rb = rows
+    assert peers.paired(ra, rb)
+    effect, ci, how = peers.judged(ra, rb, "rtt_p50_us", " µs")
+    assert how == "B below A: paired windows, 3 boots x 6 pairs"
+    assert effect.startswith("-100 µs"), effect
+    lo, hi = (float(x) for x in ci[len("95 % CI ["):-1].split(", "))
+    assert lo < -100 < hi < 0, ci      # the planted effect: -70, -100, -130 µs by boot
+    table = peers.effects_table(rows)
+    assert "| host polling (300 µs) against neither | Linux | round trip p50 |" in table
+    assert "95 % CI [" in table and "paired windows" in table
+    # boots of their own (old results: no rounds), the same numbers
+    a = windows_of("linux-neither", "linux-neither", "linux", lambda b, k: boot_offset(b) + k,
+                   paired=False)
+    b = windows_of("linux-host-poll", "linux-host-poll", "linux",
+                   lambda b, k: boot_offset(b) * 0.9 + k, paired=False)
+    ra, rb = runrow.aggregate(a + b)
+    assert not peers.paired(ra, rb)
+    effect, ci, how = peers.judged(ra, rb, "rtt_p50_us", " µs")
+    assert ci == tables.EMPTY and how == "boots of their own, medians: the repeats overlap"
+    assert effect == "-100 µs, -10%"
+
+
+def test_windows_of_different_boot_rows_are_not_paired():
+    a = runrow.aggregate(windows_of("neither", "one-boot-row", "idlelab", lambda b, k: 400.0))
+    b = runrow.aggregate(windows_of("host-poll", "another", "idlelab", lambda b, k: 300.0))
+    assert not peers.paired(a[0], b[0])
+    assert peers.judged(a[0], b[0], "rtt_p50_us", " µs")[2].startswith("boots of their own")
+
+
+def test_each_guests_effects_are_laid_out_and_old_results_still_make_the_page():
+    r = rows() + [pp("host-poll", "host-poll", "idlelab", 300.0, 1.0),
+                  pp("linux-host-poll", "linux-host-poll", "linux", 350.0, 1.0,
+                     governor="none")]
+    got = [(what, who, a.name, b.name) for what, who, a, b in peers.effect_rows(r)]
+    assert got == [
+        ("host polling (300 µs) against neither", "idlelab", "neither", "host-poll"),
+        ("host polling (300 µs) against neither", "Linux", "linux-neither", "linux-host-poll"),
+        ("guest polling against neither", "idlelab", "neither", "guest-poll"),
+        ("guest polling against neither", "Linux (menu)", "linux-neither", "linux-guest-poll")]
+    text = peers.markdown(r, {"accel": "kvm"})
+    assert "## What each setting does, guest by guest" in text
+    assert "| guest polling against neither | Linux (menu) | round trip p50 | 420.0 | 500.0 | " \
+        "+80 µs, +19% | — | boots of their own, medians: the repeats do not overlap |" in text
+    assert "| -2500/s, -100% |" in text           # idlelab's guest polling: no halt left
+    assert "Two guests never share a boot" in text

@@ -6,9 +6,15 @@ that explain it (the floor rows measure each guest's own wake path: no vCPU exit
 
 Rows pair by configuration: a Linux row is named as idlelab's with a `linux` prefix
 (`linux-neither` beside `neither`; a Linux kernel of our own build adds its tag to the
-prefix: `linux-hpgov-guest-poll`), and a swept row pairs by its period."""
+prefix: `linux-hpgov-guest-poll`), and a swept row pairs by its period.
 
-from idlelab.derive import kvmdelta
+Inside each guest, what a setting does (host polling against neither, ...) is judged too:
+where the two rows ran as windows of the same boots (a within= row of the matrix), on the
+paired windows with a 95 % CI (derive/pairs.py, docs/verdicts.md); where they ran in boots of
+their own, by their medians and whether the repeats overlap, and the line says so. Two guests
+never share a boot, so Linux against idlelab is always the latter."""
+
+from idlelab.derive import effects, kvmdelta, pairs as verdicts
 from idlelab.derive.records import is_number
 from idlelab.report.tables import (EMPTY, fmt, md_table, num, page, per_rt, spread_cell)
 
@@ -24,9 +30,12 @@ KNOWN = PINGPONG + tuple(f"{c}.placed" for c in PINGPONG) + (SWEEP,)
 
 def with_part(r):
     """The row's configuration with its `.part` kept (runs.csv's config drops it:
-    `host-poll.placed` is config `host-poll`)."""
+    `host-poll.placed` is config `host-poll`). A window row of a within= row whose cells are
+    named (names=) has its boot row's config: its own name is its configuration."""
     if r.name and r.name.startswith(r.config + "."):
         return f"{r.config}.{r.name[len(r.config) + 1:].split('-', 1)[0]}"
+    if r.name and r.name != r.config and not r.name.startswith(r.config + "-"):
+        return r.name
     return r.config
 
 
@@ -241,6 +250,84 @@ def differences(rows):
     return out
 
 
+# What a setting does inside one guest: (what, configuration A, configuration B), B against A.
+EFFECTS = (("host polling (300 µs) against neither", "neither", "host-poll"),
+           ("guest polling against neither", "neither", "guest-poll"),
+           ("guest window placed against 300 µs", "guest-poll", "guest-poll.placed"),
+           ("host window placed against 300 µs", "host-poll", "host-poll.placed"))
+EFFECT_FIGURES = (("round trip p50", "rtt_p50_us", " µs"),
+                  ("halt exits a second", "halt_exits_per_s", "/s"),
+                  ("host CPU a wake-up", "host_cpu_us_per_wakeup", " µs"))
+
+
+def boot_of(m):
+    """The boot row a window ran in: runs.csv's boot_run where it says, else its config (a
+    within= row's windows carry their boot row's)."""
+    return getattr(m, "boot_run", None) or m.config
+
+
+def paired(a, b):
+    """True where the two rows ran as windows of the same boots: every window has its round
+    (a within= or boot= row's), and both rows' windows come from the same boot row."""
+    ms = [[m for m in (r.members or [r]) if m.ok] for r in (a, b)]
+    return all(ms) and all(m.window_round is not None for m in ms[0] + ms[1]) and \
+        {boot_of(m) for m in ms[0]} == {boot_of(m) for m in ms[1]}
+
+
+def _signed(v, unit):
+    """A difference as the verdict lines print one: three significant digits, whole from 100."""
+    return (f"{v:+.3g}" if abs(v) < 100 else f"{v:+.0f}") + verdicts.diff_unit(unit)
+
+
+def judged(a, b, key, unit):
+    """[B - A, its 95 % CI, how it is judged] of one figure: on the paired windows (pairs'
+    verdict) where a and b shared boots, else by the medians and the repeats' ranges."""
+    x, y = num(getattr(a, key)), num(getattr(b, key))
+    if x is None or y is None:
+        return [EMPTY, EMPTY, "not measured"]
+    if paired(a, b):
+        v = effects.judge(effects.Effect(key, "", a, b, key, effects.UP, unit))
+        st = v.stats
+        if st is None:
+            return [EMPTY, EMPTY, v.note or v.verdict]
+        size = _signed(v.change, unit) + (f", {v.rel:+.0%}" if v.rel is not None else "")
+        return [size, verdicts.ci_text(st),
+                f"{verdicts.verdict_text(st, 'B above A', 'B below A')}: paired windows, "
+                f"{st.n_boots} boot{'s' if st.n_boots != 1 else ''} x {st.n_pairs} "
+                f"pair{'s' if st.n_pairs != 1 else ''}"]
+    lo_a, hi_a = (a.spread or {}).get(key, (x, x))
+    lo_b, hi_b = (b.spread or {}).get(key, (y, y))
+    apart = lo_b > hi_a or hi_b < lo_a
+    size = _signed(y - x, unit) + (f", {(y - x) / x:+.0%}" if x else "")
+    return [size, EMPTY, "boots of their own, medians: the repeats "
+            + ("do not overlap" if apart else "overlap")]
+
+
+def effect_rows(rows):
+    """(what, guest, A's row, B's row) for every EFFECTS comparison a kernel ran both rows
+    of."""
+    out = []
+    for what, ca, cb in EFFECTS:
+        for k in dict.fromkeys(kernel(r) for r in rows):
+            a = next((r for r in rows if r.ok and kernel(r) == k and base(r) == ca), None)
+            b = next((r for r in rows if r.ok and kernel(r) == k and base(r) == cb), None)
+            if a and b:
+                out.append((what, guest(b), a, b))
+    return out
+
+
+def effects_table(rows):
+    lines = []
+    for what, who, a, b in effect_rows(rows):
+        for figure, key, unit in EFFECT_FIGURES:
+            if num(getattr(a, key)) is None and num(getattr(b, key)) is None:
+                continue
+            lines.append([what, who, figure, fmt(num(getattr(a, key)), 1),
+                          fmt(num(getattr(b, key)), 1)] + judged(a, b, key, unit))
+    head = ["B against A", "guest", "figure", "A", "B", "B − A", "95 % CI", "judged"]
+    return md_table(head, lines) if lines else ""
+
+
 def markdown(rows, meta):
     body = ["## Seed 002's configurations, both guests", "", pingpong_table(rows), "",
             "Pingpong round trips between two vCPUs (Linux: two threads pinned to vCPUs 0 and 1 "
@@ -256,8 +343,20 @@ def markdown(rows, meta):
                  "A vCPU woken by its own timer at each period (the periods placed by the "
                  "cost table), guest polling with guest_halt_poll_ns=2ms and "
                  "guest_halt_poll_grow_start=100us in both guests, host polling off.", ""]
+    table = effects_table(rows)
+    if table:
+        body += ["## What each setting does, guest by guest", "", table, "",
+                 "Each guest against itself: B's configuration against A's (medians of the "
+                 "windows or repeats). Where the two ran as windows of the same boots "
+                 "(`within=` in tools/matrices/linux.txt), B − A is the Hodges-Lehmann "
+                 "estimate of the paired differences with its 95 % CI from the hierarchical "
+                 "bootstrap, and the verdict is against 5 % of A (docs/verdicts.md); where "
+                 "they ran in boots of their own, the difference of the medians, and whether "
+                 "the repeats' ranges overlap.", ""]
     diffs = differences(rows)
-    body += [f"## Where Linux and idlelab differ by more than {PEER_DIFF:.0%}", ""]
+    body += [f"## Where Linux and idlelab differ by more than {PEER_DIFF:.0%}", "",
+             "Two guests never share a boot: these compare the medians of boots of their own, "
+             "and say where the repeats overlap.", ""]
     body += diffs or ["None: every figure both guests measured is within "
                       f"{PEER_DIFF:.0%} of the other's."]
     body += [""]
