@@ -1,8 +1,7 @@
 /*
  * 16550 UART on COM1. Under this project's emulated KVM every port access costs tens of
  * microseconds, so we wait for an empty transmitter once and then fill the whole 16-byte
- * FIFO in one string write (rep outsb: one VM exit for the 16 bytes, where 16 outb were 16),
- * instead of polling the line status before every byte.
+ * FIFO, instead of polling the line status before every byte.
  */
 #include "arch/x86/cpu.h"
 #include "drivers/serial.h"
@@ -35,34 +34,26 @@ static void wait_fifo_empty(void)
 		cpu_relax();
 }
 
-/* A burst of at most FIFO_SIZE bytes into the emptied FIFO. */
-static void write_burst(const char *buf, size_t n)
-{
-	wait_fifo_empty();
-	outsb(COM1 + REG_DATA, buf, n);
-}
-
 void serial_write(const char *s, size_t n)
 {
-	char burst[FIFO_SIZE];
-	size_t used = 0;
+	size_t room = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		if (s[i] == '\n') {
-			if (used == FIFO_SIZE) {
-				write_burst(burst, used);
-				used = 0;
+			if (!room) {
+				wait_fifo_empty();
+				room = FIFO_SIZE;
 			}
-			burst[used++] = '\r';
+			outb(COM1 + REG_DATA, '\r');
+			room--;
 		}
-		if (used == FIFO_SIZE) {
-			write_burst(burst, used);
-			used = 0;
+		if (!room) {
+			wait_fifo_empty();
+			room = FIFO_SIZE;
 		}
-		burst[used++] = s[i];
+		outb(COM1 + REG_DATA, (unsigned char)s[i]);
+		room--;
 	}
-	if (used)
-		write_burst(burst, used);
 }
 
 int serial_try_read(void)

@@ -127,14 +127,6 @@ static inline void outb(uint16_t port, uint8_t v)
 	__asm__ volatile("outb %0, %1" ::"a"(v), "Nd"(port));
 }
 
-/* rep outsb: n bytes of buf to one port. Under KVM a string I/O instruction is one exit to
- * the VMM for the whole string (KVM's emulator hands userspace up to a page at once), where
- * n outb are n exits. */
-static inline void outsb(uint16_t port, const void *buf, unsigned long n)
-{
-	__asm__ volatile("rep outsb" : "+S"(buf), "+c"(n) : "d"(port) : "memory");
-}
-
 static inline void outl(uint16_t port, uint32_t v)
 {
 	__asm__ volatile("outl %0, %1" ::"a"(v), "Nd"(port));
