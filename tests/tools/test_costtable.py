@@ -99,3 +99,23 @@ def test_markdown_says_the_kvm_parameters_of_the_boots():
     text = "\n".join(render.markdown(dict(table(), host_params=params)))
     assert "the host's kvm parameters (halt_poll_ns=200000): read-only here: x." in text
     assert "kvm parameters" not in "\n".join(render.markdown(table()))
+
+
+def test_the_arms_of_a_boots_windows_are_resolved_with_its_run():
+    """boot= rows in the cost table's terms (seed 000's and 002's placed windows) take turns
+    with the others: every arm's guest value and host window is a time before the boot."""
+    runs = matrix.parse("a: boot=b workload=pingpong duration=1s halt_poll_ns=global:0 "
+                        "guest.haltpoll.guest_halt_poll_ns=100us\n"
+                        "c: boot=b workload=pingpong duration=1s halt_poll_ns=global:timer*2 "
+                        "guest.haltpoll.guest_halt_poll_ns=timer+300us\n")
+    assert costtable.needs_table(runs)
+    (run,) = [costtable.resolve_run(r, table()) for r in runs]
+    a, c = run.windows.arms
+    assert (a.host_params, c.host_params) == ({"halt_poll_ns": 0},
+                                             {"halt_poll_ns": 1308623})
+    assert c.guest == {"haltpoll.guest_halt_poll_ns": "954us"}
+    assert run.windows.for_boot(1).guest_line(2) == "haltpoll.guest_halt_poll_ns=954us"
+    assert runs[0].windows.arms[1].host_params == {"halt_poll_ns": "timer*2"}   # kept as written
+    assert not costtable.needs_table(matrix.parse(
+        "a: boot=b workload=idle duration=1s halt_poll_ns=global:0\n"
+        "c: boot=b workload=idle duration=1s halt_poll_ns=global:1ms\n"))

@@ -197,7 +197,8 @@ PEER_NAMES = {"floor", "neither", "host-poll", "guest-poll", "guest-msr", "both"
 
 def test_the_peer_matrix_runs_neither_and_host_poll_inside_the_same_boots():
     """They differ in the kvm parameter alone (boot=): windows of the same boots, their
-    names kept; the rows that differ in what a guest sets at boot stay apart."""
+    names kept, the placed window too (resolved from the cost table before the boot); the
+    rows that differ in what a guest sets at boot stay apart."""
     runs = matrix.load(LINUX_TXT, guest_knobs=matrix.guest_knob_names())
     names = {c.name for r in runs for c in matrix.cells(r) if not c.name.count("sweep")}
     assert names == PEER_NAMES
@@ -205,12 +206,14 @@ def test_the_peer_matrix_runs_neither_and_host_poll_inside_the_same_boots():
     assert set(within) == {"neither-host-poll", "linux-neither-host-poll"}
     for prefix, r in (("", within["neither-host-poll"]),
                       ("linux-", within["linux-neither-host-poll"])):
-        assert [c.name for c in matrix.cells(r)] == [f"{prefix}neither", f"{prefix}host-poll"]
+        assert [c.name for c in matrix.cells(r)] == [f"{prefix}neither", f"{prefix}host-poll",
+                                                     f"{prefix}host-poll.placed"]
         # the rows differ in the kvm parameter alone, which the host switches
         assert [(a.host_params, a.guest) for a in r.windows.arms] == [
-            ({"halt_poll_ns": 0}, {}), ({"halt_poll_ns": 300_000}, {})]
-        assert r.windows.windows == 4 and r.repeat == 3 and r.guest["idle"] == "halt"
-        assert "windows=4" in matrix.guest_cmdline(r)
+            ({"halt_poll_ns": 0}, {}), ({"halt_poll_ns": 300_000}, {}),
+            ({"halt_poll_ns": "ipi_halt_rtt*8"}, {})]
+        assert r.windows.windows == 6 and r.repeat == 3 and r.guest["idle"] == "halt"
+        assert "windows=6" in matrix.guest_cmdline(r)
     assert within["linux-neither-host-poll"].guest_os == "linux"
     # a boot-time difference stays across boots
     assert all(r.windows is None for r in runs if "guest-poll" in r.name or "floor" in r.name)

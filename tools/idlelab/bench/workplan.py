@@ -56,14 +56,14 @@ def check_cmdlines(loaded, window_hold=matrix.WINDOW_HOLD):
     runs = [run for _, _, rs in loaded for run in rs if run.guest_os == "idlelab"]
     # A value in the cost table's terms (timer+300us) becomes a time only once the table is
     # measured; any table gives a time of the same syntax, so a placeholder checks it.
+    placeholder = costtable.placeholder()
     for r in (r for _, _, rs in loaded for r in rs):   # within=: by each guest's own list
         if r.windows is not None:
             try:
-                check_arms(r.windows.arms, r.guest_os)
+                check_arms(costtable.resolve_run(r, placeholder).windows.arms, r.guest_os)
             except windowplan.PlanError as e:
                 raise matrix.MatrixError(f"{matrix.where_set(r, 'within')}: run {r.name!r}: "
                                          f"{e}") from None
-    placeholder = costtable.placeholder()
     refused = kernel_refuses([matrix.guest_cmdline(costtable.resolve_run(r, placeholder),
                                                    window_hold) for r in runs])
     if refused:

@@ -131,14 +131,22 @@ def resolve_ns(value, table):
 
 
 def resolve_run(run, table):
-    """The run with every scaled guest value and host window resolved (its name and its
-    settings, which other machines share, keep the expression)."""
+    """The run with every scaled guest value and host window resolved, its windows' arms
+    too (its name and its settings, which other machines share, keep the expression)."""
     guest = {k: resolve(v, table) for k, v in run.guest.items()}
     host = {k: resolve_ns(v, table) for k, v in run.host_params.items()}
     vm = resolve_ns(run.vm_halt_poll_ns, table)
-    if guest == run.guest and host == run.host_params and vm == run.vm_halt_poll_ns:
+    design = getattr(run, "windows", None)        # a windowplan.Arm has none
+    arms = getattr(design, "arms", None)
+    if arms is not None:
+        resolved = tuple(resolve_run(a, table) for a in arms)
+        if resolved != arms:
+            design = dataclasses.replace(design, arms=resolved)
+    if guest == run.guest and host == run.host_params and vm == run.vm_halt_poll_ns and \
+            design is getattr(run, "windows", None):
         return run
-    return dataclasses.replace(run, guest=guest, host_params=host, vm_halt_poll_ns=vm)
+    kw = {"windows": design} if design is not None else {}
+    return dataclasses.replace(run, guest=guest, host_params=host, vm_halt_poll_ns=vm, **kw)
 
 
 def _scaled_window(v):
@@ -146,6 +154,8 @@ def _scaled_window(v):
 
 
 def needs_table(runs):
+    """True when some run, or an arm of its windows, is written in the cost table's terms."""
+    runs = [x for run in runs for x in [run] + list(getattr(run.windows, "arms", None) or ())]
     return any(is_scaled(v) for run in runs for v in run.guest.values()) or \
         any(_scaled_window(v) for run in runs
             for v in list(run.host_params.values()) + [run.vm_halt_poll_ns])
