@@ -3,7 +3,8 @@
 #include "lib/format.h"
 
 /* The guest's side of the seeds' settings: the idle policy and governor with its tunables,
- * the POLL-flag trick and the poll-control MSR. kernel/reconfigure.c applies each of them. */
+ * the POLL-flag trick and the poll-control MSR, which kernel/reconfigure.c applies; and the
+ * periodic workload's period, which its sleepers read at every wake (seed 003's sweep). */
 static const enum knob_id switchable[] = {
     KNOB_idle,
     KNOB_governor,
@@ -18,6 +19,7 @@ static const enum knob_id switchable[] = {
     KNOB_latency_req_zero,
     KNOB_pollflag,
     KNOB_hostpoll,
+    KNOB_period,
 };
 
 bool knob_switchable(enum knob_id id)
@@ -40,8 +42,8 @@ int knobs_parse_switch(const char *line, struct knob_values *vals, char *err, si
 				snprintf(
 				    err, errlen,
 				    "%s cannot change while the guest runs: only the idle "
-				    "policy, governor, haltpoll tunables, pollflag and hostpoll "
-				    "switch between windows",
+				    "policy, governor, haltpoll tunables, pollflag, hostpoll and "
+				    "period switch between windows",
 				    knob_defs[id].name);
 			return KNOB_E_FIXED;
 		}

@@ -13,6 +13,10 @@
 #include "lib/prng.h"
 
 static uint64_t interval_sum[MAX_CPUS];
+/* The period the window being measured runs at: period= switches between windows
+ * (kernel/knobs/switchable.c), and a window's result prints after the next window's settings
+ * are applied, so the report must not read the knob. Set in the gap before the window. */
+static long window_period;
 
 static uint64_t next_interval(struct prng *rng)
 {
@@ -25,12 +29,14 @@ static void sleeper_thread(void *arg)
 {
 	unsigned slot = (unsigned)(uintptr_t)arg;
 	bool periodic = knob(KNOB_workload) == WORKLOAD_PERIODIC;
-	uint64_t period = ns_to_tsc((uint64_t)knob(KNOB_period));
 	uint64_t next = rdtsc();
 	struct prng rng;
 
 	prng_seed(&rng, (uint64_t)knob(KNOB_seed) * 1000003 + slot);
 	while (wl_phase() != WL_STOP) {
+		/* Read at every wake: period= changes only while every CPU is parked at the
+		 * window barrier (kernel/reconfigure.c), so this sees the old value or the new. */
+		uint64_t period = periodic ? ns_to_tsc((uint64_t)knob(KNOB_period)) : 0;
 		uint64_t now, step = periodic ? period : ns_to_tsc(next_interval(&rng));
 
 		next += step;
@@ -70,7 +76,7 @@ static bool periodic_report(uint64_t window_ns)
 	printk("@idlelab result workload=periodic ok=%d cpus=%u period_ns=%ld window_ns=%lu "
 	       "wakes=%lu achieved_period_ns=%lu late_p50_ns=%lu late_p99_ns=%lu "
 	       "late_max_ns=%lu",
-	       wakes > 0, wl.ncpus, knob(KNOB_period), window_ns, wakes,
+	       wakes > 0, wl.ncpus, window_period, window_ns, wakes,
 	       per_cpu ? window_ns / per_cpu : 0, hist_percentile(&late, 5000),
 	       hist_percentile(&late, 9900), hist_max(&late));
 	return wakes > 0;
@@ -97,6 +103,7 @@ static void sleepers_reset(void)
 {
 	for (unsigned i = 0; i < wl.ncpus; i++)
 		interval_sum[i] = 0;
+	window_period = knob(KNOB_period);
 }
 
 const struct workload_ops wl_periodic = {

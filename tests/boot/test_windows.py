@@ -77,6 +77,22 @@ def test_each_window_runs_the_idle_policy_it_was_sent(accel):
     assert all({"open", "close"} <= set(s) for s in probe.by_window.values())
 
 
+def test_each_window_sleeps_the_period_it_was_sent():
+    """Seed 003's sweep inside one boot: period= switched between windows; each window's
+    result says the period it ran at (not the next window's, applied before it prints) and
+    its wake-ups come at that rate."""
+    res, probe, _ = windowed_run(
+        qemu.Config(smp=2, accel="tcg", cmdline=f"{SHORT} workload=periodic cpus=0x2"),
+        ["period=1ms", "period=5ms", "period=2ms"])
+    assert not probe.errors, probe.errors
+    results = per_window(res, "result")
+    periods = [int(results[k][0]["period_ns"]) for k in (1, 2, 3)]
+    assert periods == [1_000_000, 5_000_000, 2_000_000]
+    for k, period in zip((1, 2, 3), periods):
+        achieved = int(results[k][0]["achieved_period_ns"])
+        assert period <= achieved < 1.5 * period, (k, results[k])
+
+
 @pytest.mark.kvm
 def test_guest_hlt_equals_halt_exits_in_every_window():
     """Each window's own markers are exact: per vCPU the guest's HLTs equal KVM's halt_exits

@@ -76,16 +76,19 @@ def test_builtin_matrices_parse_and_cover_each_seed(quick):
     assert s2["host-poll"].host_params["halt_poll_ns"] == 300_000
     # seed 003: the seed's own 250 us and a sweep placed by the cost table around timer +
     # window, under three windows; resolved with a made-up table here.
-    s3 = m["seed003"]
+    s3 = [c for r in m["seed003"] for c in matrix.cells(r)]
     assert {r.guest["period"] for r in s3} >= {"250us", "timer+300us"}
     table = {"prims": {p: {"ns_p50": 650_000.0} for p in costtable.PRIMS}}
     periods = {matrixvalues.parse_time(costtable.resolve_run(r, table).guest["period"]) for r in s3}
     assert 250_000 in periods and max(periods) >= 650_000 + 1_000_000
     assert 650_000 + 300_000 in periods    # inside the 400 us window, outside 200 us
-    # the three windows take turns inside each boot (within=halt_poll_ns)
-    assert {c.host_params["halt_poll_ns"] for r in s3 for c in matrix.cells(r)} == \
-        {0, 200_000, 400_000}
-    assert len(s3) == len(periods) and all(r.windows.windows == 3 * r.windows.rounds for r in s3)
+    # every period under the three windows takes turns inside each boot
+    # (within=guest.period,halt_poll_ns)
+    assert {c.host_params["halt_poll_ns"] for c in s3} == {0, 200_000, 400_000}
+    (boot,) = m["seed003"]
+    assert len(s3) == 3 * len(periods) and boot.windows.windows == len(s3) * boot.windows.rounds
+    arms = costtable.resolve_run(boot, table).windows.arms
+    assert {matrixvalues.parse_time(a.guest["period"]) for a in arms} == periods
     # seed 004: random and pingpong under shrink 0 and 2 with the seed's window (200 us, grow
     # 2 from 10 us), random again with the window placed by the cost table, all traced.
     s4 = [c for r in m["seed004"] for c in matrix.cells(r)]

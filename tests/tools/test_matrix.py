@@ -293,8 +293,8 @@ def test_the_linux_matrix_has_seed_002s_configurations_for_both_guests():
                                         guest=r.guest_os)
             configs.setdefault(peers.with_part(row), (r, row))
     idl = [c for c, (r, _) in configs.items() if r.guest_os == "idlelab"]
-    assert idl == ["floor", "neither", "host-poll", "guest-poll", "guest-msr", "both",
-                   "host-poll.placed", "guest-poll.placed", "sweep"]
+    assert idl == ["floor", "neither", "host-poll", "host-poll.placed", "guest-poll",
+                   "guest-msr", "both", "guest-poll.placed", "sweep"]
     for c, (r, row) in configs.items():
         if r.guest_os == "linux":
             assert peers.base(row) in idl, c

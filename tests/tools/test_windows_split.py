@@ -111,3 +111,18 @@ def test_a_per_vm_window_must_be_in_every_arm():
 def test_the_guest_refuses_a_knob_fixed_at_boot_before_anything_runs():
     with pytest.raises(windowplan.PlanError, match="hz cannot change while the guest runs"):
         workplan.check_arms([windowplan.parse_arm("A", "hz=100")])
+
+
+def test_a_windows_row_says_the_settings_it_ran_with_not_the_boots_config(monkeypatch):
+    """The boot's config record says the first settings; a window's row reads what the host
+    sent before it (seed 003's period, seed 002's guest window, switched between windows)."""
+    from idlelab.derive import runrow
+    monkeypatch.setattr(runrow, "host_figures", lambda rec, vcpus: {})    # no host samples here
+    monkeypatch.setattr(runrow, "accuracy", lambda rec: {})
+    summarize = runrow.summarize
+    rec = dict(_rec(), workload="periodic", smp=1, guest_knobs={"period": "250us"})
+    rec["windows"][0]["guest"] = "period=250us haltpoll.guest_halt_poll_ns=100us"
+    rec["windows"][1]["guest"] = "period=728us haltpoll.guest_halt_poll_ns=954us"
+    a, b = (summarize(w) for w in windows.split(rec))
+    assert (a.period_us, a.guest_halt_poll_ns) == (250, "100us")
+    assert (b.period_us, b.guest_halt_poll_ns) == (728, "954us")

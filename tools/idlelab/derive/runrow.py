@@ -167,7 +167,11 @@ def summarize(rec):
     if rec["status"] != "ok":
         return RunRow(**row)
     run = guestrun.parse_run(rec["serial"])
-    cfg = run.config
+    cfg = dict(run.config)
+    # a window of a multi-window boot ran with the settings the host sent before it, over
+    # the boot's config record (the guest printed them as `@idlelab settings window=K`)
+    cfg.update(t.split("=", 1) for t in ((rec.get("boot_window") or {}).get("guest") or
+                                         "").split())
     row.update(guest_idle=run.idle.get("policy"), governor=run.idle.get("governor"),
                msr=str(run.idle.get("msr")),
                hostpoll=cfg.get("hostpoll"), hz=int(cfg["hz"]) if "hz" in cfg else None,
