@@ -256,7 +256,7 @@ def parse(text, filename="<matrix>", guest_knobs=None):
     MatrixError naming file:line on any mistake."""
     p = _Parser(filename, guest_knobs)
     defaults, runs, seen = {}, [], {}
-    groups = {}         # boot=: (name, the sweep of its boot-level keys) -> [cell run]
+    groups = {}         # boot=: (its name, the rows' swept values) -> [cell run]
     set_at = {}         # {key: the defaults line its value in force comes from}
     count = 0
     lines = text.splitlines()
@@ -299,8 +299,7 @@ def parse(text, filename="<matrix>", guest_knobs=None):
     if not runs:
         raise p.error("no runs in the matrix (expected 'name: key=value ...' lines)",
                       max(len(lines), 1))
-    return [_joined_boot(p, key, groups[key], seen) if isinstance(r, tuple) else r
-            for key, r in ((r if isinstance(r, tuple) else None, r) for r in runs)]
+    return [_joined_boot(p, r, groups[r], seen) if isinstance(r, tuple) else r for r in runs]
 
 
 def _expand(p, name, merged, lines):
