@@ -55,6 +55,19 @@ def test_a_package_debian_lacks_is_one_line_and_its_code(tmp_path):
     assert not (tmp_path / "out" / "image").exists()
 
 
+def test_the_image_builds_in_a_folder_with_a_space(image, tmp_path):
+    """modprobe names the modules by their absolute paths: a tree under '/tmp/user tree'
+    once got `has no kvm-amd module` for a path split at its space. The package is the one
+    make test downloaded (NESTED_CACHE), so this unpacks and packs only (~4 s)."""
+    out = tmp_path / "a tree" / "image"
+    env = dict(os.environ, NESTED_CACHE=os.path.join(os.path.dirname(nested.IMAGE), "cache"))
+    p = subprocess.run([MKIMAGE, str(out)], capture_output=True, text=True, env=env,
+                       timeout=300)
+    assert p.returncode == 0, p.stderr
+    with open(out / "manifest.json") as f:
+        assert json.load(f)["modules"] == image["modules"]
+
+
 def test_idlelab_runs_under_the_nested_kvm_with_writable_parameters(image):
     lines = []
     res = nested.run_job(["/bin/sh", "tests/nested/smoke.sh"], echo=False,
