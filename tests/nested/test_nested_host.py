@@ -56,7 +56,7 @@ def test_a_package_debian_lacks_is_one_line_and_its_code(tmp_path):
 
 
 def test_the_image_builds_in_a_folder_with_a_space(image, tmp_path):
-    """modprobe names the modules by their absolute paths: a tree under '/tmp/user tree'
+    """modprobe names the modules by their absolute paths: a tree whose path holds a space
     once got `has no kvm-amd module` for a path split at its space. The package is the one
     make test downloaded (NESTED_CACHE), so this unpacks and packs only (~4 s)."""
     out = tmp_path / "a tree" / "image"
