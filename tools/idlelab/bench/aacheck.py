@@ -14,7 +14,6 @@ from idlelab.derive import pairs
 from idlelab.report import resultsdir
 
 ROUNDS_PER = 2
-WANTED = 40
 
 
 def comparisons(recs, figure, rounds_per=ROUNDS_PER):
