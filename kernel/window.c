@@ -99,6 +99,7 @@ static void edge(struct stats_snapshot *s, const char *state, const char *what, 
 	why = host_acknowledged(timeout, line, sizeof(line));
 	if (why)
 		sync_failed(state, why);
+	console_spool_rewind(); /* the host read every batch before it acknowledged */
 	if (line[0] && !apply)
 		sync_failed(state, "settings sent with a marker that takes none");
 	if (line[0]) /* at a close, the settings are the next window's */

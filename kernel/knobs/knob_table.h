@@ -202,6 +202,10 @@
 	K(window_sync_timeout, "window_sync_timeout", TIME, KNOB_S(5), KNOB_MS(1), KNOB_S(600), \
 	  KNOB_NO_CHOICES, "window_sync=1: how long the guest waits for the CPUs to reach the " \
 	  "barrier and for the host's acknowledgement before failing with SYNC_TIMEOUT") \
+	K(record_spool, "record_spool", BOOL, 0, 0, 1, KNOB_NO_CHOICES, \
+	  "a workload's records after each window go to guest memory, the console carries a " \
+	  "`spool` line pointing at them: only for a host that reads guest RAM (the bench " \
+	  "harness shares it and puts them back in place); without one they are not seen") \
 	K(hostpoll, "hostpoll", ENUM, HOSTPOLL_AUTO, 0, 0, KNOB_CHOICES_HOSTPOLL, \
 	  "MSR_KVM_POLL_CONTROL per CPU: auto writes 0 (host must not poll) where the guest " \
 	  "polls (idle=haltpoll or poll) and 1 elsewhere; on/off force 1/0") \

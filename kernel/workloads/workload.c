@@ -130,12 +130,17 @@ static void reset_window(const struct workload_ops *ops)
 
 static bool report(const struct workload_ops *ops, uint64_t window_ns)
 {
+	bool ok;
+
 	/* For people reading one boot's console; a window's records say it all, and under the
 	 * nested host each character costs ~0.1 ms of the time between two windows. */
 	if (!wl_windowed())
 		print_table(&snap_a, &snap_b, window_ns);
+	console_spool_begin();
 	stats_print_delta(&snap_a, &snap_b);
-	return ops->report(window_ns);
+	ok = ops->report(window_ns);
+	console_spool_end();
+	return ok;
 }
 
 bool workload_run(void)
@@ -172,7 +177,9 @@ bool workload_run(void)
 				window_settings(name, 1, apply);
 			if (w == 1)
 				gap_from = rdtsc();
+			console_spool_begin();
 			reconfigure_print(w);
+			console_spool_end();
 			uint64_t gap_end = gap_from + ns_to_tsc((uint64_t)knob(KNOB_window_gap));
 			uint64_t now = rdtsc();
 			if ((int64_t)(gap_end - now) > 0)
@@ -194,7 +201,9 @@ bool workload_run(void)
 			join_wait(&wl.threads);
 		ok &= report(ops, window_ns);
 	}
+	console_spool_begin();
 	timeline_dump();
+	console_spool_end();
 	return ok;
 }
 

@@ -128,3 +128,52 @@ def test_iters_is_refused_with_several_windows():
     cfg = qemu.Config(smp=2, accel="tcg", cmdline="workload=pingpong iters=100 windows=2")
     res = run(cfg, "TEST_FAILED")
     assert "needs windows of duration=" in one(res, "error")["msg"]
+
+
+def _spool_pointers(res):
+    return [int(f["at"], 16) for _, f in res.records("spool")]
+
+
+@pytest.mark.parametrize("accel", ACCELS)
+def test_records_through_the_spool_come_back_in_their_windows(accel):
+    """record_spool=1 (the bench's boots): each window's cpu and result records reach the
+    console's readers from guest memory, in their own window, and the guest reuses its
+    buffer once the host acknowledged a marker after them (kernel/spool.c's invariant): the
+    second half of the settings switch there proves the host read each batch in time."""
+    res, probe, _ = windowed_run(
+        qemu.Config(smp=2, accel=accel, spool=True,
+                    cmdline=f"{SHORT} workload=periodic period=1ms"),
+        ["idle=poll", "idle=halt", "idle=poll"])
+    assert not probe.errors, probe.errors
+    assert one(res, "config")["record_spool"] == "1"
+    cpus, results = per_window(res, "cpu"), per_window(res, "result")
+    assert [len(cpus[k]) for k in (1, 2, 3)] == [2, 2, 2], res.output
+    assert [len(results[k]) for k in (1, 2, 3)] == [1, 1, 1], res.output
+    settings = per_window(res, "settings")
+    assert [s[0]["idle"] for s in (settings[1], settings[2], settings[3])] == \
+        ["poll", "halt", "poll"]
+    at = _spool_pointers(res)
+    sizes = [int(f["bytes"]) for _, f in res.records("spool")]
+    # per window: its settings (after the marker before its gap), then its records (after
+    # its close marker); each marker's acknowledgement rewinds, so a window's records start
+    # the buffer again and the next window's settings follow them
+    assert len(at) == 6, res.output
+    assert at[1::2] == [at[0]] * 3, at
+    assert at[2::2] == [at[0] + sizes[1], at[0] + sizes[3]], (at, sizes)
+    console = res.output.splitlines()
+    assert not any(ln.startswith("idlelab-host:") for ln in console), res.output
+
+
+def test_without_acknowledgements_the_spool_only_grows():
+    """window_sync=0: nothing tells the guest the host has read a batch, so none is
+    overwritten; the records are the same as the console gives without the spool."""
+    cmd = f"{SHORT} workload=periodic period=1ms windows=3"
+    spooled = run(qemu.Config(smp=2, accel="tcg", spool=True, cmdline=cmd))
+    plain = run(qemu.Config(smp=2, accel="tcg", cmdline=cmd))
+    at = _spool_pointers(spooled)
+    sizes = [int(f["bytes"]) for _, f in spooled.records("spool")]
+    assert len(at) == 3 and all(b == a + n for a, b, n in zip(at, at[1:], sizes)), at
+    assert not plain.records("spool")
+    for kind in ("cpu", "result"):
+        assert [sorted(f) for _, f in spooled.records(kind)] == \
+            [sorted(f) for _, f in plain.records(kind)]

@@ -54,3 +54,6 @@ UNIT_SRCS_window_rule := tests/unit/test_window_rule.c
 UNIT_TESTS += replay_parse
 UNIT_SRCS_replay_parse := tools/kvmreplay/trace_read.c tests/unit/test_replay_parse.c
 build/host/test_replay_parse: HOST_LDLIBS += -lz
+# The record spool's buffer (kernel/spool.c): batches, their pointers, the full buffer.
+UNIT_TESTS += spool
+UNIT_SRCS_spool := kernel/spool.c tests/unit/test_spool.c

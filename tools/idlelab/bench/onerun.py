@@ -149,6 +149,8 @@ def qemu_config(run, rec, ctx, qmp_path, ctl_path=None):
                       cmdline=rec["cmdline"], qmp=qmp_path, name="idlelab-bench",
                       guest=rec.get("guest", "idlelab"),
                       linux_kernel=rec.get("linux_kernel") or qemu.LINUX_KERNELS[0])
+    # idlelab's records through guest memory, not an exit a character (host/spool.py)
+    cfg.spool = cfg.guest == "idlelab"
     hp = rec["halt_poll"]
     if rec["accel"] == "kvm" and hp["scope"] == "vm":
         cfg.preload = [ctx.library]

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 
 from idlelab import GUESTS, LINUX_KERNELS, TOP
 from idlelab.derive.records import parse_records
+from idlelab.host import spool
 
 
 KERNEL32 = os.path.join(TOP, "build", "idlelab32.elf")
@@ -28,6 +29,8 @@ ELF64 = os.path.join(TOP, "build", "idlelab.elf")   # the symbols (the 32-bit co
 MACHINES = ("microvm", "pc", "q35")
 ACCELS = ("auto", "kvm", "tcg")
 DEBUG_EXIT = "isa-debug-exit,iobase=0xf4,iosize=0x04"
+# What a recorded command line (build_command without run) says for the guest RAM's file.
+SPOOL_RAM_PLACEHOLDER = "/proc/self/fd/GUEST_RAM"
 # The guest's COM1 receive side is QEMU's stdin (-serial stdio): the channel a guest booted
 # with window_sync=1 waits on at each window marker. One byte acknowledges one marker.
 ACK_BYTE = b"\x06"
@@ -139,6 +142,9 @@ class Config:
     plugin: str = None
     guest: str = "idlelab"     # one of GUESTS
     linux_kernel: str = "debian"   # the Linux guest's kernel: one of LINUX_KERNELS
+    # record_spool=1: the guest's RAM shared with run(), which reads the records the guest
+    # leaves there back into the console's lines (host/spool.py).
+    spool: bool = False
 
 
 def boot_files(cfg):
@@ -180,8 +186,9 @@ def cpu_flag(cfg, accel):
     return ",".join(flags)
 
 
-def build_command(cfg):
-    """Returns (argv, accel actually used)."""
+def build_command(cfg, ram_path=SPOOL_RAM_PLACEHOLDER):
+    """Returns (argv, accel actually used). ram_path: with cfg.spool, the file of the guest's
+    RAM (run() makes it; the placeholder stands for it in a command line only recorded)."""
     if cfg.machine not in MACHINES:
         raise ValueError(f"machine must be one of {'|'.join(MACHINES)}, not {cfg.machine!r}")
     if not 1 <= cfg.smp <= 64:
@@ -194,6 +201,8 @@ def build_command(cfg):
     if cfg.linux_kernel != LINUX_KERNELS[0] and cfg.guest != "linux":
         raise ValueError(f"the Linux kernel {cfg.linux_kernel} is for the Linux guest: not "
                          f"with guest {cfg.guest}")
+    if cfg.spool and cfg.guest != "idlelab":
+        raise ValueError("the record spool is idlelab's (record_spool=): not with the Linux guest")
     if cfg.iso and cfg.guest != "idlelab":
         raise ValueError("an ISO holds idlelab's kernel: not with the Linux guest")
     if cfg.iso and cfg.machine == "microvm":
@@ -216,6 +225,10 @@ def build_command(cfg):
         "-serial", "stdio",
         "-device", DEBUG_EXIT,
     ]
+    cmdline = cfg.cmdline
+    if cfg.spool:
+        argv += spool.qemu_args(cfg.mem, ram_path)
+        cmdline = f"{cmdline} record_spool=1".lstrip()
     if cfg.iso:
         argv += ["-cdrom", cfg.iso, "-boot", "d"]
     elif cfg.guest == "linux":
@@ -224,7 +237,7 @@ def build_command(cfg):
     else:
         # QEMU hands the guest "<kernel path> <-append>"; "--" marks where the path ends,
         # whatever it holds (boot/bootinfo.c).
-        argv += ["-kernel", cfg.kernel, "-append", f"-- {cfg.cmdline}".rstrip()]
+        argv += ["-kernel", cfg.kernel, "-append", f"-- {cmdline}".rstrip()]
     if cfg.qmp:
         argv += ["-qmp", f"unix:{cfg.qmp},server=on,wait=off"]
     if cfg.plugin:
@@ -297,17 +310,25 @@ def run(cfg, timeout=120, echo=False, on_line=None, on_start=None, on_partial=No
     so far, after every read that leaves one incomplete (where every character is a VM exit,
     a line takes long enough to act at its first bytes); on_start(popen) runs once QEMU
     started."""
-    argv, accel = build_command(cfg)
+    build_command(cfg)      # a bad configuration is refused before anything is made
     missing = missing_boot_file(cfg)
     if missing:
         raise FileNotFoundError(missing)
     start = time.monotonic()
+    ram = spool.SharedRAM(cfg.mem) if cfg.spool else None
+    if ram:
+        cfg = replace(cfg, pass_fds=tuple(cfg.pass_fds) + (ram.fd,))
+    argv, accel = build_command(cfg, ram.path if ram else SPOOL_RAM_PLACEHOLDER)
     cfg, fds = preload_by_descriptor(cfg)
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, start_new_session=True,
                                 preexec_fn=die_with_parent, pass_fds=cfg.pass_fds,
                                 env=process_env(cfg))
+    except BaseException:
+        if ram:
+            ram.close()
+        raise
     finally:
         for fd in fds:
             os.close(fd)
@@ -330,11 +351,12 @@ def run(cfg, timeout=120, echo=False, on_line=None, on_start=None, on_partial=No
             *complete, buf = buf.split(b"\n")
             for raw in complete:
                 line = raw.decode("utf-8", "replace").rstrip("\r")
-                lines.append(line)
-                if echo:
-                    print(line, flush=True)
-                if on_line:
-                    on_line(line)
+                for line in ram.expand(line) if ram else (line,):
+                    lines.append(line)
+                    if echo:
+                        print(line, flush=True)
+                    if on_line:
+                        on_line(line)
             if buf and on_partial:
                 on_partial(buf.decode("utf-8", "replace"))
         if buf:
@@ -347,6 +369,8 @@ def run(cfg, timeout=120, echo=False, on_line=None, on_start=None, on_partial=No
         status = proc.wait()
         with contextlib.suppress(OSError):
             proc.stdin.close()
+        if ram:
+            ram.close()
     return Result(argv, accel, status, timed_out, "\n".join(lines) + "\n",
                   time.monotonic() - start)
 
