@@ -19,12 +19,13 @@ def synced_run(cfg, expect="SUCCESS"):
     """Boots cfg with window_sync=1 and the bench's own probe attached; returns the result
     and the KVM delta between the two markers (KVM's counters; thread CPU time under TCG)."""
     cfg.cmdline = f"{cfg.cmdline} window_sync=1"
-    cfg.qmp = os.path.join(tempfile.mkdtemp(prefix="idlelab-sync-"), "qmp")
-    p = windowprobe.WindowProbe(cfg.qmp, qemu.resolve_accel(cfg.accel), 0)
-    try:
-        res = run(cfg, expect, on_line=p.on_line, on_start=p.on_start)
-    finally:
-        p.close()
+    with tempfile.TemporaryDirectory(prefix="idlelab-sync-") as sockets:
+        cfg.qmp = os.path.join(sockets, "qmp")
+        p = windowprobe.WindowProbe(cfg.qmp, qemu.resolve_accel(cfg.accel), 0)
+        try:
+            res = run(cfg, expect, on_line=p.on_line, on_start=p.on_start)
+        finally:
+            p.close()
     assert not p.errors, p.errors
     assert p.has_window(), res.output
     assert all(s["synced"] for s in p.samples.values())

@@ -31,13 +31,14 @@ class Lines:
 def windowed_run(cfg, lines, expect="SUCCESS"):
     """Boots cfg with len(lines) synchronised windows, window k getting lines[k-1]."""
     cfg.cmdline = f"{cfg.cmdline} window_sync=1 windows={len(lines)}"
-    cfg.qmp = os.path.join(tempfile.mkdtemp(prefix="idlelab-windows-"), "qmp")
     switch = Lines(lines)
-    p = windowprobe.WindowProbe(cfg.qmp, qemu.resolve_accel(cfg.accel), 0, switch=switch)
-    try:
-        res = run(cfg, expect, on_line=p.on_line, on_start=p.on_start)
-    finally:
-        p.close()
+    with tempfile.TemporaryDirectory(prefix="idlelab-windows-") as sockets:
+        cfg.qmp = os.path.join(sockets, "qmp")
+        p = windowprobe.WindowProbe(cfg.qmp, qemu.resolve_accel(cfg.accel), 0, switch=switch)
+        try:
+            res = run(cfg, expect, on_line=p.on_line, on_start=p.on_start)
+        finally:
+            p.close()
     return res, p, switch
 
 
