@@ -114,6 +114,12 @@ def test_the_four_verdicts_and_what_a_small_sample_lacks():
     one = pairs.verdict({1: [40]}, 1.0)
     assert one.verdict == pairs.NOT_DECIDED and pairs.verdict_text(one) == \
         "not decided (1 pair)"
+    # a figure that is 0 in every window of both arms (IPIs of a periodic workload): A's
+    # median 0 makes the threshold 0, and the interval [0, 0] is no effect; any other
+    # interval at that threshold is not
+    still = pairs.verdict({1: [0, 0], 2: [0, 0], 3: [0, 0]}, 0.0)
+    assert still.verdict == pairs.NO_EFFECT and still.ci == (0, 0)
+    assert pairs.verdict({1: [0, 0], 2: [0, 1], 3: [0, 0]}, 0.0).verdict == pairs.NOT_DECIDED
     two_boots = pairs.verdict({1: [10, 11], 2: [10, 12]}, 1.0)
     assert two_boots.verdict == pairs.NOT_DECIDED and "the design asks for 3" in two_boots.note
 

@@ -155,11 +155,13 @@ class Verdict:
 def decide(effect, ci, threshold, direction=UP):
     """The rule: reproduced / reversed if the interval excludes 0 and |effect| is at least
     the threshold (the sign against `direction` picks which), no effect if the interval
-    lies inside [-threshold, +threshold], else not decided."""
+    lies inside [-threshold, +threshold], else not decided. A threshold of 0 (A's median
+    is 0) leaves room for no effect only to an interval of exactly [0, 0]: the figure did not
+    move in any pair (IPIs of a workload that sends none)."""
     lo, hi = ci
     if (lo > 0 or hi < 0) and abs(effect) >= threshold and effect != 0:
         return REPRODUCED if (effect > 0) == (direction == UP) else REVERSED
-    if threshold > 0 and -threshold <= lo and hi <= threshold:
+    if (threshold > 0 or lo == hi == 0) and -threshold <= lo and hi <= threshold:
         return NO_EFFECT
     return NOT_DECIDED
 
