@@ -30,22 +30,27 @@ bool knob_switchable(enum knob_id id)
 	return false;
 }
 
-int knobs_parse_switch(const char *line, struct knob_values *vals, char *err, size_t errlen)
+int knobs_parse_allowed(const char *line, struct knob_values *vals, bool (*allowed)(enum knob_id),
+			const char *when, char *err, size_t errlen)
 {
 	int rc = knobs_parse(line, vals, err, errlen);
 
 	if (rc != KNOB_OK)
 		return rc;
 	for (int id = 0; id < KNOB__COUNT; id++)
-		if (vals->given[id] && !knob_switchable((enum knob_id)id)) {
+		if (vals->given[id] && !allowed((enum knob_id)id)) {
 			if (err)
-				snprintf(
-				    err, errlen,
-				    "%s cannot change while the guest runs: only the idle "
-				    "policy, governor, haltpoll tunables, pollflag, hostpoll and "
-				    "period switch between windows",
-				    knob_defs[id].name);
+				snprintf(err, errlen, "%s cannot change while %s",
+					 knob_defs[id].name, when);
 			return KNOB_E_FIXED;
 		}
 	return KNOB_OK;
+}
+
+int knobs_parse_switch(const char *line, struct knob_values *vals, char *err, size_t errlen)
+{
+	return knobs_parse_allowed(line, vals, knob_switchable,
+				   "the guest runs: only the idle policy, governor, haltpoll "
+				   "tunables, pollflag, hostpoll and period switch between windows",
+				   err, errlen);
 }

@@ -23,4 +23,11 @@ bool knob_switchable(enum knob_id id);
 #define KNOB_E_FIXED (-7)
 int knobs_parse_switch(const char *line, struct knob_values *vals, char *err, size_t errlen);
 
+/*
+ * The same for another guest's list (the Linux guest's, tools/linuxguest/switchable.c):
+ * allowed(id) says which knobs switch; a refusal reads "<knob> cannot change while <when>".
+ */
+int knobs_parse_allowed(const char *line, struct knob_values *vals, bool (*allowed)(enum knob_id),
+			const char *when, char *err, size_t errlen);
+
 #endif

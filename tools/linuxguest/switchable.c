@@ -20,24 +20,17 @@ const char *linuxguest_param_of(enum knob_id id)
 	return NULL;
 }
 
+static bool switches(enum knob_id id)
+{
+	return linuxguest_param_of(id) != NULL;
+}
+
 int linuxguest_parse_switch(const char *line, struct knob_values *vals, char *err, size_t errlen)
 {
-	int rc = knobs_parse(line, vals, err, errlen);
-
-	if (rc != KNOB_OK)
-		return rc;
-	for (int id = 0; id < KNOB__COUNT; id++)
-		if (vals->given[id] && !linuxguest_param_of((enum knob_id)id)) {
-			if (err)
-				snprintf(
-				    err, errlen,
-				    "%s cannot change while the Linux guest runs: only the "
-				    "haltpoll governor's tunables (haltpoll.guest_halt_poll_*) "
-				    "switch between its windows",
-				    knob_defs[id].name);
-			return KNOB_E_FIXED;
-		}
-	return KNOB_OK;
+	return knobs_parse_allowed(line, vals, switches,
+				   "the Linux guest runs: only the haltpoll governor's tunables "
+				   "(haltpoll.guest_halt_poll_*) switch between its windows",
+				   err, errlen);
 }
 
 int linuxguest_param_text(enum knob_id id, int64_t v, char *buf, size_t len)
