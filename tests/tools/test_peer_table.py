@@ -2,7 +2,7 @@
 name, each guest is its own floor's reference, Linux's poll hits are estimated only under its
 haltpoll governor, and every difference above PEER_DIFF (and none below) gets a line with the
 measured parts that explain it."""
-from idlelab.derive import runrow
+from idlelab.derive import effects, runrow
 from idlelab.host import qemu
 from idlelab.report import tables
 from idlelab.report.layouts import linux as peers
@@ -170,7 +170,7 @@ def test_a_setting_that_shared_boots_is_judged_on_the_pairs_with_its_ci():
     rows = runrow.aggregate(a + b)
     assert [peers.base(r) for r in rows] == ["neither", "host-poll"]
     ra, rb = rows
-    assert peers.paired(ra, rb)
+    assert effects.paired_rows(ra, rb)
     effect, ci, how = peers.judged(ra, rb, "rtt_p50_us", " µs")
     assert how == "B below A: paired windows, 3 boots x 6 pairs"
     assert effect.startswith("-100 µs"), effect
@@ -185,7 +185,7 @@ def test_a_setting_that_shared_boots_is_judged_on_the_pairs_with_its_ci():
     b = windows_of("linux-host-poll", "linux-host-poll", "linux",
                    lambda b, k: boot_offset(b) * 0.9 + k, paired=False)
     ra, rb = runrow.aggregate(a + b)
-    assert not peers.paired(ra, rb)
+    assert not effects.paired_rows(ra, rb)
     effect, ci, how = peers.judged(ra, rb, "rtt_p50_us", " µs")
     assert ci == tables.EMPTY and how == "boots of their own, medians: the repeats overlap"
     assert effect == "-100 µs, -10%"
@@ -194,7 +194,7 @@ def test_a_setting_that_shared_boots_is_judged_on_the_pairs_with_its_ci():
 def test_windows_of_different_boot_rows_are_not_paired():
     a = runrow.aggregate(windows_of("neither", "one-boot-row", "idlelab", lambda b, k: 400.0))
     b = runrow.aggregate(windows_of("host-poll", "another", "idlelab", lambda b, k: 300.0))
-    assert not peers.paired(a[0], b[0])
+    assert not effects.paired_rows(a[0], b[0])
     assert peers.judged(a[0], b[0], "rtt_p50_us", " µs")[2].startswith("boots of their own")
 
 

@@ -14,7 +14,7 @@ import pytest
 from conftest import TOP
 from idlelab import usage
 from idlelab.bench import cli, invocation
-from idlelab.derive import guestrun, runrow as derive, runrow, tolerance
+from idlelab.derive import effects, guestrun, runrow as derive, runrow, tolerance
 from idlelab.report import console, plots, resultsdir, tables
 from idlelab.report.layouts import governors as governors_table
 from idlelab.sim import predict
@@ -862,7 +862,7 @@ def test_off_plateau_worse_by_the_paired_windows_when_the_governors_share_boots(
     b = runrow.aggregate(rows("predict", [x * 1.2 for x in speeds]))[0]
     same = runrow.aggregate(rows("predict", [x + d for x, d in zip(speeds, (3, -4, 2, -1,
                                                                             4, -3))]))[0]
-    assert governors_table.paired(a, b)
+    assert effects.paired_rows(a, b)
     assert a.spread["host_cpu_us_per_wakeup"][1] > b.spread["host_cpu_us_per_wakeup"][0]
     assert governors_table.worse_than(b, a) == governors_table.WORSE
     assert governors_table.worse_than(same, a) is None

@@ -85,6 +85,17 @@ def exact(e, a, b, threshold):
     return Verdict(word, a, b, change, change / a if a else None, stats=stats)
 
 
+def paired_rows(a, b):
+    """True where two rows ran as windows of the same boots: every window measured has its
+    round (a within= or boot= row's) and both rows' windows come from the same boots (their
+    run and repeat), so judge() pairs them round by round."""
+    ms = [_members(r) for r in (a, b)]
+    boots = [{(getattr(m, "boot_run", None) or m.config, m.repeat) for m in side}
+             for side in ms]
+    return all(ms) and all(m.window_round is not None for m in ms[0] + ms[1]) and \
+        boots[0] == boots[1]
+
+
 def judge(e, deterministic=False):
     """The Verdict of one effect (`deterministic`: both cells are predictions, judged
     exactly)."""

@@ -136,9 +136,10 @@ def verdict(rows, base="haltpoll"):
     out = []
     for g in [g for g in governors(rows) if g != base]:
         both = pairs(rows, base, g)
+        shared = [effects.paired_rows(a, b) for _, a, b in both]
         how = ("by the paired windows' 95 % CI: the governors took turns in each boot"
-               if both and all(paired(a, b) for _, a, b in both) else
-               "the repeats do not overlap" if not any(paired(a, b) for _, a, b in both) else
+               if shared and all(shared) else
+               "the repeats do not overlap" if not any(shared) else
                "by the paired windows' 95 % CI where the governors shared boots, else the "
                "repeats not overlapping")
         on, off = [], []
@@ -231,19 +232,13 @@ def costlier(b, a, key, slack=1.0):
     x, y = num(getattr(a, key)), num(getattr(b, key))
     if not (x and y and y > x * slack):
         return None
-    if paired(a, b):
+    if effects.paired_rows(a, b):
         v = effects.judge(effects.Effect(key, "", a, b, key, effects.UP,
                                          threshold=abs(x) * (slack - 1)))
         return WORSE if v.verdict == effects.REPRODUCED else WITHIN_SPREAD
     a_hi = (a.spread or {}).get(key, (x, x))[1]
     b_lo = (b.spread or {}).get(key, (y, y))[0]
     return WORSE if b_lo > a_hi else WITHIN_SPREAD
-
-
-def paired(a, b):
-    """True where the rows' windows ran in the same boots, a round of each (within=)."""
-    members = [m for r in (a, b) for m in (r.members or [r]) if m.ok]
-    return bool(members) and all(m.window_round is not None for m in members)
 
 
 def worse_than(b, a):

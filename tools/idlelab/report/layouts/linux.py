@@ -260,20 +260,6 @@ EFFECT_FIGURES = (("round trip p50", "rtt_p50_us", " µs"),
                   ("host CPU a wake-up", "host_cpu_us_per_wakeup", " µs"))
 
 
-def boot_of(m):
-    """The boot row a window ran in: runs.csv's boot_run where it says, else its config (a
-    within= row's windows carry their boot row's)."""
-    return getattr(m, "boot_run", None) or m.config
-
-
-def paired(a, b):
-    """True where the two rows ran as windows of the same boots: every window has its round
-    (a within= or boot= row's), and both rows' windows come from the same boot row."""
-    ms = [[m for m in (r.members or [r]) if m.ok] for r in (a, b)]
-    return all(ms) and all(m.window_round is not None for m in ms[0] + ms[1]) and \
-        {boot_of(m) for m in ms[0]} == {boot_of(m) for m in ms[1]}
-
-
 def _signed(v, unit):
     """A difference as the verdict lines print one: three significant digits, whole from 100."""
     return (f"{v:+.3g}" if abs(v) < 100 else f"{v:+.0f}") + verdicts.diff_unit(unit)
@@ -285,7 +271,7 @@ def judged(a, b, key, unit):
     x, y = num(getattr(a, key)), num(getattr(b, key))
     if x is None or y is None:
         return [EMPTY, EMPTY, "not measured"]
-    if paired(a, b):
+    if effects.paired_rows(a, b):
         v = effects.judge(effects.Effect(key, "", a, b, key, effects.UP, unit))
         st = v.stats
         if st is None:
