@@ -334,7 +334,7 @@ def markdown(rows, meta):
         body += ["## What each setting does, guest by guest", "", table, "",
                  "Each guest against itself: B's configuration against A's (medians of the "
                  "windows or repeats). Where the two ran as windows of the same boots "
-                 "(`within=` in tools/matrices/linux.txt), B − A is the Hodges-Lehmann "
+                 "(`boot=` in tools/matrices/linux.txt), B − A is the Hodges-Lehmann "
                  "estimate of the paired differences with its 95 % CI from the hierarchical "
                  "bootstrap, and the verdict is against 5 % of A (docs/verdicts.md); where "
                  "they ran in boots of their own, the difference of the medians, and whether "
