@@ -84,7 +84,8 @@ def test_the_bench_lists_which_runs_boot_linux(capsys):
     lines = {ln.split(":")[0].strip(): ln for ln in capsys.readouterr().out.splitlines()}
     assert lines["linux-guest-poll x3"].endswith(" guest=linux")
     assert "cpuidle_haltpoll.force=1" in lines["linux-guest-poll x3"]
-    assert "guest=" not in lines["guest-poll x3"]
+    assert "guest=" not in lines["guest-msr x3"]
+    assert lines["linux-hpgov-guest-poll-windows x3"].endswith(" linux_kernel=haltpoll-gov")
 
 
 def check_common(res, acks, workload):
@@ -197,13 +198,15 @@ PEER_NAMES = {"floor", "neither", "host-poll", "guest-poll", "guest-msr", "both"
 
 def test_the_peer_matrix_runs_neither_and_host_poll_inside_the_same_boots():
     """They differ in the kvm parameter alone (boot=): windows of the same boots, their
-    names kept, the placed window too (resolved from the cost table before the boot); the
-    rows that differ in what a guest sets at boot stay apart."""
+    names kept, the placed window too (resolved from the cost table before the boot); so do
+    the guest-poll rows, in the guest's window alone (idlelab's, and Linux's under its
+    haltpoll governor); the rows that differ in what a guest sets at boot stay apart."""
     runs = matrix.load(LINUX_TXT, guest_knobs=matrix.guest_knob_names())
     names = {c.name for r in runs for c in matrix.cells(r) if not c.name.count("sweep")}
     assert names == PEER_NAMES
     within = {r.name: r for r in runs if r.windows is not None}
-    assert set(within) == {"neither-host-poll", "linux-neither-host-poll"}
+    assert set(within) == {"neither-host-poll", "linux-neither-host-poll",
+                           "guest-poll-windows", "linux-hpgov-guest-poll-windows"}
     for prefix, r in (("", within["neither-host-poll"]),
                       ("linux-", within["linux-neither-host-poll"])):
         assert [c.name for c in matrix.cells(r)] == [f"{prefix}neither", f"{prefix}host-poll",
@@ -215,8 +218,18 @@ def test_the_peer_matrix_runs_neither_and_host_poll_inside_the_same_boots():
         assert r.windows.windows == 6 and r.repeat == 3 and r.guest["idle"] == "halt"
         assert "windows=6" in matrix.guest_cmdline(r)
     assert within["linux-neither-host-poll"].guest_os == "linux"
-    # a boot-time difference stays across boots
-    assert all(r.windows is None for r in runs if "guest-poll" in r.name or "floor" in r.name)
+    for prefix in ("", "linux-hpgov-"):
+        r = within[f"{prefix}guest-poll-windows"]
+        assert [c.name for c in matrix.cells(r)] == [f"{prefix}guest-poll",
+                                                     f"{prefix}guest-poll.placed"]
+        # the rows differ in the guest's haltpoll window alone, which both guests switch
+        assert [(a.host_params, a.guest) for a in r.windows.arms] == [
+            ({}, {"haltpoll.guest_halt_poll_ns": "300us"}),
+            ({}, {"haltpoll.guest_halt_poll_ns": "ipi_halt_rtt*8"})]
+    # a boot-time difference stays across boots (Debian's kernel has no haltpoll governor)
+    assert all(r.windows is None for r in runs
+               if r.name in ("linux-guest-poll", "linux-guest-msr", "guest-msr") or
+               "floor" in r.name)
     workplan.check_cmdlines(workplan.load_matrices([LINUX_TXT]))      # nothing refused
 
 
