@@ -341,6 +341,46 @@ def test_writable_params_are_overridden_for_the_run_and_restored(tmp_path, monke
     assert not os.path.exists(journal)
 
 
+def test_a_harness_fault_after_the_boot_keeps_the_record_and_restores_the_host(
+        tmp_path, monkeypatch):
+    """A fault of the harness itself while it reads a boot (a boot_costs= table once met a
+    missing import): the run is failed with where it broke, what the boot measured stays in
+    the record (its console), the kvm parameter is put back, and the record becomes a row
+    like any failed run's."""
+    from idlelab.derive import runrow, windows
+    pd = _param_dir(tmp_path, HOST)
+    params = kvmparams.HostParams(pd, str(tmp_path / "journal"))
+
+    def broken_boot(run, rec, ctx, override=None):
+        rec["serial"] = "@idlelab result workload=idle ok=1 cpus=2 window_ns=1\n"
+        return {}["cost_table"]
+
+    monkeypatch.setattr(onerun, "boot", broken_boot)
+    (r,) = parse("r: workload=idle duration=1s host_shrink=0", "m")
+    rec = onerun.execute("seed004", r, 1, onerun.Context(accel="kvm", params=params))
+    assert rec["status"] == "failed" and rec["serial"].startswith("@idlelab result")
+    assert re.fullmatch(r"harness fault after the boot started: KeyError: 'cost_table' "
+                        r"\(test_bench\.py:\d+\)", rec["reason"]), rec["reason"]
+    with open(os.path.join(pd, "halt_poll_ns_shrink")) as f:
+        assert int(f.read()) == 2
+    row = runrow.summarize(windows.split(rec)[0])
+    assert (row.status, row.reason) == ("failed", rec["reason"])
+
+
+def test_a_boots_own_cost_table_is_read_from_its_console():
+    """boot_costs=: the bench=exits records the boot printed before its windows, with the
+    boot's own kvm parameters, and the primitives it lacks named."""
+    out = ("@idlelab bench name=exits prim=timer ns_p50=130023.4 ns_p90=167772.2 n=100 "
+           "ops_per_sample=1\n@idlelab bench name=exits prim=eoi ns_p50=39845.9 "
+           "ns_p90=42991.6 n=100 ops_per_sample=64\n")
+    rec = {"host_params": {"values": {"halt_poll_ns": 200000}}}
+    table = onerun.boot_cost_table(out, 100, rec)
+    assert table["prims"]["timer"]["ns_p50"] == 130023.4 and table["prims"]["eoi"]["n"] == 100
+    assert table["iters"] == 100 and table["in_boot"] is True
+    assert table["host_params"]["values"] == {"halt_poll_ns": 200000}
+    assert "timer" not in table["missing"] and "ipi_halt_rtt" in table["missing"]
+
+
 def test_a_run_asking_for_tcg_gets_it_and_no_host_params_check(tmp_path):
     pd = _param_dir(tmp_path, HOST, read_only=HOST)
     ctx = onerun.Context(accel="kvm", params=kvmparams.HostParams(pd, str(tmp_path / "j")))

@@ -27,6 +27,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
+from idlelab import costtable
 from idlelab.bench import matrixvalues, windowplan, windowswitch
 from idlelab.bench.matrix import WINDOW_HOLD, config_of, guest_cmdline
 from idlelab.bench.windowprobe import WindowProbe
@@ -106,13 +107,31 @@ def execute(mid, run, repeat, ctx):
                     for p, v in plan.host_params(k).items() if now.get(p) != v}
         changes.update({p: v for p, v in plan.host_params(1).items() if p in switched})
     if not changes:
-        return boot(run, rec, ctx)
+        return boot_keeping(run, rec, ctx)
     with kvmparams.override(changes, ctx.params.journal, ctx.params.param_dir) as ov:
         if ov.note:
             say(ov.note)
         rec["host_params"]["changed"] = dict(changes)
         rec["host_params"]["values"] = dict(ctx.params.values, **changes)
-        return boot(run, rec, ctx, ov)
+        return boot_keeping(run, rec, ctx, ov)
+
+
+def boot_keeping(run, rec, ctx, override=None):
+    """boot(), and where the harness itself fails on the way (a fault of ours, not the
+    guest's or the host's), the record as far as it got, marked failed with where it broke:
+    the boot's console and samples stay in raw/ instead of going down with the bench."""
+    try:
+        return boot(run, rec, ctx, override)
+    except Exception as e:  # noqa: BLE001 (any fault of the harness: recorded, not raised)
+        tb = e.__traceback__
+        while tb.tb_next is not None:
+            tb = tb.tb_next
+        where = f"{os.path.basename(tb.tb_frame.f_code.co_filename)}:{tb.tb_lineno}"
+        rec.update(status="failed",
+                   reason=f"harness fault after the boot started: {type(e).__name__}: {e} "
+                          f"({where})")
+        say(f"run {rec.get('name')}: {rec['reason']}")
+        return rec
 
 
 def settable_windows(run, params):
