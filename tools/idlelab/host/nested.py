@@ -52,11 +52,20 @@ WEDGE_S = 30       # no heartbeat for this long while a job runs: wedged
 SECOND_NS = 1_000_000_000
 OUTER_WAIT_FILE = "outer-wait.jsonl"  # this machine's waits of the host's vCPUs (host/vcpuwaits.py)
 ASK_S = 3          # no heartbeat for this long: ask the monitor whether the host reset
+# A job silent this long while its host's vCPUs burn less than HUNG_CPU_SHARE of it is hung:
+# the host beats, but everything in it waits for something that will not come (2026-12-07:
+# a bench whose host went idle at a boot's start and printed nothing for 11 minutes). Every
+# job here prints at least once a boot (~90 s the longest, 40 windows) while its guests keep
+# the host's CPUs busy; a heartbeat alone costs under 1 %.
+HUNG_S = 120
+HUNG_CPU_SHARE = 0.05
 # The host faults a job is retried after, by what _attempt puts in JobResult.error.
 FAULTS = {"wedged": f"the emulated host wedged (no heartbeat for {WEDGE_S} s)",
           "reset": "the emulated host reset itself (a triple fault or a reboot of its kernel)",
           "stalled": "the emulated host's kernel reported an RCU stall (a CPU whose timer "
-                     "stopped firing: its other CPU still beats, so the job would hang)"}
+                     "stopped firing: its other CPU still beats, so the job would hang)",
+          "hung": f"the job printed nothing for {HUNG_S} s while its host's CPUs stayed idle "
+                  "(a wait inside the emulated host that does not end)"}
 # Lines of the emulated host's own kernel that mean it is stuck although its heartbeat goes
 # on: seen once in a CI-like run, its CPU 0's timer never fired again ("rcu_preempt kthread
 # timer wakeup didn't happen ... Possible timer handling issue on cpu=0") and the job hung.
@@ -284,6 +293,7 @@ def _attempt(argv, run_dir, attempt, echo, on_line, timeout, cpu, cwd):
     waits = OuterWaitWriter(beat, os.path.join(run_dir, OUTER_WAIT_FILE))
     waits.start(proc.pid)
     watch = _Heartbeat(beat)
+    quiet = _Quiet(lambda: vcpu_cpu_s(proc.pid))
     job_started = None
     try:
         os.set_blocking(proc.stdout.fileno(), False)
@@ -307,6 +317,10 @@ def _attempt(argv, run_dir, attempt, echo, on_line, timeout, cpu, cwd):
                 _dump(run_dir, proc)
                 res.error = "wedged"
                 break
+            if job_started is not None and quiet.hung(now):
+                _dump(run_dir, proc)
+                res.error = "hung"
+                break
             chunk = qemu._read_some(proc, now + 1.0)
             if chunk is None:
                 continue
@@ -327,12 +341,14 @@ def _attempt(argv, run_dir, attempt, echo, on_line, timeout, cpu, cwd):
                     job_started = _control(line, res, start, job_started)
                     if job_started is not None:
                         watch.restart()
+                        quiet.output(time.monotonic())
                     if res.status != CODES["NESTED_BOOT_FAILED"] or res.error:
                         done = True   # job-exit or an error: /init powers off, which pauses
                         break
                     continue
                 if job_started is None:
                     continue          # the emulated kernel's own boot messages (in the log)
+                quiet.output(time.monotonic())
                 if echo:
                     print(line, flush=True)
                 if on_line:
@@ -383,6 +399,50 @@ def _control(line, res, start, job_started):
         res.status = CODES.get(name, CODES["NESTED_BOOT_FAILED"])
         res.error = fields.get("why", "").strip('"')
     return job_started
+
+
+def vcpu_cpu_s(pid):
+    """CPU seconds the emulated host's vCPU threads (`CPU n/TCG`) have run so far; None if
+    QEMU is gone."""
+    total, tick = 0, os.sysconf("SC_CLK_TCK")
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue          # a thread that just ended
+        comm = stat[stat.index("(") + 1:stat.rindex(")")]
+        if re.fullmatch(r"CPU \d+/TCG", comm):
+            fields = stat[stat.rindex(")") + 2:].split()
+            total += int(fields[11]) + int(fields[12])     # utime, stime
+    return total / tick
+
+
+class _Quiet:
+    """Whether the job is hung: silent for HUNG_S while the host's vCPUs ran less than
+    HUNG_CPU_SHARE of that time. cpu_s() reads their CPU seconds so far."""
+
+    def __init__(self, cpu_s, now=None):
+        self.cpu_s = cpu_s
+        self.output(time.monotonic() if now is None else now)
+
+    def output(self, now):
+        self.since, self.cpu_since = now, self.cpu_s()
+
+    def hung(self, now):
+        if now - self.since < HUNG_S:
+            return False
+        cpu = self.cpu_s()
+        if cpu is None or self.cpu_since is None:
+            return False
+        if cpu - self.cpu_since >= HUNG_CPU_SHARE * (now - self.since):
+            self.output(now)  # busy, say with a long test of its own: judged again later
+            return False
+        return True
 
 
 class _Heartbeat:
