@@ -179,6 +179,30 @@ def test_with_accel_replaces_either_spelling():
     assert json.dumps(hosts.with_accel([], "kvm")) == '["--accel", "kvm"]'
 
 
+def test_a_host_fault_before_the_benchs_folder_starts_it_again_once(tmp_path, monkeypatch):
+    """Nothing is measured before the bench names its folder: a fault there starts the bench
+    again on a new host; a second one there stops it (NESTED_WEDGED)."""
+    monkeypatch.setattr(hosts, "TOP", str(tmp_path))
+    calls = []
+
+    def fault_then(ok):
+        def fake_run_job(argv, on_line=None, retries=1, **kw):
+            calls.append(argv)
+            if len(calls) == 1 or not ok:
+                return nested.JobResult(nested.CODES["NESTED_WEDGED"], 1, [str(tmp_path)],
+                                        wedged=True, error="wedged")
+            return nested.JobResult(0, 1, [])
+        return fake_run_job
+
+    monkeypatch.setattr(nested, "run_job", fault_then(True))
+    assert hosts.delegate_bench(["--quick", "--accel", "nested"]) == 0
+    assert len(calls) == 2 and calls[1] == calls[0]            # the same bench, from scratch
+    calls.clear()
+    monkeypatch.setattr(nested, "run_job", fault_then(False))
+    assert hosts.delegate_bench(["--quick"]) == nested.CODES["NESTED_WEDGED"]
+    assert len(calls) == 2
+
+
 def test_a_bench_goes_on_run_by_run_across_host_faults(tmp_path, monkeypatch):
     """hosts.delegate_bench with the host faking its faults: the first fault resumes the
     folder and retries the run it cut; a second fault in the same run records it as failed

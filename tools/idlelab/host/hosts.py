@@ -180,6 +180,11 @@ def delegate_bench(argv, prog="bench", folders=None):
                 print(f"{prog}: nested host: {res.error}", file=sys.stderr, flush=True)
             return res.status
         wedges += 1
+        if folder is None and wedges == 1:
+            # nothing was measured yet (no folder): the bench starts again, once
+            print(f"{prog}: nested host wedged before the bench made its folder; starting it "
+                  "again on a new host", file=sys.stderr, flush=True)
+            continue
         if folder is None or wedges > MAX_WEDGES:
             when = "before the bench made its folder" if folder is None else f"{wedges} times"
             print(f"{prog}: nested host: failed {when}; stopping (dump: {res.wedges})",
