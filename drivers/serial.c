@@ -34,25 +34,25 @@ static void wait_fifo_empty(void)
 		cpu_relax();
 }
 
+/* One byte into the FIFO; *room: the bytes it still takes since it was last seen empty. */
+static void put(unsigned char c, size_t *room)
+{
+	if (!*room) {
+		wait_fifo_empty();
+		*room = FIFO_SIZE;
+	}
+	outb(COM1 + REG_DATA, c);
+	(*room)--;
+}
+
 void serial_write(const char *s, size_t n)
 {
 	size_t room = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		if (s[i] == '\n') {
-			if (!room) {
-				wait_fifo_empty();
-				room = FIFO_SIZE;
-			}
-			outb(COM1 + REG_DATA, '\r');
-			room--;
-		}
-		if (!room) {
-			wait_fifo_empty();
-			room = FIFO_SIZE;
-		}
-		outb(COM1 + REG_DATA, (unsigned char)s[i]);
-		room--;
+		if (s[i] == '\n')
+			put('\r', &room);
+		put((unsigned char)s[i], &room);
 	}
 }
 

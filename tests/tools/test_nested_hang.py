@@ -53,5 +53,21 @@ def test_vcpu_cpu_s_counts_only_tcg_vcpu_threads():
     assert nested.vcpu_cpu_s(p.pid) is None             # gone
 
 
+def test_vcpu_cpu_s_reads_a_running_tcg_qemus_vcpus():
+    """The nested host's QEMU names its vCPU threads `CPU n/TCG` (debug-threads=on): a TCG
+    QEMU running idlelab for a second has spent CPU there, and vcpu_cpu_s sees it."""
+    from idlelab.host import qemu
+    cfg = qemu.Config(smp=2, accel="tcg", cmdline="workload=periodic duration=1s period=100us")
+    seen = []
+
+    def sample(line):
+        if "window state=close" in line and not seen:
+            seen.append(nested.vcpu_cpu_s(procs[0].pid))
+
+    procs = []
+    res = qemu.run(cfg, timeout=60, on_start=procs.append, on_line=sample)
+    assert res.outcome.name == "SUCCESS" and seen and seen[0] > 0.1, (seen, res.output[-500:])
+
+
 def test_the_fault_is_retried_and_named():
     assert "hung" in nested.FAULTS and f"{nested.HUNG_S} s" in nested.FAULTS["hung"]

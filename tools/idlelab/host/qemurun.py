@@ -2,21 +2,22 @@
 nested KVM host runs the same command inside itself)."""
 import argparse
 import os
-import re
 import shlex
 import signal
 import sys
 
 from idlelab import usage
-from idlelab.host import hosts, nested
+from idlelab.host import hosts, nested, spool
 from idlelab.host.qemu import (GUESTS, LINUX_KERNELS, MACHINES, TOP, Config, build_command,
                                linux_tcg_note, missing_boot_file, run)
 
 
 def _mem(text):
     """--mem as QEMU's -m takes it: a size with an optional K/M/G/T suffix."""
-    if not re.fullmatch(r"[1-9]\d*[KMGT]?", text):
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a size like 256M or 1G")
+    try:
+        spool.ram_bytes(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a size like 256M or 1G") from None
     return text
 
 
