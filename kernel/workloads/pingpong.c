@@ -8,6 +8,7 @@
 #include "arch/x86/tsc.h"
 #include "kernel/idle.h"
 #include "kernel/knobs/knobs.h"
+#include "kernel/workloads/pingpong_iters.h"
 #include "kernel/workloads/wake_phases.h"
 #include "kernel/printk.h"
 #include "kernel/tsc_sync.h"
@@ -204,11 +205,7 @@ static int pingpong_start(void)
 		       npairs, 2 * npairs, wl.ncpus);
 		return -1;
 	}
-	/* iters= is the benchmark's when one ran first in this boot (a cost table measured
-	 * in the boot it prices): the window is then duration='s */
-	iters = knob_given(KNOB_iters) && knob(KNOB_bench) == BENCH_NONE
-		    ? (uint64_t)knob(KNOB_iters)
-		    : 0;
+	iters = pingpong_iters(knob_given(KNOB_iters), knob(KNOB_iters), knob(KNOB_bench));
 	spin_mode = knob(KNOB_pingpong_mode) == PINGPONG_SPIN;
 	cross_cpu = tsc_sync.agree;
 	wl.by_count = iters != 0;

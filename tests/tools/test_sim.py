@@ -54,6 +54,20 @@ def test_bad_configuration_refused_naming_the_field(arg, field):
     assert field in r.stderr and r.stdout == ""
 
 
+def test_pingpong_iters_is_the_benchmarks_when_one_ran_first():
+    # as the guest (kernel/workloads/pingpong_iters.h): iters= ends a pingpong window by
+    # count, but after bench=exits (a boot's own cost table, boot_costs=) it is the
+    # benchmark's and the window is duration='s
+    def result(*knobs):
+        r = sim("costs=hardware", "workload=pingpong", "smp=2", *knobs)
+        assert r.returncode == 0, r.stderr
+        return next(f for k, f in records.parse_records(r.stdout) if k == "result")
+    by_count = result("iters=150")
+    assert int(by_count["iters"]) == 150
+    timed = result("bench=exits", "iters=150", "duration=100ms")
+    assert int(timed["window_ns"]) == 100_000_000 and int(timed["iters"]) > 1000
+
+
 def test_guest_knob_refused_with_the_kernels_message():
     r = sim("costs=hardware", "workload=pingpong", "period=0us")
     assert r.returncode == 2

@@ -5,6 +5,7 @@
  * time the thread gets the CPU; it says how long it computes, which thread it wakes, and
  * whether it then blocks or sleeps until a deadline.
  */
+#include "kernel/workloads/pingpong_iters.h"
 #include "kernel/workloads/sleep_draw.h"
 #include "tools/sim/engine.h"
 
@@ -57,7 +58,9 @@ static int pingpong_start(struct sim *s, FILE *err)
 			pairs, 2 * pairs, s->wl_ncpus);
 		return -1;
 	}
-	s->iters_target = s->cfg->knobs.given[KNOB_iters] ? sim_knob(s, KNOB_iters) : 0;
+	s->iters_target =
+	    pingpong_iters(s->cfg->knobs.given[KNOB_iters], (int64_t)sim_knob(s, KNOB_iters),
+			   (int64_t)sim_knob(s, KNOB_bench));
 	for (unsigned k = 0; k < pairs; k++) {
 		struct sim_thread *ping = &s->threads[2 * k], *pong = &s->threads[2 * k + 1];
 
