@@ -55,9 +55,12 @@ def test_vcpu_cpu_s_counts_only_tcg_vcpu_threads():
 
 def test_vcpu_cpu_s_reads_a_running_tcg_qemus_vcpus():
     """The nested host's QEMU names its vCPU threads `CPU n/TCG` (debug-threads=on): a TCG
-    QEMU running idlelab for a second has spent CPU there, and vcpu_cpu_s sees it."""
+    QEMU running idlelab for a second has spent CPU there, and vcpu_cpu_s sees it. idle=poll
+    keeps the vCPUs running: the kernel charges a thread's CPU by the tick, and one that halts
+    between short bursts can be charged nothing (make test saw 0.0 once with idle=halt)."""
     from idlelab.host import qemu
-    cfg = qemu.Config(smp=2, accel="tcg", cmdline="workload=periodic duration=1s period=100us")
+    cfg = qemu.Config(smp=2, accel="tcg",
+                      cmdline="workload=periodic duration=1s period=100us idle=poll")
     seen = []
 
     def sample(line):
