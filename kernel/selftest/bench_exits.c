@@ -373,6 +373,96 @@ static uint64_t sample_timer_sleep(void)
 	return load(&timer_fired_tsc) - due;
 }
 
+/*
+ * A thread's sleep through the scheduler, as the periodic and random workloads sleep: its
+ * own timer armed (the deadline TIMER_SLEEP_AHEAD_NS ahead, with interrupts saved, as
+ * thread_sleep_ns arms), then thread_block until the timer's callback woke it. Three parts,
+ * each a primitive of its own, on the guest's clock: sleep_arm, the call to the timer armed
+ * (on KVM the deadline write's exit, and the guest code after it); sleep_entry, armed to the
+ * idle state's start (block, schedule, the idle loop: kernel/idle.c's idle_entered); sleep_run,
+ * the idle state's end (idle_notice, after the waking handler ran) to the thread running
+ * again. The simulator prices a sleep's way in by the first two (tools/sim/costs/here.txt),
+ * which tsc_deadline's batched writes a second ahead do not time: on the nested host arming
+ * a deadline half a millisecond away costs ~30 us more (docs/notebook/2026-12-07-the-way-into-
+ * idle.md); sleep_run checks that the pingpong run phase the simulator's wake_path takes
+ * holds for a timer's wake too.
+ * A sleep is a sample only if its CPU entered one idle state, a halt, between the two (a tick
+ * that ended the halt, or an idle policy that polls first, would make the stamps another
+ * state's): up to SLEEP_ATTEMPTS sleeps are tried for each sample.
+ */
+#define SLEEP_ATTEMPTS 8
+#define NO_SAMPLE      UINT64_MAX
+
+enum sleep_part {
+	SLEEP_ARM,
+	SLEEP_ENTRY,
+	SLEEP_RUN
+};
+
+static struct thread *sleeper;
+static struct timer sleeper_timer;
+
+static void sleeper_woken(struct timer *t)
+{
+	(void)t;
+	store(&timer_fired_tsc, cost_tsc());
+	thread_wake(sleeper);
+}
+
+static uint64_t polls_ended(const struct cpu *c)
+{
+	return c->stats.poll_hits + c->stats.poll_immediate + c->stats.poll_expired;
+}
+
+static uint64_t sleep_once(enum sleep_part part)
+{
+	struct cpu *c = this_cpu();
+	uint64_t halts = c->stats.halts, polls = polls_ended(c), called, armed, running, flags;
+
+	sleeper = thread_self();
+	store(&timer_fired_tsc, 0);
+	irq_enable(); /* measure() samples with interrupts off; a thread sleeps with them on */
+	called = cost_tsc();
+	flags = irq_save();
+	timer_arm(&sleeper_timer, called + ns_to_tsc(TIMER_SLEEP_AHEAD_NS));
+	irq_restore(flags);
+	armed = cost_tsc();
+	while (!load(&timer_fired_tsc))
+		thread_block();
+	running = cost_tsc();
+	irq_disable();
+	if (c->stats.halts != halts + 1 || polls_ended(c) != polls || c->idle_entered < armed ||
+	    c->idle_notice < c->idle_entered || c->idle_notice > running)
+		return NO_SAMPLE;
+	if (part == SLEEP_ARM)
+		return armed - called;
+	return part == SLEEP_ENTRY ? c->idle_entered - armed : running - c->idle_notice;
+}
+
+static uint64_t sample_sleep(enum sleep_part part)
+{
+	uint64_t cycles = NO_SAMPLE;
+
+	for (unsigned i = 0; i < SLEEP_ATTEMPTS && cycles == NO_SAMPLE; i++)
+		cycles = sleep_once(part);
+	return cycles;
+}
+
+static uint64_t sample_sleep_arm(void)
+{
+	return sample_sleep(SLEEP_ARM);
+}
+
+static uint64_t sample_sleep_entry(void)
+{
+	return sample_sleep(SLEEP_ENTRY);
+}
+
+static uint64_t sample_sleep_run(void)
+{
+	return sample_sleep(SLEEP_RUN);
+}
+
 static struct hist h;
 static uint64_t poll_p50_ps, cpuid_p50_ps;
 
@@ -529,6 +619,9 @@ static const struct prim prims[] = {
     {"timer", sample_timer, 1, 0, 0, 0, false},
     {"timer_halt", sample_timer_halt, 1, 0, 0, 0, false},
     {"timer_sleep", sample_timer_sleep, 1, 0, 0, 0, false},
+    {"sleep_arm", sample_sleep_arm, 1, 0, 0, "ahead_ns=" COST_STR(TIMER_SLEEP_AHEAD_NS), false},
+    {"sleep_entry", sample_sleep_entry, 1, 0, 0, "ahead_ns=" COST_STR(TIMER_SLEEP_AHEAD_NS), false},
+    {"sleep_run", sample_sleep_run, 1, 0, 0, "ahead_ns=" COST_STR(TIMER_SLEEP_AHEAD_NS), false},
     /* after the timers: a responder the host may poll would change their conditions */
     {"ipi_poll_rtt", sample_ipi_halt_rtt, 1, need_pollctl_two_cpus, setup_halt_polled,
      "target=halted host_poll=allowed answer=memory", true},
@@ -560,7 +653,8 @@ static void measure(uint64_t (*fn)(void), unsigned ops, uint64_t iters)
 		irq_disable();
 		cycles = fn();
 		irq_enable();
-		hist_record(&h, tsc_to_ns(cycles * 1000) / ops);
+		if (cycles != NO_SAMPLE) /* a sample that could not be taken: n says so */
+			hist_record(&h, tsc_to_ns(cycles * 1000) / ops);
 	}
 }
 
@@ -575,6 +669,7 @@ void bench_exits(void)
 	host_poll(false, &polled);
 	irq_register(VEC_BENCH, bench_ipi_interrupt);
 	bench_timer.fn = timer_fired;
+	sleeper_timer.fn = sleeper_woken;
 	measure(sample_empty, 1, iters);
 	empty_ps = hist_percentile(&h, 5000);
 
@@ -603,6 +698,13 @@ void bench_exits(void)
 		measure(p->sample, p->ops, iters);
 		breaks = shadow_breaks_now() - breaks;
 		r->n = hist_count(&h);
+		if (!r->n) { /* every sample refused (NO_SAMPLE): the sleeps' conditions */
+			r->skipped = "no sleep entered one halt alone (an idle policy that polls "
+				     "first, or a tick in every sleep)";
+			printk("@idlelab bench name=exits prim=%s skipped=1 why=\"%s\" n=0",
+			       p->name, r->skipped);
+			continue;
+		}
 		r->p50_ps = hist_percentile(&h, 5000);
 		r->p90_ps = hist_percentile(&h, 9000);
 		if (p->sample == sample_poll_wake_rtt)
