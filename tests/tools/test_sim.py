@@ -85,6 +85,26 @@ def test_bad_cost_file_refused_naming_the_field(tmp_path):
     assert r.returncode == 2 and "missing field 'wake_path'" in r.stderr
 
 
+def test_a_timer_still_on_its_way_does_not_keep_a_halt_from_blocking(tmp_path):
+    """A sleep whose deadline passes while the guest is still on its way to HLT: the host's
+    timer reaches the vCPU timer_running after the deadline, so a HLT before that blocks,
+    and the vCPU is woken as a halted one (its thread woken, the way back in), not let
+    through at once as if the interrupt had been pending at the HLT (before 2026-12-07 it
+    was: the halt took the exit and the entry alone)."""
+    text = open(os.path.join(ROOT, "tools/sim/costs/hardware.txt")).read()
+    costs = tmp_path / "c.txt"
+    costs.write_text(text.replace("sleep_step = 1500ns", "sleep_step = 100us")
+                     .replace("timer_running = 1us", "timer_running = 300us"))
+    script = tmp_path / "s"
+    script.write_text("50000\n")     # the deadline 50 us on, in the middle of the arm
+    r = sim(f"costs={costs}", "idle=halt", "hz=0", "smp=1", "trace=1", f"script={script}")
+    assert r.returncode == 0, r.stderr
+    halts = [t for k, t in records.parse_records(r.stdout)
+             if k == "trace" and t["state"] == "halt"]
+    # halted ~102 us in, the timer there at 350 us: ~250 us asleep, and the wake's costs
+    assert halts and 240_000 <= int(halts[0]["residency_ns"]) <= 300_000, halts
+
+
 def test_a_replayed_idle_sequence_and_its_refusals(tmp_path):
     """script=: periods replayed on vCPU 0, a halt lasting what the file says;
     script_window= starts haltpoll there. Bad files and a window without haltpoll refused."""
@@ -141,6 +161,29 @@ def test_here_reads_the_wake_path_stamps(tmp_path):
     assert wake_path(wakepath_folder(tmp_path / "b", [])) == (500 * 150, 0)
 
 
+def test_here_prices_a_sleeps_way_into_idle_by_the_sleep_primitives(tmp_path):
+    """costs=here: sleep_step is bench=exits' sleep_arm and idle_entry its sleep_entry, each
+    spread by its p90, where the table has them; a table without them (one measured before
+    them, or a boot whose idle policy polled first: skipped) keeps the fit."""
+    def costs(folder):
+        r = sim("workload=idle", "duration=10ms", "smp=1", f"costs=here:{folder}")
+        assert r.returncode == 0, r.stderr
+        f = next(f for k, f in records.parse_records(r.stdout) if k == "sim")
+        return {k: int(f.get(f"{kind}.{k}", 0)) for kind in ("cost", "spread")
+                for k in ("sleep_step", "idle_entry")}, f
+    folder = wakepath_folder(tmp_path / "sleep", [])
+    meta = json.loads((folder / "meta.json").read_text())
+    meta["cost_table"]["prims"].update(sleep_arm={"ns_p50": 66000.0, "ns_p90": 100000.0},
+                                       sleep_entry={"ns_p50": 2000.0, "ns_p90": 2600.0})
+    (folder / "meta.json").write_text(json.dumps(meta))
+    got, f = costs(folder)
+    assert (int(f["cost.sleep_step"]), int(f["spread.sleep_step"])) == (66000, 34000)
+    assert (int(f["cost.idle_entry"]), int(f["spread.idle_entry"])) == (2000, 600)
+    _, f = costs(wakepath_folder(tmp_path / "fit", []))
+    assert int(f["cost.sleep_step"]) == 500 * 510          # alu*510, no tsc_deadline here
+    assert int(f.get("spread.sleep_step", 0)) == 0
+
+
 def test_here_spreads_each_primitive_by_its_p90(tmp_path):
     """costs=here with bench=exits' p90s: every measured host cost is drawn with its
     primitive's p90 less its median as the spread, and the draws show in the percentiles: a
@@ -192,13 +235,9 @@ def test_here_reads_the_notice_from_the_stamps(tmp_path):
     assert int(f["cost.wake_latency"]) == 189000
 
 
-def test_here_splits_a_halt_by_the_traced_threads(tmp_path):
-    """costs=here with the cost table boot's thread parts (cost_table.threads): the exit half
-    of wrmsr_pollctl's round trip before KVM polls, thread_halt after it before KVM sleeps
-    (halt_sleep), the IPI at the kick (the exit half and thread_kick), thread_wake the
-    uncharged wait, thread_entry charged on the way back (wake_entry), the entry half after;
-    a halt a timer woke by its own parts where the trace has them, else as an IPI's;
-    a table without them keeps the round trip each way and no wake_entry."""
+def threads_folder(tmp_path, **parts):
+    """wakepath_folder's cost table with its boot's vCPU threads' halts split (the thread
+    parts an IPI-woken halt has), `parts` replacing or adding some; (folder, meta)."""
     folder = wakepath_folder(tmp_path, [])
     meta = json.loads((folder / "meta.json").read_text())
     meta["cost_table"]["threads"] = {
@@ -206,8 +245,19 @@ def test_here_splits_a_halt_by_the_traced_threads(tmp_path):
         "thread_halt": {"ns_p50": 30000.0, "ns_p90": 50000.0, "n": 40},
         "thread_kick": {"ns_p50": 6000.0, "ns_p90": 13000.0, "n": 20},
         "thread_wake": {"ns_p50": 8000.0, "ns_p90": 20000.0, "n": 20},
-        "thread_entry": {"ns_p50": 60000.0, "ns_p90": 61000.0, "n": 40}}
+        "thread_entry": {"ns_p50": 60000.0, "ns_p90": 61000.0, "n": 40}, **parts}
     (folder / "meta.json").write_text(json.dumps(meta))
+    return folder, meta
+
+
+def test_here_splits_a_halt_by_the_traced_threads(tmp_path):
+    """costs=here with the cost table boot's thread parts (cost_table.threads): the exit half
+    of wrmsr_pollctl's round trip before KVM polls, thread_halt after it before KVM sleeps
+    (halt_sleep), the IPI at the kick (the exit half and thread_kick), thread_wake the
+    uncharged wait, thread_entry charged on the way back (wake_entry), the entry half after;
+    a halt a timer woke by its own parts where the trace has them, else as an IPI's;
+    a table without them keeps the round trip each way and no wake_entry."""
+    folder, meta = threads_folder(tmp_path)
     r = sim("workload=idle", "duration=10ms", "smp=1", f"costs=here:{folder}")
     assert r.returncode == 0, r.stderr
     f = next(f for k, f in records.parse_records(r.stdout) if k == "sim")
@@ -245,6 +295,50 @@ def test_here_splits_a_halt_by_the_traced_threads(tmp_path):
     f = next(f for k, f in records.parse_records(plain.stdout) if k == "sim")
     assert (int(f["cost.halt_exit"]), int(f["cost.vm_entry"]), int(f["cost.wake_entry"]),
             int(f["cost.halt_sleep"])) == (500, 500, 0, 0)
+
+
+def test_here_draws_beyond_the_p90_by_the_traced_parts_p99(tmp_path):
+    """costs=here with thread parts that have a p99: each part-priced cost gets a tail (its
+    p99 less its p90), and the draws beyond the p90 follow it: an unpolled pingpong's round
+    trips reach further past their p90 with the tail than without, p50 and p90 about alike;
+    a part without a p99 (a table traced before) has none, as before."""
+    folder, meta = threads_folder(
+        tmp_path,
+        thread_wake={"ns_p50": 80000.0, "ns_p90": 140000.0, "ns_p99": 1140000.0, "n": 20},
+        thread_entry={"ns_p50": 30000.0, "ns_p90": 50000.0, "ns_p99": 90000.0, "n": 40})
+    args = ("workload=pingpong", "duration=2s", "hz=0", "idle=halt", "smp=2",
+            "halt_poll_ns=0", f"costs=here:{folder}")
+    r = sim(*args)
+    assert r.returncode == 0, r.stderr
+    f = next(f for k, f in records.parse_records(r.stdout) if k == "sim")
+    assert (int(f["tail.wake_latency"]), int(f["tail.wake_entry"])) == (1000000, 40000)
+    assert "tail.halt_sleep" not in f and "tail.timer_wake" in f    # as an IPI's, tail too
+    tailed = next(f for k, f in records.parse_records(r.stdout) if k == "result")
+    for part in ("thread_wake", "thread_entry"):
+        del meta["cost_table"]["threads"][part]["ns_p99"]
+    (folder / "meta.json").write_text(json.dumps(meta))
+    r = sim(*args)
+    f = next(f for k, f in records.parse_records(r.stdout) if k == "sim")
+    assert not any(k.startswith("tail.") for k in f)
+    plain = next(f for k, f in records.parse_records(r.stdout) if k == "result")
+    p = {k: (int(tailed[k]), int(plain[k])) for k in ("rtt_p50_ns", "rtt_p90_ns", "rtt_p99_ns")}
+    assert p["rtt_p99_ns"][0] > 1.5 * p["rtt_p99_ns"][1], p
+    assert abs(p["rtt_p50_ns"][0] - p["rtt_p50_ns"][1]) < 0.1 * p["rtt_p50_ns"][1], p
+
+
+def test_a_tail_is_refused_where_it_cannot_be_drawn(tmp_path):
+    """A cost file's tail without a spread draws nothing (a constant); a bad tail names its
+    field."""
+    f = tmp_path / "c.txt"
+    base = open(os.path.join(ROOT, "tools/sim/costs/hardware.txt")).read()
+    f.write_text(base.replace("sleep_step = 1500ns", "sleep_step = 1500ns ~ 100ns ~ 1x"))
+    r = sim(f"costs={f}", "workload=idle")
+    assert r.returncode == 2 and "sleep_step tail" in r.stderr, r.stderr
+    f.write_text(base.replace("sleep_step = 1500ns", "sleep_step = 1500ns ~ 0 ~ 1us"))
+    r = sim(f"costs={f}", "workload=idle", "duration=1ms")
+    assert r.returncode == 0, r.stderr
+    rec = next(v for k, v in records.parse_records(r.stdout) if k == "sim")
+    assert "tail.sleep_step" not in rec
 
 
 def test_here_prices_a_polled_wake_by_the_polled_round_trip(tmp_path):

@@ -319,12 +319,15 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The engine's draw of a cost with a spread has the median and p90 the table gives; a cost
- * without one is the constant, drawing nothing from the PRNG. */
+/* The engine's draw of a cost with a spread has the median and p90 the table gives, and with
+ * a tail the p99 too; a cost without a spread is the constant, drawing nothing from the
+ * PRNG. */
 static void test_cost_draws_have_the_tables_median_and_p90(void **state)
 {
 	static uint64_t draws[20000];
 	uint64_t c[COST__COUNT] = {0}, spread[COST__COUNT] = {0}, before;
+	const uint64_t no_tail[COST__COUNT] = {0};
+	const uint64_t tail[COST__COUNT] = {[COST_wake_latency] = 300000};
 	const uint64_t wide_c[COST__COUNT] = {[COST_wake_latency] = 1000};
 	const uint64_t wide_spread[COST__COUNT] = {[COST_wake_latency] = 100000};
 	struct sim *s = calloc(1, sizeof(*s));
@@ -336,6 +339,7 @@ static void test_cost_draws_have_the_tables_median_and_p90(void **state)
 	c[COST_ipi_send] = 7;
 	s->c = c;
 	s->spread = spread;
+	s->tail = no_tail;
 	prng_seed(&s->cost_rng, 1);
 	before = s->cost_rng.s;
 	assert_int_equal(sim_cost(s, COST_ipi_send), 7);
@@ -346,6 +350,15 @@ static void test_cost_draws_have_the_tables_median_and_p90(void **state)
 	assert_in_range(draws[10000], 98000, 102000);	     /* median 100 us */
 	assert_in_range(draws[18000], 146000, 154000);	     /* p90 150 us */
 	assert_true(draws[0] >= 100000 - 50000 * 0.431 - 1); /* the shift: median - 0.43 spread */
+	assert_in_range(draws[19800], 212000, 232000);	     /* p99: the body's exponential on */
+	/* a tail: the p99 where it says (150 + 300 us), the median and p90 as they were */
+	s->tail = tail;
+	for (unsigned i = 0; i < 20000; i++)
+		draws[i] = sim_cost(s, COST_wake_latency);
+	qsort(draws, 20000, sizeof(draws[0]), cmp_u64);
+	assert_in_range(draws[10000], 98000, 102000);
+	assert_in_range(draws[18000], 146000, 154000);
+	assert_in_range(draws[19800], 420000, 480000);
 	/* a spread far above the median: the shift would go below 0, the draw stops there */
 	s->c = wide_c;
 	s->spread = wide_spread;

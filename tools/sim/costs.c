@@ -118,7 +118,17 @@ static const char *const prim_names[] = {
     "thread_entry_timer_long_p90", "thread_timer_late_long_p90", "thread_timer_slept_p90",
     "thread_timer_slept_long_p90",
     /* bench=exits' round trip to a halted vCPU the host may poll, then its p90 */
-    "ipi_poll_rtt", "ipi_poll_rtt_p90"};
+    "ipi_poll_rtt", "ipi_poll_rtt_p90",
+    /* bench=exits' sleep through the scheduler: to its timer armed, then to its halt; and
+     * timer_sleep, how late a sleep's callback ran; then their p90s */
+    "sleep_arm", "sleep_entry", "timer_sleep", "sleep_arm_p90", "sleep_entry_p90",
+    "timer_sleep_p90",
+    /* the 99th percentiles of the cost table boot's thread parts, in their order, then of
+     * the long sleeps' three timer parts: the tails beyond the p90 */
+    "thread_halt_p99", "thread_kick_p99", "thread_wake_p99", "thread_entry_p99",
+    "thread_halt_timer_p99", "thread_wake_timer_p99", "thread_entry_timer_p99",
+    "thread_timer_late_p99", "thread_preempt_p99", "thread_wake_timer_long_p99",
+    "thread_entry_timer_long_p99", "thread_timer_late_long_p99"};
 #define NPRIMS		     (sizeof(prim_names) / sizeof(prim_names[0]))
 #define PRIM_WAKEPATH_RUN    13
 #define PRIM_WAKEPATH_NOTICE 14
@@ -132,6 +142,10 @@ static const char *const prim_names[] = {
 #define PRIM_TIMER_SLEEPS    58 /* the long sleeps' timer parts and both sleeps, then p90s */
 #define NTIMER_SLEEP_PARTS   5
 #define PRIM_POLL_RTT	     68 /* ipi_poll_rtt, then its p90 */
+#define PRIM_SLEEPS	     70 /* sleep_arm, sleep_entry, timer_sleep, then their p90s */
+#define NSLEEP_PRIMS	     3
+#define PRIM_P99S	     76 /* the thread parts' p99s, then the long timer parts' */
+#define NLONG_TIMER_PARTS    3
 _Static_assert(NPRIMS == SIM_NPRIMS, "sim.h's SIM_NPRIMS counts prim_names");
 #define PPM_MAX 1000000.0
 
@@ -281,13 +295,16 @@ static void wakepath_medians(const char *folder, double *prims)
 		prims[stamp_fields[f].prim] = median(found[f], n[f]);
 }
 
-/* The object `"name": {...}` after `from`: its ns_p50 and ns_p90, each -1 where missing. */
-static void p50_p90(const char *from, const char *name, double *p50, double *p90)
+/* The object `"name": {...}` after `from`: its ns_p50, ns_p90 and (where p99 is not NULL)
+ * ns_p99, each -1 where missing. */
+static void percentiles(const char *from, const char *name, double *p50, double *p90, double *p99)
 {
 	const char *q = NULL, *end = NULL, *v;
 	char key[64];
 
 	*p50 = *p90 = -1;
+	if (p99)
+		*p99 = -1;
 	snprintf(key, sizeof(key), "\"%s\":", name);
 	if (from)
 		q = strstr(from, key);
@@ -299,6 +316,14 @@ static void p50_p90(const char *from, const char *name, double *p50, double *p90
 	v = q ? strstr(q, "\"ns_p90\":") : NULL;
 	if (v && v < end)
 		*p90 = strtod(v + 9, NULL);
+	v = q && p99 ? strstr(q, "\"ns_p99\":") : NULL;
+	if (v && v < end)
+		*p99 = strtod(v + 9, NULL);
+}
+
+static void p50_p90(const char *from, const char *name, double *p50, double *p90)
+{
+	percentiles(from, name, p50, p90, NULL);
 }
 
 /* cost_table.threads.thread_<part> and preempt_per_s; -1 where the boot was not traced. */
@@ -309,13 +334,14 @@ static void thread_parts(const char *text, double *prims)
 	const char *rate = p ? strstr(p, rate_key) : NULL;
 
 	for (size_t i = 0; i < NTHREAD_PARTS; i++)
-		p50_p90(p, prim_names[PRIM_THREADS + i], &prims[PRIM_THREADS + i],
-			&prims[PRIM_THREADS + NTHREAD_PARTS + i]);
+		percentiles(p, prim_names[PRIM_THREADS + i], &prims[PRIM_THREADS + i],
+			    &prims[PRIM_THREADS + NTHREAD_PARTS + i], &prims[PRIM_P99S + i]);
 	prims[PRIM_PREEMPT_RATE] =
 	    rate && (!end || rate < end) ? strtod(rate + sizeof(rate_key) - 1, NULL) : -1;
 	for (size_t i = 0; i < NTIMER_SLEEP_PARTS; i++)
-		p50_p90(p, prim_names[PRIM_TIMER_SLEEPS + i], &prims[PRIM_TIMER_SLEEPS + i],
-			&prims[PRIM_TIMER_SLEEPS + NTIMER_SLEEP_PARTS + i]);
+		percentiles(p, prim_names[PRIM_TIMER_SLEEPS + i], &prims[PRIM_TIMER_SLEEPS + i],
+			    &prims[PRIM_TIMER_SLEEPS + NTIMER_SLEEP_PARTS + i],
+			    i < NLONG_TIMER_PARTS ? &prims[PRIM_P99S + NTHREAD_PARTS + i] : NULL);
 }
 
 /*
@@ -363,6 +389,9 @@ static int read_prims(const char *path, double *prims, char *err, size_t errlen)
 		p50_p90(p, prim_names[PRIM_EXITS + i], &prims[PRIM_EXITS + i],
 			&prims[PRIM_EXITS + NEXIT_PRIMS + i]);
 	p50_p90(p, prim_names[PRIM_POLL_RTT], &prims[PRIM_POLL_RTT], &prims[PRIM_POLL_RTT + 1]);
+	for (size_t i = 0; i < NSLEEP_PRIMS; i++)
+		p50_p90(p, prim_names[PRIM_SLEEPS + i], &prims[PRIM_SLEEPS + i],
+			&prims[PRIM_SLEEPS + NSLEEP_PRIMS + i]);
 	for (size_t i = PRIM_INSNS; i < PRIM_P90; i++)
 		prims[i] = -1;
 	p = strstr(text, "\"path_insns\"");
@@ -452,13 +481,14 @@ static const char *max_of(const char *p, const double *prims, double *out, const
 /*
  * Where a name in an expression is looked up (values[] in sim_costs_parse_text): the
  * primitives by their names, then the costs given on the lines above as the simulator's
- * record names them (cost.NAME its median, spread.NAME its spread: a cost may say "as that
+ * record names them (cost.NAME its median, spread.NAME its spread, tail.NAME its tail: a cost may say "as that
  * one where the folder lacks mine"; ipi_send is both a primitive and a cost), -1 where the
  * folder has no figure or the line has not come yet.
  */
 #define VAL_COSTS   NPRIMS
 #define VAL_SPREADS (NPRIMS + COST__COUNT)
-#define NVALUES	    (NPRIMS + 2 * COST__COUNT)
+#define VAL_TAILS   (NPRIMS + 2 * COST__COUNT)
+#define NVALUES	    (NPRIMS + 3 * COST__COUNT)
 
 static size_t value_index(const char *p, size_t n)
 {
@@ -474,6 +504,9 @@ static size_t value_index(const char *p, size_t n)
 		if (n == len + 7 && !strncmp(p, "spread.", 7) &&
 		    !strncmp(p + 7, sim_cost_names[i], len))
 			return VAL_SPREADS + i;
+		if (n == len + 5 && !strncmp(p, "tail.", 5) &&
+		    !strncmp(p + 5, sim_cost_names[i], len))
+			return VAL_TAILS + i;
 	}
 	return NVALUES;
 }
@@ -697,10 +730,10 @@ int sim_costs_parse_text(const char *text, const char *what, const double *prims
 				 lineno, name);
 			return -1;
 		}
-		c->spread[i] = 0;
+		c->spread[i] = c->tail[i] = 0;
 		tilde = strchr(val, '~');
 		if (tilde) {
-			char field[96];
+			char field[96], *tail;
 			double d;
 
 			*tilde = 0;
@@ -719,10 +752,19 @@ int sim_costs_parse_text(const char *text, const char *what, const double *prims
 					 what, lineno, name);
 				return -1;
 			}
+			tail = strchr(tilde + 1, '~');
+			if (tail)
+				*tail = 0;
 			snprintf(field, sizeof(field), "%s spread", name);
 			if (expression(tilde + 1, values, field, &d, err, errlen))
 				return -1;
 			c->spread[i] = (uint64_t)(d + 0.5);
+			if (tail) { /* beyond the p90: the p99 less the p90 (engine.c drawn_at) */
+				snprintf(field, sizeof(field), "%s tail", name);
+				if (expression(tail + 1, values, field, &d, err, errlen))
+					return -1;
+				c->tail[i] = c->spread[i] ? (uint64_t)(d + 0.5) : 0;
+			}
 		}
 		if (expression(val, values, name, &v, err, errlen))
 			return -1;
@@ -730,6 +772,7 @@ int sim_costs_parse_text(const char *text, const char *what, const double *prims
 		given[i] = true;
 		values[VAL_COSTS + i] = (double)c->v[i];
 		values[VAL_SPREADS + i] = (double)c->spread[i];
+		values[VAL_TAILS + i] = (double)c->tail[i];
 	}
 	for (unsigned i = 0; i < COST__COUNT; i++) {
 		if (!given[i]) {

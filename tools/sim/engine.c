@@ -40,11 +40,22 @@ static double cost_uniform(struct sim *s)
 	return uniform(&s->cost_rng);
 }
 
-/* A median and spread's cost at the draw's quantile u (see sim_cost()). */
-static uint64_t drawn_at(double median, double spread, double u)
+/* Where the tail begins: the draws above the p90 (u is the chance of a cost at least that dear). */
+#define TAIL_U 0.1
+
+/*
+ * A median, spread and tail's cost at the draw's quantile u (see sim_cost()). Up to the p90
+ * a shifted exponential through the median and the p90; beyond it an exponential through the
+ * p90 and the p99 (median + spread + tail), where a tail is given, else the same exponential
+ * on: wake-ups on the nested host reach 2-4 times further past their p90 than the body's
+ * exponential would put them (docs/notebook/2026-12-07-the-way-into-idle.md).
+ */
+static uint64_t drawn_at(double median, double spread, double tail, double u)
 {
 	double x = median + spread * (-log(u) - M_LN2) / log(5.0);
 
+	if (tail && u < TAIL_U)
+		x = median + spread + tail * log(TAIL_U / u) / log(10.0);
 	return x > 0 ? (uint64_t)(x + 0.5) : 0;
 }
 
@@ -53,17 +64,19 @@ static uint64_t cost_at(const struct sim *s, enum sim_cost_id id, double u)
 {
 	if (!s->spread[id])
 		return s->c[id];
-	return drawn_at((double)s->c[id], (double)s->spread[id], u);
+	return drawn_at((double)s->c[id], (double)s->spread[id], (double)s->tail[id], u);
 }
 
 /*
  * A time cost as one use of it takes. A cost with a spread (the cost table's `~`, its p90
  * less its median) is drawn at each use from a shifted exponential, median + spread *
  * (E - ln 2) / ln 5 with E ~ Exp(1), which has the median and the p90 given and a long tail
- * to the right, as wake-ups and IPIs have; never below 0. Why not constants: every halt
- * then lasts the same, and a host window near that length would cover all of them or none,
- * where KVM's counters show a mix. A cost without a spread is the constant and draws
- * nothing, so a table without spreads (hardware) gives what it always gave.
+ * to the right, as wake-ups and IPIs have; never below 0; beyond the p90 the tail's own
+ * exponential where the cost has one (a second `~`: its p99 less its p90). Why not
+ * constants: every halt then lasts the same, and a host window near that length would cover
+ * all of them or none, where KVM's counters show a mix. A cost without a spread is the
+ * constant and draws nothing, so a table without spreads (hardware) gives what it always
+ * gave.
  */
 uint64_t sim_cost(struct sim *s, enum sim_cost_id id)
 {
@@ -74,14 +87,14 @@ uint64_t sim_cost(struct sim *s, enum sim_cost_id id)
  * A timer's cost for a halted vCPU that slept `slept` before its timer expired: `id` as
  * measured after a sleep of timer_sleep_short, `long_id` after timer_sleep_long (the nested
  * host wakes a thread that slept for milliseconds slower than one that slept for a fraction
- * of one); between the two by the sleep, median and spread alike, in one draw. A table
+ * of one); between the two by the sleep, median, spread and tail alike, in one draw. A table
  * without the long ones (long <= short) prices every sleep by `id`, drawing as before.
  */
 static uint64_t timer_cost(struct sim *s, enum sim_cost_id id, enum sim_cost_id long_id,
 			   uint64_t slept)
 {
 	uint64_t lo = s->c[COST_timer_sleep_short], hi = s->c[COST_timer_sleep_long];
-	double w, median, spread;
+	double w, median, spread, tail;
 
 	if (hi <= lo || slept <= lo)
 		return sim_cost(s, id);
@@ -90,7 +103,8 @@ static uint64_t timer_cost(struct sim *s, enum sim_cost_id id, enum sim_cost_id 
 	w = (double)(slept - lo) / (double)(hi - lo);
 	median = (double)s->c[id] + w * ((double)s->c[long_id] - (double)s->c[id]);
 	spread = (double)s->spread[id] + w * ((double)s->spread[long_id] - (double)s->spread[id]);
-	return spread ? drawn_at(median, spread, cost_uniform(s)) : (uint64_t)(median + 0.5);
+	tail = (double)s->tail[id] + w * ((double)s->tail[long_id] - (double)s->tail[id]);
+	return spread ? drawn_at(median, spread, tail, cost_uniform(s)) : (uint64_t)(median + 0.5);
 }
 
 /* Charges the time since the last call to the state the vCPU was in. */
@@ -261,7 +275,7 @@ static uint64_t run_handlers(struct sim *s, struct vcpu *v)
 		v->timer_fired = false;
 		arm_timer(s, v);
 	}
-	v->irq_pending = 0;
+	v->irq_pending = v->irq_seen = 0;
 	v->irq_at = 0;
 	v->irq_gen++;
 	return cost;
@@ -516,7 +530,7 @@ static void host_halt_done(struct sim *s, struct vcpu *v, bool success)
 
 static void halt_exit_done(struct sim *s, struct vcpu *v)
 {
-	if (v->irq_pending) { /* an event is pending: the vCPU stays runnable, no halt */
+	if (v->irq_seen) { /* an event is pending: the vCPU stays runnable, no halt */
 		set_state(s, v, V_ENTRY, sim_cost(s, COST_vm_entry));
 		return;
 	}
@@ -532,7 +546,7 @@ static void halt_exit_done(struct sim *s, struct vcpu *v)
 /* The vCPU became runnable in KVM's eyes (an interrupt is pending for it). */
 static void host_wake(struct sim *s, struct vcpu *v)
 {
-	if (!v->irq_pending)
+	if (!v->irq_seen)
 		return;
 	if (v->state == V_HPOLL) { /* the poll loop's next check sees it */
 		uint64_t end = s->now + s->c[COST_host_poll_iter];
@@ -544,7 +558,7 @@ static void host_wake(struct sim *s, struct vcpu *v)
 	if (v->state == V_BLOCKED) { /* by its own timer alone: KVM's hrtimer on its CPU */
 		uint64_t taken = v->cpu_taken_until > s->now ? v->cpu_taken_until - s->now : 0;
 
-		v->timer_woken = v->irq_pending == IRQ_TIMER;
+		v->timer_woken = v->irq_seen == IRQ_TIMER;
 		set_state(s, v, V_WAKING,
 			  (v->timer_woken ? timer_cost(s, COST_timer_wake, COST_timer_wake_long,
 						       v->timer_slept)
@@ -602,6 +616,8 @@ static void raise_irq(struct sim *s, struct vcpu *v, unsigned irq, enum sim_cost
 		      enum sim_cost_id host_delay)
 {
 	v->irq_pending |= irq;
+	if (irq != IRQ_TIMER) /* an IPI is in the target's LAPIC when it is raised */
+		v->irq_seen |= irq;
 	if (in_halt(v->state)) {
 		uint64_t d;
 
@@ -614,10 +630,12 @@ static void raise_irq(struct sim *s, struct vcpu *v, unsigned irq, enum sim_cost
 			? timer_cost(s, COST_timer_slack, COST_timer_slack_long, v->timer_slept)
 			: sim_cost(s, host_delay);
 
-		if (d)
+		if (d) {
 			events_push(&s->ev, s->now + d, v->id, EV_HOST_WAKE, v->halt_gen);
-		else
+		} else {
+			v->irq_seen |= irq;
 			host_wake(s, v);
+		}
 	} else {
 		irq_at(s, v, s->now + sim_cost(s, guest_delay));
 	}
@@ -721,13 +739,13 @@ static void on_state_end(struct sim *s, struct vcpu *v)
 		break;
 	case V_HPOLL: /* runnable: a successful poll; else the window ran out: sleep */
 		v->t_poll_end = s->now;
-		if (v->irq_pending)
+		if (v->irq_seen)
 			host_halt_done(s, v, true);
 		else
 			go_sleep(s, v);
 		break;
 	case V_HSLEEP: /* kvm_vcpu_block checks once more before schedule(): not `waited` */
-		if (v->irq_pending)
+		if (v->irq_seen)
 			host_halt_done(s, v, true);
 		else
 			set_state(s, v, V_BLOCKED, NEVER);
@@ -797,8 +815,19 @@ static void on_event(struct sim *s, const struct sim_event *e)
 		raise_irq(s, v, IRQ_TIMER, COST_timer_running, COST_timer_slack);
 		break;
 	case EV_IRQ:
-		if (e->gen == v->irq_gen && !in_halt(v->state) && v->irq_pending)
+		if (e->gen != v->irq_gen || !v->irq_pending)
+			break;
+		/* the host's timer (or the IPI) reaches the vCPU: in guest code it is taken;
+		 * a vCPU that halted meanwhile was not kept from blocking by it, and is woken
+		 * as KVM wakes a halted one (its timer, after the sleep so far) */
+		v->irq_seen |= v->irq_pending;
+		if (!in_halt(v->state)) {
 			deliver_in_guest(s, v);
+			break;
+		}
+		if (v->irq_pending & IRQ_TIMER)
+			v->timer_slept = v->state == V_HEXIT ? 0 : s->now - v->t_halt_start;
+		host_wake(s, v);
 		break;
 	case EV_IPI:
 		raise_irq(s, v, IRQ_RESCHED, COST_ipi_running, COST__COUNT);
@@ -806,8 +835,10 @@ static void on_event(struct sim *s, const struct sim_event *e)
 	case EV_HOST_WAKE:
 		/* A timer's slack that outlived its halt (an IPI woke the vCPU first) must not
 		 * cut short the next halt, whose own timer has its own slack. */
-		if (e->gen == v->halt_gen)
+		if (e->gen == v->halt_gen) {
+			v->irq_seen |= v->irq_pending & IRQ_TIMER;
 			host_wake(s, v);
+		}
 		break;
 	case EV_WINDOW:
 		on_window(s);
@@ -831,6 +862,7 @@ static void setup(struct sim *s, const struct sim_config *cfg, FILE *out)
 	s->cfg = cfg;
 	s->c = cfg->costs.v;
 	s->spread = cfg->costs.spread;
+	s->tail = cfg->costs.tail;
 	prng_seed(&s->cost_rng, cfg->knobs.v[KNOB_seed] ^ 0xc0575ull);
 	prng_seed(&s->preempt_rng, cfg->knobs.v[KNOB_seed] ^ 0x9ee3b7ull);
 	s->out = out;

@@ -92,6 +92,10 @@ struct vcpu {
 	uint64_t t_acct; /* accounted up to here */
 	uint32_t flags;
 	unsigned irq_pending;
+	/* of those, the ones KVM sees (an IPI in the LAPIC at once; a timer once the host's
+	 * hrtimer for it fired: EV_HOST_WAKE for a halted vCPU, EV_IRQ for a running one), which
+	 * alone keep a HLT from blocking or wake a halted vCPU (apic_has_pending_timer) */
+	unsigned irq_seen;
 	uint64_t irq_at; /* when the pending interrupts reach the running guest; 0: none */
 	struct sim_thread *thread;
 	/* timers */
@@ -120,6 +124,7 @@ struct sim {
 	const struct sim_config *cfg;
 	const uint64_t *c;	/* cfg->costs.v: the medians; use sim_cost() */
 	const uint64_t *spread; /* cfg->costs.spread */
+	const uint64_t *tail;	/* cfg->costs.tail */
 	struct prng cost_rng;	/* the draws of costs with a spread, seeded by seed= */
 	/* the host's other tasks: their own draws, so that none (preempt_per_s = 0) leaves
 	 * every other draw as it was */

@@ -31,6 +31,9 @@ void report_header(const struct sim *s)
 	for (unsigned i = 0; i < COST__COUNT; i++) /* only the costs drawn, not constants */
 		if (cfg->costs.spread[i])
 			fprintf(s->out, " spread.%s=%lu", sim_cost_names[i], cfg->costs.spread[i]);
+	for (unsigned i = 0; i < COST__COUNT; i++)
+		if (cfg->costs.tail[i])
+			fprintf(s->out, " tail.%s=%lu", sim_cost_names[i], cfg->costs.tail[i]);
 	fprintf(s->out,
 		"\n@idlelab idle policy=%s reason=%s pollflag=%d hostpoll=%s msr=%s "
 		"poll_iter_ns=%lu tick_nsec=%lu steal_time=none\n",

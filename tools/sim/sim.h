@@ -70,6 +70,8 @@ struct sim_costs {
 	uint64_t v[COST__COUNT];
 	/* each cost's 90th percentile less its median, 0 for a constant (costs.c: `~`) */
 	uint64_t spread[COST__COUNT];
+	/* each cost's 99th percentile less its 90th, 0 for none (costs.c: a second `~`) */
+	uint64_t tail[COST__COUNT];
 	char source[256]; /* what the table was read from, for the sim record */
 };
 
@@ -121,7 +123,7 @@ int sim_parse_args(int argc, char **argv, struct sim_config *cfg, FILE *err);
  * thread_entry_timer_long, thread_timer_late_long) and each class's sleep (thread_timer_slept,
  * thread_timer_slept_long), then those five's p90s, then bench=exits' ipi_poll_rtt and its
  * p90. */
-#define SIM_NPRIMS 70
+#define SIM_NPRIMS 88
 int sim_costs_load(const char *spec, struct sim_costs *c, char *err, size_t errlen);
 int sim_costs_parse_text(const char *text, const char *what, const double *prims,
 			 struct sim_costs *c, char *err, size_t errlen);
