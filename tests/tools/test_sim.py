@@ -623,6 +623,30 @@ def test_predict_maps_a_run_onto_the_simulator():
     assert predict.within(50.0, 59.0, "host_cpu_pct")
 
 
+def test_the_cycle_is_read_alike_from_the_guest_and_the_simulator():
+    """simrun.cycle: a workload vCPU's time outside idle per wake-up, in idle per halt and
+    wake-ups per halt, over the vCPUs the workload ran on that woke (a vCPU only ticking is
+    not one); the same reading of the simulator's records; predicted.md's section has them
+    per configuration, medians over the windows."""
+    def recs(cpus):
+        text = "".join(f"@idlelab cpu id={i} wakeups={w} halts={h} idle_ns={idle}\n"
+                       for i, (w, h, idle) in enumerate(cpus))
+        return records.parse_records(text + "@idlelab result window_ns=500000000\n")
+    got = simrun.cycle(recs([(0, 125, 499_000_000), (900, 750, 410_000_000)]),
+                       "random", 2, 0x2)
+    assert got == {"busy_us_per_wakeup": 100.0, "idle_us_per_halt": 546.7,
+                   "wakeups_per_halt": 1.2}
+    assert simrun.cycle(recs([(0, 125, 499_000_000)]), "random", 1, 0x1) == {}
+    both = simrun.cycle(recs([(1000, 1000, 400_000_000), (1000, 1000, 400_000_000)]),
+                        "pingpong", 2, 0)
+    assert both["busy_us_per_wakeup"] == 100.0 and both["idle_us_per_halt"] == 400.0
+    entry = {"matrix": "seed004", "name": "random", "ok": False,
+             "cycle": {"measured": got, "predicted": dict(got, idle_us_per_halt=400.0)}}
+    lines = predict.cycle_markdown([entry, dict(entry, ok=True)])
+    assert "| seed004 random | 2 | 100.0 / 100.0 | 546.7 / 400.0 | 1.2 / 1.2 |" in lines
+    assert predict.cycle_markdown([dict(entry, cycle={})]) == []
+
+
 def test_a_tcg_run_is_predicted_without_host_polling_and_not_judged(monkeypatch):
     """Under TCG there is no KVM: no host halt polling, whatever the matrix asked, and no
     KVM counts to hold the prediction to (the bar is KVM's)."""
@@ -635,7 +659,7 @@ def test_a_tcg_run_is_predicted_without_host_polling_and_not_judged(monkeypatch)
     # compare(): the same figures under KVM are judged, under TCG not (the simulator and
     # the folder's summary stood in for by what they would give)
     fig = {k: 50.0 for k in predict.FIGURES}
-    monkeypatch.setattr(predict, "predict_record", lambda rec, costs, sim: dict(fig))
+    monkeypatch.setattr(predict, "predict_record", lambda rec, costs, sim: (dict(fig), {}))
     monkeypatch.setattr(predict, "summarize",
                         lambda rec: types.SimpleNamespace(ok=True, host_wakes_local_pct=None,
                                                               **fig))

@@ -158,12 +158,14 @@ def _compare_boot(boot, costs, sim):
             out.append(entry)
             continue
         try:
-            pred = predict_record(rec, costs, sim)
+            pred, pred_cycle = predict_record(rec, costs, sim)
         except PredictError as e:   # measured all the same: the control holds it too
             entry.update(predicted={}, measured=measured(row), error={}, ok=None, why=str(e))
             out.append(entry)
             continue
         meas = measured(row)
+        entry["cycle"] = {"measured": simrun.measured_cycle(rec),
+                          "predicted": pred_cycle}
         # what the model does not have, measured in the same run: the host's scheduler
         # putting a woken vCPU thread on its waker's CPU (the model: a CPU for each)
         entry["host_wakes_local_pct"] = row.host_wakes_local_pct if row.ok else None
@@ -251,7 +253,45 @@ def markdown(entries, title="Measured / predicted (error: % for counts, points f
               "sending vCPU's thread, whose KVM poll stops at once; a timer wakes a thread on "
               "its own CPU and counts too. The model gives every vCPU thread a CPU of its own.",
               ""]
-    return lines + control_markdown(entries) + ceiling_markdown(entries)
+    return (lines + cycle_markdown(entries) + control_markdown(entries)
+            + ceiling_markdown(entries))
+
+
+CYCLE = (("busy_us_per_wakeup", "outside idle per wake-up, µs"),
+         ("idle_us_per_halt", "in idle per halt, µs"), ("wakeups_per_halt", "wake-ups per halt"))
+
+
+def cycle_markdown(entries):
+    """Per configuration, medians over its windows: where a workload vCPU's cycle goes,
+    measured / predicted (simrun.cycle). Where the halts miss, this says whether the model's
+    way back to HLT or its halts themselves are too short or too long."""
+    by = {}
+    for e in entries:
+        c = e.get("cycle") or {}
+        if c.get("measured") and c.get("predicted") and e.get("ok") is not None:
+            by.setdefault((e["matrix"], e["name"]), []).append(c)
+    if not by:
+        return []
+
+    def med(cs, side, k):
+        vs = sorted(c[side][k] for c in cs if c[side].get(k) is not None)
+        if not vs:
+            return None
+        mid = vs[len(vs) // 2] if len(vs) % 2 else (vs[len(vs) // 2 - 1] + vs[len(vs) // 2]) / 2
+        return round(mid, 2 if k == "wakeups_per_halt" else 1)
+
+    lines = ["## Where the cycle goes", "",
+             "A workload vCPU's time outside idle per thread wake-up (its work and its way into "
+             "idle), in idle per halt (the HLT to its return after the waking handler) and its "
+             "wake-ups per halt, from the guest's cpu records and the simulator's alike "
+             "(tools/idlelab/sim/simrun.py cycle): measured / predicted, medians over the "
+             "configuration's windows. A window's halts are its length over this cycle.", "",
+             "| configuration | windows | " + " | ".join(t for _, t in CYCLE) + " |",
+             "|---|---|" + "---|" * len(CYCLE)]
+    for (matrix, name), cs in by.items():
+        cells = [f"{med(cs, 'measured', k)} / {med(cs, 'predicted', k)}" for k, _ in CYCLE]
+        lines.append(f"| {matrix} {name} | {len(cs)} | " + " | ".join(cells) + " |")
+    return lines + [""]
 
 
 def within_line(entries):

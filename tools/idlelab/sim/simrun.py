@@ -61,6 +61,27 @@ def run_sim(args, sim=SIM):
     return records.parse_records(proc.stdout)
 
 
+def cycle(recs, workload, smp, cpus_mask):
+    """Where a workload vCPU's time goes, from a run's `cpu` and `result` records (the
+    guest's, or the simulator's: one reading for both), summed over the workload's vCPUs
+    that woke: its guest time outside idle per thread wake-up ((window - idle_ns) /
+    wakeups: the threads' work and their way into idle), its time in idle per halt (idle_ns
+    / halts: the HLT to its return after the waking handler) and its wake-ups per halt.
+    A halt count is the window over this cycle, so the two lengths say which half of it a
+    model misses. {} where the records have no window or no wake-up."""
+    cpu = {int(f["id"]): f for k, f in recs if k == "cpu" and "idle_ns" in f}
+    result = next((f for k, f in recs if k == "result"), {})
+    window = int(result.get("window_ns", 0) or 0)
+    mine = [cpu[i] for i in workload_vcpus(workload, smp, cpus_mask)
+            if i in cpu and int(cpu[i].get("wakeups", 0))]
+    if not window or not mine:
+        return {}
+    idle, wakes, halts = (sum(int(f[k]) for f in mine) for k in ("idle_ns", "wakeups", "halts"))
+    return {"busy_us_per_wakeup": round((window * len(mine) - idle) / wakes / 1000, 1),
+            "idle_us_per_halt": round(idle / halts / 1000, 1) if halts else None,
+            "wakeups_per_halt": round(wakes / halts, 2) if halts else None}
+
+
 def figures(recs, workload, smp, cpus_mask):
     """runs.csv's figures from the simulator's records."""
     cpu = [f for k, f in recs if k == "cpu"]
@@ -98,11 +119,25 @@ def figures(recs, workload, smp, cpus_mask):
     return out
 
 
+def cpus_mask(rec):
+    """The cpus= a raw record's guest ran its workload on (0: the default)."""
+    return int(str((rec.get("guest_knobs") or {}).get("cpus", "0")), 0)
+
+
 def predict_record(rec, costs="here", sim=SIM):
-    knobs = rec.get("guest_knobs") or {}
-    cpus = int(str(knobs.get("cpus", "0")), 0)
+    """The run's figures (figures()) and its cycle (cycle()), simulated."""
     recs = run_sim(sim_args(rec, costs), sim)
-    return figures(recs, rec["workload"], int(rec["smp"]), cpus)
+    args = (rec["workload"], int(rec["smp"]), cpus_mask(rec))
+    return figures(recs, *args), cycle(recs, *args)
+
+
+def measured_cycle(rec):
+    """cycle() of a raw record's own guest records (one window's, as windows.split gives);
+    {} for a record that names no workload."""
+    if not rec.get("workload") or not rec.get("smp"):
+        return {}
+    return cycle(records.parse_records(rec.get("serial") or ""), rec["workload"],
+                 int(rec["smp"]), cpus_mask(rec))
 
 
 # --- The same experiment on hardware KVM, predicted ---------------------------------------
@@ -196,8 +231,7 @@ def rows(recs, sim=SIM):
             out.append(_replace(base, status="failed", reason=f"hardware placement: {e}"))
             continue
         try:
-            got = figures(run_sim(args, sim), rec["workload"], int(rec["smp"]),
-                                  int(str((rec.get("guest_knobs") or {}).get("cpus", "0")), 0))
+            got = figures(run_sim(args, sim), rec["workload"], int(rec["smp"]), cpus_mask(rec))
         except PredictError as e:
             out.append(_replace(base, status="failed", reason=f"idlelab-sim: {e}"))
             continue
