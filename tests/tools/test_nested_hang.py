@@ -24,6 +24,16 @@ def test_silent_and_idle_for_hung_s_is_hung():
     assert q.hung(nested.HUNG_S + 1)
 
 
+def test_an_idle_guests_ticking_is_busy_and_a_hosts_quiet_is_not():
+    """Measured 2026-12-07: a healthy host whose guest only idles keeps its vCPU threads at
+    47 % of a CPU; a hung one was under 23 % (nested.py HUNG_CPU_SHARE)."""
+    for share, hung in ((0.47, False), (0.2, True)):
+        cpu = Clock()
+        q = nested._Quiet(cpu, now=0.0)
+        cpu.cpu = share * (nested.HUNG_S + 1)
+        assert q.hung(nested.HUNG_S + 1) is hung, share
+
+
 def test_output_starts_the_silence_over():
     cpu = Clock()
     q = nested._Quiet(cpu, now=0.0)

@@ -47,7 +47,7 @@ static double cost_uniform(struct sim *s)
  * A median, spread and tail's cost at the draw's quantile u (see sim_cost()). Up to the p90
  * a shifted exponential through the median and the p90; beyond it an exponential through the
  * p90 and the p99 (median + spread + tail), where a tail is given, else the same exponential
- * on: wake-ups on the nested host reach 2-4 times further past their p90 than the body's
+ * on: the nested host's wake-ups reach 2-10 times further past their p90 than the body's
  * exponential would put them (docs/notebook/2026-12-07-the-way-into-idle.md).
  */
 static uint64_t drawn_at(double median, double spread, double tail, double u)

@@ -315,8 +315,8 @@ def _pct(sorted_values, q):
 def _part(values):
     """A part as the summary keeps it: {"ns_p50", "ns_p90", "ns_p99", "n"} of ns values (not
     empty). The p99 is the tail the simulator draws beyond the p90 (a wake's slowest 10 % on
-    the nested host reach 2-4 times further than a shifted exponential through the p50 and the
-    p90 puts them: docs/notebook/2026-12-07-the-way-into-idle.md)."""
+    the nested host reach 2-10 times further than a shifted exponential through the p50 and
+    the p90 puts them: docs/notebook/2026-12-07-the-way-into-idle.md)."""
     ordered = sorted(values)
     return {"ns_p50": float(_pct(ordered, 0.5)), "ns_p90": float(_pct(ordered, 0.9)),
             "ns_p99": float(_pct(ordered, 0.99)), "n": len(ordered)}

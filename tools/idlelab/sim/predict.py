@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import shlex
+import statistics
 import sys
 
 from idlelab.report import resultsdir
@@ -274,11 +275,8 @@ def cycle_markdown(entries):
         return []
 
     def med(cs, side, k):
-        vs = sorted(c[side][k] for c in cs if c[side].get(k) is not None)
-        if not vs:
-            return None
-        mid = vs[len(vs) // 2] if len(vs) % 2 else (vs[len(vs) // 2 - 1] + vs[len(vs) // 2]) / 2
-        return round(mid, 2 if k == "wakeups_per_halt" else 1)
+        vs = [c[side][k] for c in cs if c[side].get(k) is not None]
+        return round(statistics.median(vs), 2 if k == "wakeups_per_halt" else 1) if vs else None
 
     lines = ["## Where the cycle goes", "",
              "A workload vCPU's time outside idle per thread wake-up (its work and its way into "
