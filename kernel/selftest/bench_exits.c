@@ -463,6 +463,92 @@ static uint64_t sample_sleep_run(void)
 	return sample_sleep(SLEEP_RUN);
 }
 
+/*
+ * sleep_cut: the lead, from a sleep's call to its deadline, under which the sleep's CPU never
+ * goes idle: the deadline is due by the time the host takes its write (on KVM the write finds
+ * it passed and fires it at once), and its interrupt comes before the thread blocks; with a
+ * longer lead the host's timer fires it after the CPU went idle (on the nested host 100-130 us
+ * late). The random workload's exponential sleeps end under it often (docs/notebook/
+ * 2026-12-07-the-sleep-that-never-halts.md); the simulator wakes such a sleep without a halt
+ * (tools/sim/costs/here.txt sleep_cut). The sleeps are thread_sleep_ns's own, as the workloads
+ * sleep: when the interrupt is taken depends on the instructions after the write (under the
+ * nested host's emulated SVM a pending interrupt waited past a plain load after
+ * irq_restore: the same code or none).
+ * The cut differs from sleep to sleep (the exit's own time), so each sample estimates the lead
+ * at which half the sleeps idle: it brackets it by doubling the lead from CUT_START_NS until
+ * most sleeps idle, then bisects the bracket in CUT_STEPS steps, each step the majority of
+ * CUT_VOTES sleeps. A sleep during which another timer interrupt came (a tick) is made again,
+ * up to SLEEP_ATTEMPTS times; a sample with no answer, or none under CUT_MAX_NS, is none.
+ */
+#define CUT_START_NS 1000
+#define CUT_MAX_NS   10000000
+#define CUT_STEPS    6
+#define CUT_VOTES    3
+
+/* 1: the sleep's timer woke it before its CPU went idle; 0: after; -1: no answer (a tick). */
+static int sleep_never_idled(uint64_t lead_ns)
+{
+	struct cpu *c = this_cpu();
+	uint64_t irqs = c->stats.timer_irqs;
+	int taken = -1;
+
+	irq_enable(); /* measure() samples with interrupts off; a thread sleeps with them on */
+	for (unsigned i = 0; i < SLEEP_ATTEMPTS && taken < 0; i++) {
+		uint64_t idled = c->stats.halts + polls_ended(c);
+
+		thread_sleep_ns(lead_ns);
+		/* no interrupt at all: the lead ran out before the timer was armed */
+		if (c->stats.timer_irqs <= irqs + 1)
+			taken = c->stats.halts + polls_ended(c) == idled;
+		irqs = c->stats.timer_irqs;
+	}
+	irq_disable();
+	return taken;
+}
+
+/* The majority of CUT_VOTES sleeps of `lead_ns` (-1: a sleep with no answer). */
+static int most_never_idled(uint64_t lead_ns)
+{
+	unsigned yes = 0, no = 0;
+
+	while (yes <= CUT_VOTES / 2 && no <= CUT_VOTES / 2) {
+		int taken = sleep_never_idled(lead_ns);
+
+		if (taken < 0)
+			return -1;
+		if (taken)
+			yes++;
+		else
+			no++;
+	}
+	return yes > no;
+}
+
+static uint64_t sample_sleep_cut(void)
+{
+	uint64_t lo = 0, hi = CUT_START_NS;
+	int taken;
+
+	while ((taken = most_never_idled(hi)) != 0) {
+		if (taken < 0 || hi > CUT_MAX_NS)
+			return NO_SAMPLE;
+		lo = hi;
+		hi *= 2;
+	}
+	for (unsigned step = 0; step < CUT_STEPS; step++) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		taken = most_never_idled(mid);
+		if (taken < 0)
+			return NO_SAMPLE;
+		if (taken)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return ns_to_tsc(lo + (hi - lo) / 2);
+}
+
 static struct hist h;
 static uint64_t poll_p50_ps, cpuid_p50_ps;
 
@@ -622,6 +708,7 @@ static const struct prim prims[] = {
     {"sleep_arm", sample_sleep_arm, 1, 0, 0, "ahead_ns=" COST_STR(TIMER_SLEEP_AHEAD_NS), false},
     {"sleep_entry", sample_sleep_entry, 1, 0, 0, "ahead_ns=" COST_STR(TIMER_SLEEP_AHEAD_NS), false},
     {"sleep_run", sample_sleep_run, 1, 0, 0, "ahead_ns=" COST_STR(TIMER_SLEEP_AHEAD_NS), false},
+    {"sleep_cut", sample_sleep_cut, 1, 0, 0, "measures=lead", false},
     /* after the timers: a responder the host may poll would change their conditions */
     {"ipi_poll_rtt", sample_ipi_halt_rtt, 1, need_pollctl_two_cpus, setup_halt_polled,
      "target=halted host_poll=allowed answer=memory", true},

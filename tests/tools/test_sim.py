@@ -105,6 +105,27 @@ def test_a_timer_still_on_its_way_does_not_keep_a_halt_from_blocking(tmp_path):
     assert halts and 240_000 <= int(halts[0]["residency_ns"]) <= 300_000, halts
 
 
+def test_a_sleep_due_inside_its_cut_wakes_without_a_halt(tmp_path):
+    """sleep_cut: a deadline less than the cut after the sleep's call is due when the host
+    takes its write, so its interrupt comes before the thread blocks and the CPU never
+    halts (the wake-ups without a halt of the random rows, bench=exits' sleep_cut); the same
+    sleep with a cut below its lead halts as above, woken by the host's timer."""
+    text = open(os.path.join(ROOT, "tools/sim/costs/hardware.txt")).read()
+    text = (text.replace("sleep_step = 1500ns", "sleep_step = 100us")
+            .replace("timer_running = 1us", "timer_running = 300us"))
+    script = tmp_path / "s"
+    script.write_text("50000\n")     # the deadline 50 us after the call
+    got = {}
+    for cut in ("80us", "40us"):
+        costs = tmp_path / f"c{cut}.txt"
+        costs.write_text(text.replace("sleep_cut = 1100ns", f"sleep_cut = {cut}"))
+        r = sim(f"costs={costs}", "idle=halt", "hz=0", "smp=1", f"script={script}")
+        assert r.returncode == 0, r.stderr
+        cpu = next(f for k, f in records.parse_records(r.stdout) if k == "cpu")
+        got[cut] = (int(cpu["wakeups"]), int(cpu["halts"]), int(cpu["timer_irqs"]))
+    assert got == {"80us": (1, 0, 1), "40us": (1, 1, 1)}, got
+
+
 def test_a_replayed_idle_sequence_and_its_refusals(tmp_path):
     """script=: periods replayed on vCPU 0, a halt lasting what the file says;
     script_window= starts haltpoll there. Bad files and a window without haltpoll refused."""

@@ -60,6 +60,9 @@
  *   timer_irq       the guest's timer interrupt: entry, expired timers' callbacks, EOI
  *   timer_arm       the tick's re-arm (timer queue, TSC-deadline write)
  *   sleep_step      thread_sleep_ns's own work: TSC maths, arming and cancelling its timer
+ *   sleep_cut       a sleep whose deadline is less than this after its call is due as the
+ *                   host takes the deadline's write: its interrupt is taken as the arm
+ *                   returns (timer_running after the call), and the thread never blocks
  *   wake_path       the guest's idle exit: schedule() and the switch to the woken thread
  *   idle_entry      the guest from a thread blocking to its idle state (schedule, governor)
  *   idle_reentry    one more turn of the idle loop after an entry that brought no work
@@ -128,7 +131,10 @@ static const char *const prim_names[] = {
     "thread_halt_p99", "thread_kick_p99", "thread_wake_p99", "thread_entry_p99",
     "thread_halt_timer_p99", "thread_wake_timer_p99", "thread_entry_timer_p99",
     "thread_timer_late_p99", "thread_preempt_p99", "thread_wake_timer_long_p99",
-    "thread_entry_timer_long_p99", "thread_timer_late_long_p99"};
+    "thread_entry_timer_long_p99", "thread_timer_late_long_p99",
+    /* bench=exits' lead under which a sleep's deadline is due as its arm returns, then its
+     * p90 */
+    "sleep_cut", "sleep_cut_p90"};
 #define NPRIMS		     (sizeof(prim_names) / sizeof(prim_names[0]))
 #define PRIM_WAKEPATH_RUN    13
 #define PRIM_WAKEPATH_NOTICE 14
@@ -146,6 +152,7 @@ static const char *const prim_names[] = {
 #define NSLEEP_PRIMS	     3
 #define PRIM_P99S	     76 /* the thread parts' p99s, then the long timer parts' */
 #define NLONG_TIMER_PARTS    3
+#define PRIM_SLEEP_CUT	     88 /* sleep_cut, then its p90 */
 _Static_assert(NPRIMS == SIM_NPRIMS, "sim.h's SIM_NPRIMS counts prim_names");
 #define PPM_MAX 1000000.0
 
@@ -392,6 +399,7 @@ static int read_prims(const char *path, double *prims, char *err, size_t errlen)
 	for (size_t i = 0; i < NSLEEP_PRIMS; i++)
 		p50_p90(p, prim_names[PRIM_SLEEPS + i], &prims[PRIM_SLEEPS + i],
 			&prims[PRIM_SLEEPS + NSLEEP_PRIMS + i]);
+	p50_p90(p, prim_names[PRIM_SLEEP_CUT], &prims[PRIM_SLEEP_CUT], &prims[PRIM_SLEEP_CUT + 1]);
 	for (size_t i = PRIM_INSNS; i < PRIM_P90; i++)
 		prims[i] = -1;
 	p = strstr(text, "\"path_insns\"");

@@ -106,6 +106,9 @@ struct vcpu {
 	uint64_t t_entry, poll_limit, t_hlt;
 	bool poll_immediate;
 	bool timer_fired; /* EV_TIMER went off; re-armed once the handler ran */
+	/* a sleep armed inside its cut: when its timer's interrupt is taken, as the arm returns
+	 * (0: none; engine.c thread_segment_done) */
+	uint64_t due_at_arm;
 	/* KVM's view of the halt in progress */
 	uint64_t t_halt_start, hp_window, t_poll_end;
 	bool hp_success;

@@ -51,6 +51,7 @@
 	X(timer_irq)                                                                               \
 	X(timer_arm)                                                                               \
 	X(sleep_step)                                                                              \
+	X(sleep_cut)                                                                               \
 	X(wake_path)                                                                               \
 	X(idle_entry)                                                                              \
 	X(idle_reentry)                                                                            \
@@ -122,8 +123,9 @@ int sim_parse_args(int argc, char **argv, struct sim_config *cfg, FILE *err);
  * then the timer-woken halts after a long sleep (thread_wake_timer_long,
  * thread_entry_timer_long, thread_timer_late_long) and each class's sleep (thread_timer_slept,
  * thread_timer_slept_long), then those five's p90s, then bench=exits' ipi_poll_rtt and its
- * p90. */
-#define SIM_NPRIMS 88
+ * p90, then bench=exits' sleeps (sleep_arm, sleep_entry, timer_sleep, then their p90s), then
+ * the thread parts' p99s, then bench=exits' sleep_cut and its p90. */
+#define SIM_NPRIMS 90
 int sim_costs_load(const char *spec, struct sim_costs *c, char *err, size_t errlen);
 int sim_costs_parse_text(const char *text, const char *what, const double *prims,
 			 struct sim_costs *c, char *err, size_t errlen);
