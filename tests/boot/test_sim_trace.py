@@ -37,7 +37,7 @@ ZERO_COSTS = "\n".join(f"{name} = 0" for name in (
     "timer_sleep_long",
     "timer_running", "host_poll_iter", "poll_wake", "irq_entry", "timer_irq", "timer_arm",
     "sleep_step", "wake_path", "idle_entry", "idle_reentry", "thread_step", "block_charge_ppm",
-    "wake_cold_ppm", "wake_cold_max", "preempt", "preempt_per_s")) + "\nguest_poll_iter = 1\n"
+    "wake_cold_ppm", "wake_cold_max", "preempt", "preempt_per_s", "sleep_cut")) + "\nguest_poll_iter = 1\n"
 
 
 def tsc_to_ns(cycles, hz):
