@@ -126,6 +126,28 @@ def test_a_sleep_due_inside_its_cut_wakes_without_a_halt(tmp_path):
     assert got == {"80us": (1, 0, 1), "40us": (1, 1, 1)}, got
 
 
+def test_trace_2_adds_each_halt_as_kvm_timed_it(tmp_path):
+    """trace=2: beside each guest idle state (trace=1's lines, unchanged), one kvm_halt line
+    per halt, as the host's kvm_vcpu_wakeup times it: inside the guest's residency (which
+    adds the exit and the entry), and none of it for trace=1."""
+    script = tmp_path / "s"
+    script.write_text("300000\n200000\n")
+    out = {}
+    for level in (1, 2):
+        r = sim("costs=hardware", "idle=halt", "hz=0", "smp=1", "halt_poll_ns=0",
+                f"trace={level}", f"script={script}")
+        assert r.returncode == 0, r.stderr
+        out[level] = list(records.parse_records(r.stdout))
+    halts = [f for k, f in out[2] if k == "trace" and f["state"] == "halt"]
+    kvm = [f for k, f in out[2] if k == "kvm_halt"]
+    assert [f for k, f in out[1] if k == "trace"] == [f for k, f in out[2] if k == "trace"]
+    assert not [f for k, f in out[1] if k == "kvm_halt"]
+    assert len(kvm) == len(halts) == 2, (kvm, halts)
+    for h, k in zip(halts, kvm):
+        assert 0 < int(k["halt_ns"]) < int(h["residency_ns"]), (h, k)
+        assert k["polled"] == "waited" and k["window_ns"] == "0"
+
+
 def test_a_replayed_idle_sequence_and_its_refusals(tmp_path):
     """script=: periods replayed on vCPU 0, a halt lasting what the file says;
     script_window= starts haltpoll there. Bad files and a window without haltpoll refused."""

@@ -61,7 +61,7 @@ static const struct sim_key keys[] = {
     {"halt_poll_ns_shrink", false, 0, UINT32_MAX, "an integer 0..4294967295"},
     {"kvm_cap_halt_poll", true, 0, UINT32_MAX,
      "none or a time 0..4294967295ns (the VM's KVM_CAP_HALT_POLL)"},
-    {"trace", false, 0, 1, "0 or 1"},
+    {"trace", false, 0, 2, "0, 1 or 2"},
     {"halt_poll_fixed", false, 0, 1, "0 or 1 (1: pre-dynamic KVM, every halt polls the max)"},
     {"script_window", true, 0, UINT32_MAX, "a time 0..4294967295ns"},
 };

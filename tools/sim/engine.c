@@ -514,6 +514,12 @@ static void host_halt_done(struct sim *s, struct vcpu *v, bool success)
 	};
 
 	hp_halt_end(&s->cfg->host, &v->host, &h);
+	/* the halt as KVM's kvm_vcpu_wakeup event times it (its grow and shrink decide on it),
+	 * beside the guest's residency that trace=1 prints: the host's trace has the same */
+	if (s->cfg->trace > 1)
+		fprintf(s->out,
+			"@idlelab kvm_halt cpu=%u t_ns=%lu halt_ns=%lu window_ns=%lu polled=%s\n",
+			v->id, s->now, h.halt_ns, h.window, success ? "caught" : "waited");
 	/* a wake KVM saw before its thread slept (in the poll, or on the way to sleep: the
 	 * same return from kvm_vcpu_block without a schedule) goes straight back in; a thread
 	 * that slept runs its way back in first (charged, unlike wake_latency) */

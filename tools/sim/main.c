@@ -9,14 +9,15 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: idlelab-sim [knob=value ...] [smp=N] [halt_poll_ns=T] "
-		"[halt_poll_ns_grow=N]\n"
-		"       [halt_poll_ns_grow_start=T] [halt_poll_ns_shrink=N] "
-		"[kvm_cap_halt_poll=none|T]\n"
-		"       [costs=here|here:RESULTS|hardware|FILE] [trace=0|1] [halt_poll_fixed=0|1]\n"
-		"Guest knobs are the kernel's (idle=, workload=, duration=, ...; "
-		"docs/knobs.md).\n");
+	fprintf(
+	    f,
+	    "usage: idlelab-sim [knob=value ...] [smp=N] [halt_poll_ns=T] "
+	    "[halt_poll_ns_grow=N]\n"
+	    "       [halt_poll_ns_grow_start=T] [halt_poll_ns_shrink=N] "
+	    "[kvm_cap_halt_poll=none|T]\n"
+	    "       [costs=here|here:RESULTS|hardware|FILE] [trace=0|1|2] [halt_poll_fixed=0|1]\n"
+	    "Guest knobs are the kernel's (idle=, workload=, duration=, ...; "
+	    "docs/knobs.md).\n");
 }
 
 int main(int argc, char **argv)

@@ -84,7 +84,8 @@ struct sim_config {
 	unsigned smp;
 	struct hp_params host;
 	struct sim_costs costs;
-	bool trace; /* one @idlelab trace line per guest idle entry */
+	unsigned trace; /* 1: an @idlelab trace line per guest idle entry; 2: and a kvm_halt line
+			 * per halt as KVM timed it */
 	/* A replayed idle sequence (script=FILE; tests): CPU 0 sleeps these lengths in turn
 	 * instead of running a workload. Where script_halt[i] is not 0 and period i halts, the
 	 * wake comes that long after the halt begins instead (a recorded halt's residency).
