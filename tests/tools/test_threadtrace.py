@@ -10,6 +10,11 @@ HEADER = "# tracer: nop\n#\n# entries-in-buffer/entries-written: 40/40   #P:2\n#
 VCPU0, VCPU1 = "CPU 0/KVM", "CPU 1/KVM"
 
 
+def alike(ns, n):
+    """A part whose samples are all `ns`: every percentile the summary keeps is that."""
+    return {"ns_p50": ns, "ns_p90": ns, "ns_p99": ns, "n": n}
+
+
 def line(comm, tid, t_us, event, body):
     return f"  {comm}-{tid}    [001] d..1.  {100 + t_us / 1e6:.6f}: {event}: {body}"
 
@@ -81,7 +86,7 @@ def test_a_timer_wake_is_late_by_the_lapic_timers_expiry_to_the_wake():
     stale = arm.replace("100000450000", "99999000000")
     assert [h.timer_late for h in parsed([stale] + halt(0))] == [None]
     s = threadtrace.summary(text([arm] + halt(0)))
-    assert s["thread_timer_late"] == {"ns_p50": 50_000.0, "ns_p90": 50_000.0, "ns_p99": 50_000.0, "n": 1}
+    assert s["thread_timer_late"] == alike(50_000.0, 1)
 
 
 def test_timer_wakes_after_a_long_sleep_are_summed_up_apart():
@@ -94,9 +99,9 @@ def test_timer_wakes_after_a_long_sleep_are_summed_up_apart():
         rows += [arm(t0 - 5, t0 + slept)] + halt(t0, wake=wake, into=wake + 40,
                                                  entry=entry + 60)
     s = threadtrace.summary(text(rows))
-    assert s["thread_timer_late"] == {"ns_p50": 20_000.0, "ns_p90": 20_000.0, "ns_p99": 20_000.0, "n": 3}
+    assert s["thread_timer_late"] == alike(20_000.0, 3)
     assert s["thread_timer_slept"]["ns_p50"] == 480_000.0
-    assert s["thread_timer_late_long"] == {"ns_p50": 100_000.0, "ns_p90": 100_000.0, "ns_p99": 100_000.0, "n": 2}
+    assert s["thread_timer_late_long"] == alike(100_000.0, 2)
     assert s["thread_timer_slept_long"]["ns_p50"] == 4_000_000.0
     assert s["thread_entry_timer"]["ns_p50"] == 60_000.0
     assert s["thread_entry_timer_long"]["ns_p50"] == 120_000.0
@@ -113,12 +118,13 @@ def test_the_summary_has_each_parts_median_and_p90_apart_for_ipi_and_timer_wakes
     s = threadtrace.summary(text(rows))
     assert s["halts"] == 10 and s["vcpus"] == 2 and s["lost"] == 0
     assert s["thread_halt"] == {"ns_p50": 20_000.0, "ns_p90": 40_000.0, "ns_p99": 40_000.0, "n": 4}
-    assert s["thread_wake"] == {"ns_p50": 240_000.0, "ns_p90": 240_000.0, "ns_p99": 240_000.0, "n": 4}
+    assert s["thread_wake"] == alike(240_000.0, 4)
     assert s["thread_kick"]["n"] == 4 and s["thread_entry"]["ns_p50"] == 60_000.0
-    assert s["thread_halt_timer"] == {"ns_p50": 70_000.0, "ns_p90": 100_000.0, "ns_p99": 100_000.0, "n": 6}
-    assert s["thread_wake_timer"] == {"ns_p50": 40_000.0, "ns_p90": 40_000.0, "ns_p99": 40_000.0, "n": 6}
+    assert s["thread_halt_timer"] == {"ns_p50": 70_000.0, "ns_p90": 100_000.0,
+                                      "ns_p99": 100_000.0, "n": 6}
+    assert s["thread_wake_timer"] == alike(40_000.0, 6)
     assert s["thread_entry_timer"]["ns_p50"] == 100_000.0
-    assert s["thread_timer_late"] == {"ns_p50": 20_000.0, "ns_p90": 20_000.0, "ns_p99": 20_000.0, "n": 6}
+    assert s["thread_timer_late"] == alike(20_000.0, 6)
     assert s["thread_timer_slept"]["ns_p50"] == 480_000.0
     assert not any(p + threadtrace.LONG_SUFFIX in s for p in threadtrace.TIMER_PARTS)
     # a halt neither kicked nor its timer's (an IPI the trace did not pair): in neither kind
@@ -248,7 +254,7 @@ def test_a_vcpu_thread_switched_out_runnable_is_preempted_for_as_long_as_it_wait
     assert c.preempted == [(0, 100_000_400_000, 300_000, "python3")]
     assert (c.on_cpu, c.woken_beside) == ({0: 800_000}, {0: 1})
     s = threadtrace.summary(text(rows))
-    assert s["thread_preempt"] == {"ns_p50": 300_000.0, "ns_p90": 300_000.0, "ns_p99": 300_000.0, "n": 1}
+    assert s["thread_preempt"] == alike(300_000.0, 1)
     assert (s["preempt_per_s"], s["preempted_ms"], s["on_cpu_ms"]) == (1250.0, 0.3, 0.8)
     assert (s["preempted_by"], s["woken_beside_per_s"]) == ({"python3": 0.3}, 1250.0)
     assert threadtrace.contention(events, {12}).preempted == []

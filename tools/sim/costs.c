@@ -490,8 +490,8 @@ static const char *max_of(const char *p, const double *prims, double *out, const
  * Where a name in an expression is looked up (values[] in sim_costs_parse_text): the
  * primitives by their names, then the costs given on the lines above as the simulator's
  * record names them (cost.NAME its median, spread.NAME its spread, tail.NAME its tail: a
- * cost may say "as that one where the folder lacks mine"; ipi_send is both a primitive and a cost), -1 where the
- * folder has no figure or the line has not come yet.
+ * cost may say "as that one where the folder lacks mine"; ipi_send is both a primitive and
+ * a cost), -1 where the folder has no figure or the line has not come yet.
  */
 #define VAL_COSTS   NPRIMS
 #define VAL_SPREADS (NPRIMS + COST__COUNT)

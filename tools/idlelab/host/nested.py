@@ -67,8 +67,8 @@ FAULTS = {"wedged": f"the emulated host wedged (no heartbeat for {WEDGE_S} s)",
           "reset": "the emulated host reset itself (a triple fault or a reboot of its kernel)",
           "stalled": "the emulated host's kernel reported an RCU stall (a CPU whose timer "
                      "stopped firing: its other CPU still beats, so the job would hang)",
-          "hung": f"the job printed nothing for {HUNG_S} s while its host's CPUs stayed near idle "
-                  "(a wait inside the emulated host that does not end)"}
+          "hung": f"the job printed nothing for {HUNG_S} s while its host's CPUs stayed near "
+                  "idle (a wait inside the emulated host that does not end)"}
 # Lines of the emulated host's own kernel that mean it is stuck although its heartbeat goes
 # on: seen once in a CI-like run, its CPU 0's timer never fired again ("rcu_preempt kthread
 # timer wakeup didn't happen ... Possible timer handling issue on cpu=0") and the job hung.
