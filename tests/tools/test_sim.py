@@ -534,6 +534,45 @@ def test_here_takes_the_hosts_other_tasks_from_the_traced_boot(tmp_path):
     assert host(sim(*pingpong, "costs=hardware").stdout, 0)["preemptions"] == "0"
 
 
+def test_the_hosts_other_tasks_as_a_demand_take_an_idle_cpu_before_a_vcpu_threads(tmp_path):
+    """costs=here with the traced boot's other tasks (thread_other_run, other_per_s,
+    host_cpus): each arrival takes an idle host CPU where there is one and preempts a vCPU
+    thread where none is, and the per-thread rate is then not used. A pingpong whose host
+    polls every halt keeps both of the host's 2 CPUs busy: about every arrival (500 a second
+    for 400 ms) preempts one; the same with its threads asleep half the time (no host
+    polling) loses far fewer; with 4 host CPUs, two of them idle, hardly any."""
+    folder = wakepath_folder(tmp_path, [])
+    meta = json.loads((folder / "meta.json").read_text())
+    meta["cost_table"]["threads"] = {
+        "halts": 40, "lost": 0, "vcpus": 2,
+        "thread_preempt": {"ns_p50": 250000.0, "ns_p90": 900000.0, "n": 50},
+        "preempt_per_s": 80.5,
+        "thread_other_run": {"ns_p50": 100000.0, "ns_p90": 200000.0, "ns_p99": 400000.0,
+                             "n": 500},
+        "other_per_s": 500.0, "host_cpus": 2}
+    (folder / "meta.json").write_text(json.dumps(meta))
+    r = sim("workload=idle", "duration=10ms", "smp=1", f"costs=here:{folder}")
+    f = next(f for k, f in records.parse_records(r.stdout) if k == "sim")
+    assert (int(f["cost.other_run"]), int(f["spread.other_run"]), int(f["tail.other_run"]),
+            int(f["cost.other_per_s"]), int(f["cost.host_cpus"])) \
+        == (100000, 100000, 200000, 500, 2)
+
+    def preempted(*args):
+        out = sim("workload=pingpong", "duration=400ms", "smp=2", "idle=halt", *args,
+                  f"costs=here:{folder}")
+        assert out.returncode == 0, out.stderr
+        return sum(int(host(out.stdout, v)["preemptions"]) for v in (0, 1))
+
+    always = ("halt_poll_ns=1s", "halt_poll_ns_grow=1", "halt_poll_ns_grow_start=500us",
+              "halt_poll_ns_shrink=1")
+    busy, calm = preempted(*always), preempted("halt_poll_ns=0")
+    assert 150 <= busy <= 250, busy
+    assert calm < busy * 0.8, (calm, busy)
+    meta["cost_table"]["threads"]["host_cpus"] = 4
+    (folder / "meta.json").write_text(json.dumps(meta))
+    assert preempted(*always) < busy * 0.2
+
+
 def test_here_without_the_poll_control_msr(tmp_path):
     """costs=here on a table without wrmsr_pollctl (a host that does not offer the MSR, or
     TCG): a VM exit is CPUID's, and ipi_running, the run round trip less a send that cost

@@ -263,6 +263,36 @@ def test_a_vcpu_thread_switched_out_runnable_is_preempted_for_as_long_as_it_wait
                                                                 {0: 0})
 
 
+def test_the_other_tasks_demand_is_each_stretch_a_cpu_runs_them_while_the_guest_runs():
+    """What other tasks want of the host's CPUs whatever the vCPU threads do: on CPU 0,
+    python3 from 100 us then kworker until 350 (one stretch, 250 us: a task after another);
+    on CPU 1, python3 preempting vCPU 0 from 400 to 700 (300 us). The guest ran from its first
+    exit (0) to its last (2000): a stretch before it is clipped to it, one after it is not
+    counted. Two stretches in 2 ms, on the header's 2 CPUs."""
+    def on_cpu0(row):
+        return row.replace("[001]", "[000]")
+
+    rows = [switch(-100, "swapper/1", 0, "R", VCPU0, 11),
+            line(VCPU0, 11, 0, "kvm_exit", "vcpu 0 reason msr rip 0x1000"),
+            on_cpu0(switch(100, "swapper/0", 0, "R", "python3", 77)),
+            on_cpu0(switch(200, "python3", 77, "S", "kworker/0:1", 90)),
+            on_cpu0(switch(350, "kworker/0:1", 90, "I", "swapper/0", 0)),
+            switch(400, VCPU0, 11, "R+", "python3", 78),
+            switch(700, "python3", 78, "S", VCPU0, 11),
+            line(VCPU0, 11, 2000, "kvm_exit", "vcpu 0 reason hlt rip 0x1001"),
+            on_cpu0(switch(2100, "swapper/0", 0, "R", "python3", 77)),
+            on_cpu0(switch(2300, "python3", 77, "S", "swapper/0", 0))]
+    c = threadtrace.contention(threadtrace.kvmtrace.parse_trace(text(rows))[0])
+    assert (sorted(c.other_runs), c.other_span, c.cpus) == ([250_000, 300_000], 2_000_000, 2)
+    s = threadtrace.summary(text(rows))
+    assert (s["thread_other_run"]["ns_p50"], s["thread_other_run"]["n"]) == (250_000.0, 2)
+    assert (s["other_per_s"], s["host_cpus"]) == (1000.0, 2)
+    early = [on_cpu0(switch(-50, "swapper/0", 0, "R", "python3", 77)),
+             on_cpu0(switch(50, "python3", 77, "S", "swapper/0", 0))] + rows
+    assert sorted(threadtrace.contention(threadtrace.kvmtrace.parse_trace(text(early))[0])
+                  .other_runs) == [50_000, 250_000, 300_000]
+
+
 def window_exit(t_us, rip, tid=11, comm=VCPU0):
     return line(comm, tid, t_us, "kvm_exit", f"vcpu 0 reason vintr rip {rip} info1 0x0 info2 0x0")
 

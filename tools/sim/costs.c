@@ -75,6 +75,12 @@
  *                   single_task_running) ...
  *   preempt_per_s   ... and how often, per second the thread is on a CPU (a constant; 0:
  *                   the vCPU threads have their CPUs to themselves)
+ *   other_run       the host's other tasks as a demand instead (where other_per_s is not 0,
+ *                   preempt and preempt_per_s are not used): how long one holds a host CPU,
+ *                   taking an idle one where there is one, else a vCPU thread's ...
+ *   other_per_s     ... how many arrive a second on the whole host (a constant) ...
+ *   host_cpus       ... and its CPUs (a constant, at least the vCPUs: vCPU i's thread on
+ *                   CPU i)
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -134,7 +140,11 @@ static const char *const prim_names[] = {
     "thread_entry_timer_long_p99", "thread_timer_late_long_p99",
     /* bench=exits' lead under which a sleep's deadline is due as its arm returns, then its
      * p90 */
-    "sleep_cut", "sleep_cut_p90"};
+    "sleep_cut", "sleep_cut_p90",
+    /* the traced boot's other tasks: each stretch a host CPU ran them (its median, p90 and
+     * p99), how many a second on all CPUs, and the host's CPUs (cost_table.threads) */
+    "thread_other_run", "thread_other_run_p90", "thread_other_run_p99", "thread_other_per_s",
+    "thread_host_cpus"};
 #define NPRIMS		     (sizeof(prim_names) / sizeof(prim_names[0]))
 #define PRIM_WAKEPATH_RUN    13
 #define PRIM_WAKEPATH_NOTICE 14
@@ -153,6 +163,7 @@ static const char *const prim_names[] = {
 #define PRIM_P99S	     76 /* the thread parts' p99s, then the long timer parts' */
 #define NLONG_TIMER_PARTS    3
 #define PRIM_SLEEP_CUT	     88 /* sleep_cut, then its p90 */
+#define PRIM_OTHER	     90 /* thread_other_run, its p90 and p99, other_per_s, host_cpus */
 _Static_assert(NPRIMS == SIM_NPRIMS, "sim.h's SIM_NPRIMS counts prim_names");
 #define PPM_MAX 1000000.0
 
@@ -333,18 +344,31 @@ static void p50_p90(const char *from, const char *name, double *p50, double *p90
 	percentiles(from, name, p50, p90, NULL);
 }
 
-/* cost_table.threads.thread_<part> and preempt_per_s; -1 where the boot was not traced. */
+/* The number after "key": inside cost_table.threads (from `p` up to `end`); -1 where none. */
+static double threads_number(const char *p, const char *end, const char *key)
+{
+	char quoted[64];
+	const char *at;
+
+	snprintf(quoted, sizeof(quoted), "\"%s\":", key);
+	at = p ? strstr(p, quoted) : NULL;
+	return at && (!end || at < end) ? strtod(at + strlen(quoted), NULL) : -1;
+}
+
+/* cost_table.threads.thread_<part>, preempt_per_s and the other tasks' demand; -1 where the
+ * boot was not traced. */
 static void thread_parts(const char *text, double *prims)
 {
 	const char *p = strstr(text, "\"threads\""), *end = p ? strstr(p, "\"path_insns\"") : NULL;
-	static const char rate_key[] = "\"preempt_per_s\":";
-	const char *rate = p ? strstr(p, rate_key) : NULL;
 
 	for (size_t i = 0; i < NTHREAD_PARTS; i++)
 		percentiles(p, prim_names[PRIM_THREADS + i], &prims[PRIM_THREADS + i],
 			    &prims[PRIM_THREADS + NTHREAD_PARTS + i], &prims[PRIM_P99S + i]);
-	prims[PRIM_PREEMPT_RATE] =
-	    rate && (!end || rate < end) ? strtod(rate + sizeof(rate_key) - 1, NULL) : -1;
+	prims[PRIM_PREEMPT_RATE] = threads_number(p, end, "preempt_per_s");
+	percentiles(p, prim_names[PRIM_OTHER], &prims[PRIM_OTHER], &prims[PRIM_OTHER + 1],
+		    &prims[PRIM_OTHER + 2]);
+	prims[PRIM_OTHER + 3] = threads_number(p, end, "other_per_s");
+	prims[PRIM_OTHER + 4] = threads_number(p, end, "host_cpus");
 	for (size_t i = 0; i < NTIMER_SLEEP_PARTS; i++)
 		percentiles(p, prim_names[PRIM_TIMER_SLEEPS + i], &prims[PRIM_TIMER_SLEEPS + i],
 			    &prims[PRIM_TIMER_SLEEPS + NTIMER_SLEEP_PARTS + i],
@@ -746,7 +770,8 @@ int sim_costs_parse_text(const char *text, const char *what, const double *prims
 
 			*tilde = 0;
 			if (strstr(name, "_ppm") || i == COST_wake_cold_max ||
-			    i == COST_preempt_per_s || i == COST_timer_sleep_short ||
+			    i == COST_preempt_per_s || i == COST_other_per_s ||
+			    i == COST_host_cpus || i == COST_timer_sleep_short ||
 			    i == COST_timer_sleep_long) {
 				snprintf(err, errlen,
 					 "costs: %s line %u: '%s' is not a drawn cost: no spread",

@@ -587,16 +587,9 @@ static void preempt_schedule(struct sim *s, struct vcpu *v)
 			    v->id, EV_PREEMPT, 0);
 }
 
-static void on_preempt(struct sim *s, struct vcpu *v)
+/* Another task takes v's CPU for d. */
+static void preempt_for(struct sim *s, struct vcpu *v, uint64_t d)
 {
-	uint64_t d;
-
-	preempt_schedule(s, v);
-	if (v->state == V_BLOCKED || v->state == V_WAKING || s->now < v->preempt_until)
-		return;
-	d = cost_at(s, COST_preempt, uniform(&s->preempt_rng));
-	if (!d)
-		return;
 	v->g.preemptions++;
 	if (v->state == V_HPOLL) {
 		/* kvm_vcpu_halt: the poll stops when single_task_running() fails, and the thread
@@ -614,6 +607,107 @@ static void on_preempt(struct sim *s, struct vcpu *v)
 		move_end(s, v, v->state == V_GPOLL ? v->state_end : v->state_end + d);
 	if (v->irq_at)
 		irq_at(s, v, v->irq_at);
+}
+
+static void on_preempt(struct sim *s, struct vcpu *v)
+{
+	uint64_t d;
+
+	preempt_schedule(s, v);
+	if (v->state == V_BLOCKED || v->state == V_WAKING || s->now < v->preempt_until)
+		return;
+	d = cost_at(s, COST_preempt, uniform(&s->preempt_rng));
+	if (d)
+		preempt_for(s, v, d);
+}
+
+/*
+ * other_per_s: the host's other tasks as a demand for CPUs rather than a rate of preemptions.
+ * Each arrives at other_per_s (the whole host) wanting one CPU for other_run, and takes an
+ * idle one where there is one (Linux's wake-up placement: select_idle_sibling), so that it
+ * costs the vCPU threads nothing unless one wakes on that CPU meanwhile; only where every
+ * CPU is busy does it preempt a vCPU thread. A pingpong whose threads sleep half the time
+ * then loses little to the host's other tasks, one whose host polls every halt (a thread
+ * always on its CPU) loses them all: on the nested host that is 7-15 % of each thread's time
+ * (docs/notebook/2026-12-07-pinned.md). vCPU i's thread is on host CPU i (the seeds pin
+ * them so); CPUs beyond the vCPUs' have no vCPU thread.
+ */
+static void other_schedule(struct sim *s)
+{
+	double rate = (double)s->c[COST_other_per_s];
+
+	events_push(&s->ev, s->now + 1 + (uint64_t)(-log(uniform(&s->preempt_rng)) / rate * 1e9), 0,
+		    EV_OTHER, 0);
+}
+
+/* Runs nothing: no other task, and no vCPU thread on it (one asleep in KVM leaves it idle). */
+static bool host_cpu_idle(const struct sim *s, unsigned c)
+{
+	return s->other_until[c] <= s->now && (c >= s->ncpus || s->cpu[c].state == V_BLOCKED);
+}
+
+/* The n-th (from 0) host CPU that is idle (want_idle), or else busy with a vCPU thread alone. */
+static unsigned nth_cpu(const struct sim *s, unsigned n, bool want_idle)
+{
+	unsigned c;
+
+	for (c = 0; c < s->host_cpus; c++) {
+		bool idle = host_cpu_idle(s, c), free = s->other_until[c] <= s->now;
+
+		if ((want_idle ? idle : free && !idle) && !n--)
+			break;
+	}
+	return c;
+}
+
+static void on_other(struct sim *s)
+{
+	uint64_t d = cost_at(s, COST_other_run, uniform(&s->preempt_rng)), start;
+	unsigned idle = 0, busy = 0, c;
+
+	other_schedule(s);
+	if (!d)
+		return;
+	for (c = 0; c < s->host_cpus; c++) {
+		if (host_cpu_idle(s, c))
+			idle++;
+		else if (s->other_until[c] <= s->now)
+			busy++;
+	}
+	if (idle || busy) {
+		unsigned n = idle ? idle : busy;
+
+		c = nth_cpu(s, (unsigned)(uniform(&s->preempt_rng) * n) % n, idle != 0);
+		s->other_until[c] = s->now + d;
+		if (c >= s->ncpus)
+			return;
+		if (idle) /* a wake meanwhile waits for the CPU */
+			s->cpu[c].cpu_taken_until = s->now + d;
+		else
+			preempt_for(s, &s->cpu[c], d);
+		return;
+	}
+	/* every CPU runs another task: this one queues behind the first to end, and a vCPU
+	 * thread kept off that CPU waits for it too */
+	for (unsigned i = c = 0; i < s->host_cpus; i++)
+		if (s->other_until[i] < s->other_until[c])
+			c = i;
+	start = s->other_until[c];
+	s->other_until[c] = start + d;
+	if (c < s->ncpus) {
+		struct vcpu *v = &s->cpu[c];
+
+		if (v->cpu_taken_until == start)
+			v->cpu_taken_until = start + d;
+		if (v->preempt_until == start) {
+			account(s, v);
+			v->preempt_until = start + d;
+			if (v->state_end != NEVER && v->state != V_GPOLL)
+				move_end(s, v, v->state_end + d);
+			if (v->irq_at)
+				irq_at(s, v, v->irq_at);
+		}
+	}
 }
 
 /* guest_delay: the interrupt's way to a vCPU in guest code; host_delay: to KVM for a halted
@@ -877,6 +971,9 @@ static void on_event(struct sim *s, const struct sim_event *e)
 	case EV_PREEMPT:
 		on_preempt(s, v);
 		break;
+	case EV_OTHER:
+		on_other(s);
+		break;
 	}
 }
 
@@ -929,7 +1026,16 @@ static void setup(struct sim *s, const struct sim_config *cfg, FILE *out)
 		if (s->tick_period)
 			v->tick_deadline = s->tick_period + (uint64_t)i * 137000 % s->tick_period;
 		v->state = V_IDLE_ENTRY;
-		preempt_schedule(s, v);
+		if (!cfg->costs.v[COST_other_per_s])
+			preempt_schedule(s, v);
+	}
+	if (cfg->costs.v[COST_other_per_s] && cfg->costs.v[COST_other_run]) {
+		uint64_t h = cfg->costs.v[COST_host_cpus];
+
+		if (h > SIM_MAX_HOST_CPUS)
+			h = SIM_MAX_HOST_CPUS;
+		s->host_cpus = h < s->ncpus ? s->ncpus : (unsigned)h;
+		other_schedule(s);
 	}
 }
 

@@ -38,6 +38,7 @@ enum ev_kind {
 	EV_HOST_WAKE, /* KVM sees the halted vCPU runnable */
 	EV_WINDOW,    /* the measurement window opens or closes */
 	EV_PREEMPT,   /* another host task wants the vCPU thread's CPU */
+	EV_OTHER,     /* another host task wants a host CPU (other_per_s: any CPU) */
 };
 
 #define IRQ_RESCHED 1u
@@ -123,6 +124,8 @@ struct vcpu {
 	struct sim_gstats g;
 };
 
+#define SIM_MAX_HOST_CPUS 1024
+
 struct sim {
 	const struct sim_config *cfg;
 	const uint64_t *c;	/* cfg->costs.v: the medians; use sim_cost() */
@@ -132,6 +135,10 @@ struct sim {
 	/* the host's other tasks: their own draws, so that none (preempt_per_s = 0) leaves
 	 * every other draw as it was */
 	struct prng preempt_rng;
+	/* other_per_s: the host's CPUs (vCPU i's thread on CPU i, as pin=0+1+... puts it) and
+	 * until when another task holds each */
+	unsigned host_cpus;
+	uint64_t other_until[SIM_MAX_HOST_CPUS];
 	FILE *out;
 	unsigned ncpus;
 	struct vcpu cpu[SIM_MAX_CPUS];

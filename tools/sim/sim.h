@@ -60,7 +60,10 @@
 	X(wake_cold_ppm)                                                                           \
 	X(wake_cold_max)                                                                           \
 	X(preempt)                                                                                 \
-	X(preempt_per_s)
+	X(preempt_per_s)                                                                           \
+	X(other_run)                                                                               \
+	X(other_per_s)                                                                             \
+	X(host_cpus)
 
 #define SIM__COST_ENUM(n) COST_##n,
 enum sim_cost_id {
@@ -125,8 +128,9 @@ int sim_parse_args(int argc, char **argv, struct sim_config *cfg, FILE *err);
  * thread_entry_timer_long, thread_timer_late_long) and each class's sleep (thread_timer_slept,
  * thread_timer_slept_long), then those five's p90s, then bench=exits' ipi_poll_rtt and its
  * p90, then bench=exits' sleeps (sleep_arm, sleep_entry, timer_sleep, then their p90s), then
- * the thread parts' p99s, then bench=exits' sleep_cut and its p90. */
-#define SIM_NPRIMS 90
+ * the thread parts' p99s, then bench=exits' sleep_cut and its p90, then the traced boot's other
+ * tasks (thread_other_run, its p90 and p99, thread_other_per_s, thread_host_cpus). */
+#define SIM_NPRIMS 95
 int sim_costs_load(const char *spec, struct sim_costs *c, char *err, size_t errlen);
 int sim_costs_parse_text(const char *text, const char *what, const double *prims,
 			 struct sim_costs *c, char *err, size_t errlen);

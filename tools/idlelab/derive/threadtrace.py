@@ -69,6 +69,7 @@ _SWITCH = re.compile(r"prev_comm=.*? prev_pid=(\d+) .*?prev_state=(\S+) ==> "
 _NEXT_COMM = re.compile(r"next_comm=(.*?) next_pid=")
 _WAKEUP = re.compile(r"\bpid=(\d+)\b")
 _TARGET_CPU = re.compile(r"\btarget_cpu=(\d+)")
+_CPUS = re.compile(r"#P:(\d+)")            # the trace header's CPU count
 _IPI = re.compile(r"^dst ([0-9a-f]+) vec \d+ \(Fixed\|physical\|")
 # KVM's software LAPIC timer (no VMX preemption timer: SVM, or nested), armed by the vCPU
 # thread when the guest writes its deadline; `expires` is on CLOCK_MONOTONIC, the trace's clock
@@ -247,6 +248,9 @@ class Contention(NamedTuple):
     on_cpu: dict                   # {vcpu: ns on a CPU}
     vcpu_wakes: int                # vCPU threads woken after another one's IPI kicked them
     vcpu_wakes_beside: int         # ... onto the CPU that waker ran on (behind it)
+    other_runs: list               # ns: each stretch a CPU ran other tasks (other_demand())
+    other_span: int                # ns the other_runs were looked for over
+    cpus: int                      # host CPUs the trace saw
 
 
 def contention(events, tids=None, span=None):
@@ -259,7 +263,9 @@ def contention(events, tids=None, span=None):
     vcpu_of = _vcpu_tids(events, tids)
     tid_of = {v: tid for tid, v in vcpu_of.items()}
     lo, hi = span if span else (-math.inf, math.inf)
+    d_lo, d_hi = span if span else _guest_span(events, vcpu_of)
     t_in, out_at, current, kick_cpu = {}, {}, {}, {}
+    other_since, other_runs = {}, []
     on_cpu = {v: 0 for v in vcpu_of.values()}
     beside = {v: 0 for v in vcpu_of.values()}
     found, kicked, kicked_beside = [], 0, 0
@@ -293,6 +299,14 @@ def contention(events, tids=None, span=None):
             continue
         prev, prev_state, nxt = int(m.group(1)), m.group(2), int(m.group(3))
         current[e.cpu] = nxt
+        # a stretch of other tasks on this CPU: from the switch to the first of them to the
+        # switch back to idle or a vCPU thread (one task after another is one stretch)
+        if nxt != 0 and nxt not in vcpu_of:
+            other_since.setdefault(e.cpu, ts)
+        elif e.cpu in other_since:
+            start, end = max(other_since.pop(e.cpu), d_lo), min(ts, d_hi)
+            if end > start:
+                other_runs.append(end - start)
         kick_cpu.pop(nxt, None)        # running: a kick after this one wakes nothing
         if prev in vcpu_of:
             if prev in t_in:
@@ -305,7 +319,16 @@ def contention(events, tids=None, span=None):
                 t_out, by = out_at.pop(nxt)
                 if lo <= t_out <= hi:
                     found.append(Preemption(vcpu_of[nxt], t_out, ts - t_out, by))
-    return Contention(found, beside, on_cpu, kicked, kicked_beside)
+    cpus = 1 + max((e.cpu for e in events), default=0)
+    return Contention(found, beside, on_cpu, kicked, kicked_beside, other_runs,
+                      max(0, d_hi - d_lo) if d_hi > d_lo else 0, cpus)
+
+
+def _guest_span(events, vcpu_of):
+    """(first, last) ns of the vCPU threads' exits: the whole trace but QEMU's start and end,
+    whose own work is no other task's demand while the guest runs."""
+    stamps = [round(e.ts * 1e9) for e in events if e.event == "kvm_exit" and e.tid in vcpu_of]
+    return (stamps[0], stamps[-1]) if stamps else (0, 0)
 
 
 def _pct(sorted_values, q):
@@ -329,7 +352,9 @@ def summary(text, tids=None, span=None):
     "preempted_by": {comm: ms}, "on_cpu_ms", "preempt_per_s" (per second on a CPU),
     "preempted_ms", "woken_beside_per_s" (tasks woken onto a vCPU thread's CPU while it ran
     there, per second on a CPU), "vcpu_wakes" (vCPU threads another one woke) and
-    "vcpu_wake_beside_ppm" (of those, put on the waker's own CPU, x 1e6), "shadow_breaks"
+    "vcpu_wake_beside_ppm" (of those, put on the waker's own CPU, x 1e6), "thread_other_run"
+    (as a part: each stretch a host CPU ran other tasks, in the span or while the guest ran),
+    "other_per_s" (such stretches a second, all CPUs) and "host_cpus", "shadow_breaks"
     (interrupts injected on a HLT: shadow_breaks(); missing where no exit had a rip) and
     "shadow_break_slept" (as a part: how long those HLTs slept, of those whose entry the trace
     holds)} from a trace's text (halts() says what `tids` and `span` keep); a
@@ -369,6 +394,13 @@ def summary(text, tids=None, span=None):
         out["preempted_ms"] = round(sum(p.off for p in taken) / 1e6, 2)
         out["woken_beside_per_s"] = round(sum(c.woken_beside.values()) * 1e9
                                           / sum(on_cpu.values()), 1)
+    if c.other_span and c.other_runs:
+        # the other tasks' demand for a CPU, whatever the vCPU threads did: the simulator
+        # lets each stretch take an idle CPU where one is, and a vCPU thread's where none is
+        out["thread_other_run"] = _part(c.other_runs)
+        out["other_per_s"] = round(len(c.other_runs) * 1e9 / c.other_span, 1)
+        cpus = _CPUS.search(text)
+        out["host_cpus"] = int(cpus.group(1)) if cpus else c.cpus
     if c.vcpu_wakes:
         out["vcpu_wakes"] = c.vcpu_wakes
         out["vcpu_wake_beside_ppm"] = round(c.vcpu_wakes_beside * 1e6 / c.vcpu_wakes, 1)
