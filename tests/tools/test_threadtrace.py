@@ -268,7 +268,10 @@ def test_the_other_tasks_demand_is_each_stretch_a_cpu_runs_them_while_the_guest_
     python3 from 100 us then kworker until 350 (one stretch, 250 us: a task after another);
     on CPU 1, python3 preempting vCPU 0 from 400 to 700 (300 us). The guest ran from its first
     exit (0) to its last (2000): a stretch before it is clipped to it, one after it is not
-    counted. Two stretches in 2 ms, on the header's 2 CPUs."""
+    counted. Two stretches in 2 ms, on the header's 2 CPUs; the host's CPUs are the header's
+    where it has them. A task running when the trace begins, or still running when it ends,
+    is a stretch from the span's start or to its end. A trace that followed the vCPU threads
+    alone (`demand` False) gives no demand."""
     def on_cpu0(row):
         return row.replace("[001]", "[000]")
 
@@ -291,6 +294,14 @@ def test_the_other_tasks_demand_is_each_stretch_a_cpu_runs_them_while_the_guest_
              on_cpu0(switch(50, "python3", 77, "S", "swapper/0", 0))] + rows
     assert sorted(threadtrace.contention(threadtrace.kvmtrace.parse_trace(text(early))[0])
                   .other_runs) == [50_000, 250_000, 300_000]
+    assert threadtrace.summary(text(rows).replace("#P:2", "#P:4"))["host_cpus"] == 4
+    assert "other_per_s" not in threadtrace.summary(text(rows), demand=False)
+    # kworker on CPU 0 since before the trace (its first switch is away from it), and
+    # python3 from 1900 on CPU 0 past the guest's last exit: 0-50 and 1900-2000
+    edges = ([on_cpu0(switch(50, "kworker/0:1", 90, "I", "swapper/0", 0))] + rows[:-2]
+             + [on_cpu0(switch(1900, "swapper/0", 0, "R", "python3", 77))])
+    assert sorted(threadtrace.contention(threadtrace.kvmtrace.parse_trace(text(edges))[0])
+                  .other_runs) == [50_000, 100_000, 250_000, 300_000]
 
 
 def window_exit(t_us, rip, tid=11, comm=VCPU0):

@@ -27,10 +27,10 @@
  * has its `_p90`, the stamps theirs from the records' p90 fields). The engine then draws the
  * cost at each use from a shifted exponential with that median and p90 (engine.c:
  * sim_cost(), cost_at()). Without one the cost is a constant, as in the hardware table. The
- * poll loops' steps, wake_cold_max, timer_sleep_* and the *_ppm costs are read as constants:
- * no spread.
+ * poll loops' steps, wake_cold_max, timer_sleep_*, the rates (preempt_per_s, other_per_s),
+ * host_cpus and the *_ppm costs are read as constants: no spread.
  *
- * What each cost is (all ns but the last):
+ * What each cost is (ns but the rates, counts and *_ppm, as each says):
  *   ipi_send        the sender's time for one reschedule IPI (the ICR write and its exit) to a
  *                   vCPU asleep in KVM, whose wake-up the sender's exit does (try_to_wake_up)
  *   ipi_send_awake  the same to a vCPU not asleep (running, polling, on its way): a kick
@@ -344,6 +344,31 @@ static void p50_p90(const char *from, const char *name, double *p50, double *p90
 	percentiles(from, name, p50, p90, NULL);
 }
 
+/* The end of the JSON object whose opening brace is the first at or after `p` (its closing
+ * brace; strings skipped), or NULL where it does not close. */
+static const char *object_end(const char *p)
+{
+	int depth = 0;
+	bool in_string = false;
+
+	p = p ? strchr(p, '{') : NULL;
+	for (; p && *p; p++) {
+		if (in_string) {
+			if (*p == '\\' && p[1])
+				p++;
+			else if (*p == '"')
+				in_string = false;
+		} else if (*p == '"') {
+			in_string = true;
+		} else if (*p == '{') {
+			depth++;
+		} else if (*p == '}' && --depth == 0) {
+			return p;
+		}
+	}
+	return NULL;
+}
+
 /* The number after "key": inside cost_table.threads (from `p` up to `end`); -1 where none. */
 static double threads_number(const char *p, const char *end, const char *key)
 {
@@ -359,14 +384,15 @@ static double threads_number(const char *p, const char *end, const char *key)
  * boot was not traced. */
 static void thread_parts(const char *text, double *prims)
 {
-	const char *p = strstr(text, "\"threads\""), *end = p ? strstr(p, "\"path_insns\"") : NULL;
+	const char *p = strstr(text, "\"threads\""), *end = object_end(p);
+	const char *other = p ? strstr(p, "\"thread_other_run\":") : NULL;
 
 	for (size_t i = 0; i < NTHREAD_PARTS; i++)
 		percentiles(p, prim_names[PRIM_THREADS + i], &prims[PRIM_THREADS + i],
 			    &prims[PRIM_THREADS + NTHREAD_PARTS + i], &prims[PRIM_P99S + i]);
 	prims[PRIM_PREEMPT_RATE] = threads_number(p, end, "preempt_per_s");
-	percentiles(p, prim_names[PRIM_OTHER], &prims[PRIM_OTHER], &prims[PRIM_OTHER + 1],
-		    &prims[PRIM_OTHER + 2]);
+	percentiles(other && (!end || other < end) ? p : NULL, prim_names[PRIM_OTHER],
+		    &prims[PRIM_OTHER], &prims[PRIM_OTHER + 1], &prims[PRIM_OTHER + 2]);
 	prims[PRIM_OTHER + 3] = threads_number(p, end, "other_per_s");
 	prims[PRIM_OTHER + 4] = threads_number(p, end, "host_cpus");
 	for (size_t i = 0; i < NTIMER_SLEEP_PARTS; i++)

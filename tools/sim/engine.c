@@ -523,7 +523,15 @@ static void host_halt_done(struct sim *s, struct vcpu *v, bool success)
 	/* a wake KVM saw before its thread slept (in the poll, or on the way to sleep: the
 	 * same return from kvm_vcpu_block without a schedule) goes straight back in; a thread
 	 * that slept runs its way back in first (charged, unlike wake_latency) */
-	if (success)
+	if (success && v->cpu_taken_until > s->now) {
+		/* the poll stopped for another task (single_task_running) and the wake came
+		 * before the thread slept: it goes back in once that task has had the CPU */
+		uint64_t taken = v->cpu_taken_until - s->now;
+
+		set_state(s, v, V_ENTRY, sim_cost(s, COST_poll_entry) + taken);
+		v->preempt_from = s->now;
+		v->preempt_until = v->cpu_taken_until;
+	} else if (success)
 		set_state(s, v, V_ENTRY, sim_cost(s, COST_poll_entry));
 	else
 		set_state(s, v, V_ENTRY,
@@ -591,7 +599,7 @@ static void preempt_schedule(struct sim *s, struct vcpu *v)
 static void preempt_for(struct sim *s, struct vcpu *v, uint64_t d)
 {
 	v->g.preemptions++;
-	if (v->state == V_HPOLL) {
+	if (v->state == V_HPOLL && !v->irq_seen) {
 		/* kvm_vcpu_halt: the poll stops when single_task_running() fails, and the thread
 		 * sleeps (its poll failed), leaving the CPU to the other task */
 		v->cpu_taken_until = s->now + d;
@@ -628,7 +636,8 @@ static void on_preempt(struct sim *s, struct vcpu *v)
  * costs the vCPU threads nothing unless one wakes on that CPU meanwhile; only where every
  * CPU is busy does it preempt a vCPU thread. A pingpong whose threads sleep half the time
  * then loses little to the host's other tasks, one whose host polls every halt (a thread
- * always on its CPU) loses them all: on the nested host that is 7-15 % of each thread's time
+ * always on its CPU) loses them all: on the nested host such threads were preempted 136-166
+ * times a second on a CPU where the cost table's traced boot counted 28-43
  * (docs/notebook/2026-12-07-pinned.md). vCPU i's thread is on host CPU i (the seeds pin
  * them so); CPUs beyond the vCPUs' have no vCPU thread.
  */
@@ -640,10 +649,12 @@ static void other_schedule(struct sim *s)
 		    EV_OTHER, 0);
 }
 
-/* Runs nothing: no other task, and no vCPU thread on it (one asleep in KVM leaves it idle). */
+/* Runs nothing: no other task, and no vCPU thread on it. One asleep in KVM leaves it idle,
+ * and so does one being woken: its wake_latency, measured, holds what other tasks delay it. */
 static bool host_cpu_idle(const struct sim *s, unsigned c)
 {
-	return s->other_until[c] <= s->now && (c >= s->ncpus || s->cpu[c].state == V_BLOCKED);
+	return s->other_until[c] <= s->now &&
+	       (c >= s->ncpus || s->cpu[c].state == V_BLOCKED || s->cpu[c].state == V_WAKING);
 }
 
 /* The n-th (from 0) host CPU that is idle (want_idle), or else busy with a vCPU thread alone. */
@@ -660,10 +671,14 @@ static unsigned nth_cpu(const struct sim *s, unsigned n, bool want_idle)
 	return c;
 }
 
+/* Another task arrives, wanting a CPU for d. Both draws are made whatever the CPUs do, so the
+ * same seed gives two configurations the same arrivals. */
 static void on_other(struct sim *s)
 {
 	uint64_t d = cost_at(s, COST_other_run, uniform(&s->preempt_rng)), start;
+	double pick = uniform(&s->preempt_rng);
 	unsigned idle = 0, busy = 0, c;
+	struct vcpu *v;
 
 	other_schedule(s);
 	if (!d)
@@ -677,36 +692,42 @@ static void on_other(struct sim *s)
 	if (idle || busy) {
 		unsigned n = idle ? idle : busy;
 
-		c = nth_cpu(s, (unsigned)(uniform(&s->preempt_rng) * n) % n, idle != 0);
+		c = nth_cpu(s, (unsigned)(pick * n) % n, idle != 0);
 		s->other_until[c] = s->now + d;
 		if (c >= s->ncpus)
 			return;
-		if (idle) /* a wake meanwhile waits for the CPU */
-			s->cpu[c].cpu_taken_until = s->now + d;
-		else
-			preempt_for(s, &s->cpu[c], d);
+		v = &s->cpu[c];
+		if (!idle)
+			preempt_for(s, v, d);
+		else if (v->state == V_BLOCKED) /* a wake meanwhile waits for the CPU */
+			v->cpu_taken_until = s->now + d;
 		return;
 	}
 	/* every CPU runs another task: this one queues behind the first to end, and a vCPU
 	 * thread kept off that CPU waits for it too */
-	for (unsigned i = c = 0; i < s->host_cpus; i++)
+	c = 0;
+	for (unsigned i = 1; i < s->host_cpus; i++)
 		if (s->other_until[i] < s->other_until[c])
 			c = i;
 	start = s->other_until[c];
 	s->other_until[c] = start + d;
-	if (c < s->ncpus) {
-		struct vcpu *v = &s->cpu[c];
-
-		if (v->cpu_taken_until == start)
-			v->cpu_taken_until = start + d;
-		if (v->preempt_until == start) {
-			account(s, v);
-			v->preempt_until = start + d;
-			if (v->state_end != NEVER && v->state != V_GPOLL)
-				move_end(s, v, v->state_end + d);
-			if (v->irq_at)
-				irq_at(s, v, v->irq_at);
-		}
+	if (c >= s->ncpus)
+		return;
+	v = &s->cpu[c];
+	if (v->cpu_taken_until == start) {
+		v->cpu_taken_until = start + d;
+		if (v->state == V_WAKING) /* its wake was priced up to the first task's end */
+			move_end(s, v, v->state_end + d);
+	}
+	if (v->preempt_until == start) {
+		account(s, v);
+		v->preempt_until = start + d;
+		/* as preempt_for: a guest poll's window runs on by the guest's clock, and is seen
+		 * to expire once the thread runs again (move_end holds it to preempt_until) */
+		if (v->state_end != NEVER)
+			move_end(s, v, v->state == V_GPOLL ? v->state_end : v->state_end + d);
+		if (v->irq_at)
+			irq_at(s, v, v->irq_at);
 	}
 }
 

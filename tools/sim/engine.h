@@ -117,7 +117,8 @@ struct vcpu {
 	uint64_t timer_slept; /* the halt's start to its timer's expiry (timer_cost()) */
 	/* another host task has the thread's CPU: frozen from..until (charged nothing, its
 	 * state's end and interrupts wait); cpu_taken_until: its CPU is taken while it sleeps
-	 * (a poll it gave up), so a wake waits for that too */
+	 * (a poll it gave up, or another task that found the CPU idle: other_per_s), so a wake
+	 * waits for that too */
 	uint64_t preempt_from, preempt_until, cpu_taken_until;
 	struct gov_cpu gov; /* the guest governor's own per-CPU state (kernel/policy) */
 	struct hp_vcpu host;

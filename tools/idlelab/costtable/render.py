@@ -76,6 +76,9 @@ def threads_markdown(threads):
                                           threads["preempted_by"].items())
                   if threads.get("preempted_by") else "") + ")"
                if "preempt_per_s" in threads else "")
+            + (f"; other tasks took a host CPU {threads['other_per_s']:g} times a second on "
+               f"{threads['host_cpus']} CPUs (thread_other_run: for how long)"
+               if "other_per_s" in threads else "")
             + (f"; {threads['vcpu_wakes']} kicked awake by another vCPU, "
                f"{threads['vcpu_wake_beside_ppm'] / 1e4:.1f} % of them onto the waker's CPU"
                if threads.get("vcpu_wakes") else "")

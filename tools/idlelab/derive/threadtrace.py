@@ -248,7 +248,7 @@ class Contention(NamedTuple):
     on_cpu: dict                   # {vcpu: ns on a CPU}
     vcpu_wakes: int                # vCPU threads woken after another one's IPI kicked them
     vcpu_wakes_beside: int         # ... onto the CPU that waker ran on (behind it)
-    other_runs: list               # ns: each stretch a CPU ran other tasks (other_demand())
+    other_runs: list               # ns: each stretch a CPU ran tasks other than the vCPUs
     other_span: int                # ns the other_runs were looked for over
     cpus: int                      # host CPUs the trace saw
 
@@ -265,7 +265,7 @@ def contention(events, tids=None, span=None):
     lo, hi = span if span else (-math.inf, math.inf)
     d_lo, d_hi = span if span else _guest_span(events, vcpu_of)
     t_in, out_at, current, kick_cpu = {}, {}, {}, {}
-    other_since, other_runs = {}, []
+    other_since, other_runs, seen_cpu = {}, [], set()
     on_cpu = {v: 0 for v in vcpu_of.values()}
     beside = {v: 0 for v in vcpu_of.values()}
     found, kicked, kicked_beside = [], 0, 0
@@ -300,7 +300,11 @@ def contention(events, tids=None, span=None):
         prev, prev_state, nxt = int(m.group(1)), m.group(2), int(m.group(3))
         current[e.cpu] = nxt
         # a stretch of other tasks on this CPU: from the switch to the first of them to the
-        # switch back to idle or a vCPU thread (one task after another is one stretch)
+        # switch back to idle or a vCPU thread (one task after another is one stretch); one
+        # running when the trace began, from the span's start
+        if e.cpu not in seen_cpu and prev != 0 and prev not in vcpu_of:
+            other_since[e.cpu] = d_lo
+        seen_cpu.add(e.cpu)
         if nxt != 0 and nxt not in vcpu_of:
             other_since.setdefault(e.cpu, ts)
         elif e.cpu in other_since:
@@ -319,16 +323,19 @@ def contention(events, tids=None, span=None):
                 t_out, by = out_at.pop(nxt)
                 if lo <= t_out <= hi:
                     found.append(Preemption(vcpu_of[nxt], t_out, ts - t_out, by))
+    for start in other_since.values():     # still running when the trace ended
+        if d_hi > max(start, d_lo) and math.isfinite(d_hi):
+            other_runs.append(d_hi - max(start, d_lo))
     cpus = 1 + max((e.cpu for e in events), default=0)
     return Contention(found, beside, on_cpu, kicked, kicked_beside, other_runs,
-                      max(0, d_hi - d_lo) if d_hi > d_lo else 0, cpus)
+                      max(0, d_hi - d_lo), cpus)
 
 
 def _guest_span(events, vcpu_of):
     """(first, last) ns of the vCPU threads' exits: the whole trace but QEMU's start and end,
     whose own work is no other task's demand while the guest runs."""
     stamps = [round(e.ts * 1e9) for e in events if e.event == "kvm_exit" and e.tid in vcpu_of]
-    return (stamps[0], stamps[-1]) if stamps else (0, 0)
+    return (min(stamps), max(stamps)) if stamps else (0, 0)
 
 
 def _pct(sorted_values, q):
@@ -345,7 +352,7 @@ def _part(values):
             "ns_p99": float(_pct(ordered, 0.99)), "n": len(ordered)}
 
 
-def summary(text, tids=None, span=None):
+def summary(text, tids=None, span=None, demand=True):
     """{"halts": n, "lost": events the buffer dropped, "vcpus": n, PART: {"ns_p50", "ns_p90",
     "n"} for each of PARTS (halts an IPI woke) and TIMER_PARTS (the others), "rewakes": n,
     "rewake_ppm": ns on a CPU in rewakes per ns asleep x 1e6, "thread_preempt" (as a part),
@@ -358,7 +365,8 @@ def summary(text, tids=None, span=None):
     (interrupts injected on a HLT: shadow_breaks(); missing where no exit had a rip) and
     "shadow_break_slept" (as a part: how long those HLTs slept, of those whose entry the trace
     holds)} from a trace's text (halts() says what `tids` and `span` keep); a
-    part is missing where no halt counted."""
+    part is missing where no halt counted; the other tasks' demand only where `demand` (a
+    trace that followed the vCPU threads alone does not have the other tasks' switches)."""
     events, lost = kvmtrace.parse_trace(text)
     found = halts(events, tids, span)
     out = {"halts": len(found), "lost": lost, "vcpus": len(_vcpu_tids(events, tids))}
@@ -394,7 +402,7 @@ def summary(text, tids=None, span=None):
         out["preempted_ms"] = round(sum(p.off for p in taken) / 1e6, 2)
         out["woken_beside_per_s"] = round(sum(c.woken_beside.values()) * 1e9
                                           / sum(on_cpu.values()), 1)
-    if c.other_span and c.other_runs:
+    if demand and c.other_span and c.other_runs:
         # the other tasks' demand for a CPU, whatever the vCPU threads did: the simulator
         # lets each stretch take an idle CPU where one is, and a vCPU thread's where none is
         out["thread_other_run"] = _part(c.other_runs)

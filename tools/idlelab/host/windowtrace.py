@@ -28,6 +28,7 @@ class WindowTrace:
 
     def __init__(self, what, accel):
         self.what, self.session, self.why, self.tids = what, None, None, {}
+        self.followed = False          # the trace holds the vCPU threads' events alone
         if accel != "kvm":
             self.why = "no KVM host to trace (TCG)"
 
@@ -50,6 +51,7 @@ class WindowTrace:
         if self.session is not None and self.tids:
             try:
                 self.session.set_pids(self.tids.values())
+                self.followed = True
             except OSError as e:
                 self.why = f"tracefs: following the vCPU threads: {e.strerror or e}"
 
@@ -82,8 +84,11 @@ class WindowTrace:
             return out
         if not self.tids:
             return dict(out, why="the vCPU threads were not named")
+        # a trace that follows the vCPU threads alone misses the switches between other
+        # tasks and idle: no demand from it
         out.update(threadtrace.summary(text, set(self.tids.values()),
-                                       None if whole else (t_open_ns, t_close_ns)))
+                                       None if whole else (t_open_ns, t_close_ns),
+                                       demand=not self.followed))
         if not out["vcpus"]:
             out["why"] = "no VM exit of a vCPU thread was traced (this KVM has no kvm_exit event)"
         elif not out["halts"]:
