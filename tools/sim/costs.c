@@ -391,7 +391,7 @@ static void thread_parts(const char *text, double *prims)
 		percentiles(p, prim_names[PRIM_THREADS + i], &prims[PRIM_THREADS + i],
 			    &prims[PRIM_THREADS + NTHREAD_PARTS + i], &prims[PRIM_P99S + i]);
 	prims[PRIM_PREEMPT_RATE] = threads_number(p, end, "preempt_per_s");
-	percentiles(other && (!end || other < end) ? p : NULL, prim_names[PRIM_OTHER],
+	percentiles(other && (!end || other < end) ? other : NULL, prim_names[PRIM_OTHER],
 		    &prims[PRIM_OTHER], &prims[PRIM_OTHER + 1], &prims[PRIM_OTHER + 2]);
 	prims[PRIM_OTHER + 3] = threads_number(p, end, "other_per_s");
 	prims[PRIM_OTHER + 4] = threads_number(p, end, "host_cpus");

@@ -657,27 +657,14 @@ static bool host_cpu_idle(const struct sim *s, unsigned c)
 	       (c >= s->ncpus || s->cpu[c].state == V_BLOCKED || s->cpu[c].state == V_WAKING);
 }
 
-/* The n-th (from 0) host CPU that is idle (want_idle), or else busy with a vCPU thread alone. */
-static unsigned nth_cpu(const struct sim *s, unsigned n, bool want_idle)
-{
-	unsigned c;
-
-	for (c = 0; c < s->host_cpus; c++) {
-		bool idle = host_cpu_idle(s, c), free = s->other_until[c] <= s->now;
-
-		if ((want_idle ? idle : free && !idle) && !n--)
-			break;
-	}
-	return c;
-}
-
 /* Another task arrives, wanting a CPU for d. Both draws are made whatever the CPUs do, so the
  * same seed gives two configurations the same arrivals. */
 static void on_other(struct sim *s)
 {
 	uint64_t d = cost_at(s, COST_other_run, uniform(&s->preempt_rng)), start;
 	double pick = uniform(&s->preempt_rng);
-	unsigned idle = 0, busy = 0, c;
+	/* the idle CPUs from the front, those a vCPU thread alone runs on from the back */
+	unsigned cand[SIM_MAX_HOST_CPUS], idle = 0, busy = 0, c;
 	struct vcpu *v;
 
 	other_schedule(s);
@@ -685,14 +672,14 @@ static void on_other(struct sim *s)
 		return;
 	for (c = 0; c < s->host_cpus; c++) {
 		if (host_cpu_idle(s, c))
-			idle++;
+			cand[idle++] = c;
 		else if (s->other_until[c] <= s->now)
-			busy++;
+			cand[s->host_cpus - ++busy] = c;
 	}
 	if (idle || busy) {
-		unsigned n = idle ? idle : busy;
+		unsigned n = idle ? idle : busy, i = (unsigned)(pick * n) % n;
 
-		c = nth_cpu(s, (unsigned)(pick * n) % n, idle != 0);
+		c = idle ? cand[i] : cand[s->host_cpus - 1 - i];
 		s->other_until[c] = s->now + d;
 		if (c >= s->ncpus)
 			return;

@@ -324,7 +324,7 @@ def contention(events, tids=None, span=None):
                 if lo <= t_out <= hi:
                     found.append(Preemption(vcpu_of[nxt], t_out, ts - t_out, by))
     for start in other_since.values():     # still running when the trace ended
-        if d_hi > max(start, d_lo) and math.isfinite(d_hi):
+        if d_hi > max(start, d_lo):
             other_runs.append(d_hi - max(start, d_lo))
     cpus = 1 + max((e.cpu for e in events), default=0)
     return Contention(found, beside, on_cpu, kicked, kicked_beside, other_runs,
