@@ -101,14 +101,17 @@ def test_builtin_matrices_parse_and_cover_each_seed(quick):
 
 
 def test_full_and_quick_matrices_run_the_same_configurations():
-    """The quick set is the full one made shorter, not a different experiment."""
+    """The quick set is the full one made shorter, not a different experiment: the same
+    configurations, placed on the host alike (pin=, alone=), traced alike and priced by their
+    own boot's cost table alike (boot_costs=, its samples aside)."""
     full, quick = _load(False), _load(True)
     for mid in full:
         def configs(runs):
             return {(matrix.config_of(r), r.workload, r.settings["halt_poll_ns"],
                      tuple(sorted((k, v) for k, v in r.guest.items()
                                   if k not in ("period", "warmup"))),
-                     tuple(sorted(r.host_params.items()))) for r in runs}
+                     tuple(sorted(r.host_params.items())),
+                     r.pin, r.alone, r.trace, r.boot_costs is not None) for r in runs}
         assert configs([c for r in quick[mid] for c in matrix.cells(r)]) == \
             configs([c for r in full[mid] for c in matrix.cells(r)]), mid
         assert sum(workplan.estimate_s(r) * r.repeat for r in quick[mid]) < \

@@ -92,7 +92,9 @@ def threads_markdown(threads):
                f"slows what it times): the IPI's parts x{threads['probe']['ipi']:.3f} "
                f"({threads['probe']['basis']['ipi']} untraced over traced), the timer's "
                f"x{threads['probe']['timer']:.3f} ({threads['probe']['basis']['timer']})"
-               if "probe" in threads else "") + ".", ""]
+               if "probe" in threads else "")
+            + (f"; not to be trusted: {threads['disturbed']}" if threads.get("disturbed")
+               else "") + ".", ""]
 
 
 def path_markdown(path):
