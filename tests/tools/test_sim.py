@@ -85,24 +85,33 @@ def test_bad_cost_file_refused_naming_the_field(tmp_path):
     assert r.returncode == 2 and "missing field 'wake_path'" in r.stderr
 
 
-def test_a_timer_still_on_its_way_does_not_keep_a_halt_from_blocking(tmp_path):
-    """A sleep whose deadline passes while the guest is still on its way to HLT: the host's
-    timer reaches the vCPU timer_running after the deadline, so a HLT before that blocks,
-    and the vCPU is woken as a halted one (its thread woken, the way back in), not let
-    through at once as if the interrupt had been pending at the HLT (before 2026-12-07 it
-    was: the halt took the exit and the entry alone)."""
+def test_a_timer_passing_on_the_way_to_hlt_keeps_the_halt_from_blocking(tmp_path):
+    """A sleep whose deadline passes while the guest is still on its way to HLT: KVM's hrtimer
+    fires on the busy CPU at the deadline, though the guest takes the interrupt only
+    timer_running later, so the HLT finds the vCPU runnable and does not block (vcpu_block
+    never calls kvm_vcpu_halt: on the nested host 8-17 % of seed 004's random halts, KVM's
+    halt_exits against its kvm_vcpu_wakeup events). A deadline after the HLT is the halted
+    vCPU's: it blocks and is woken (from 2026-12-07 morning to its last session, every such
+    HLT blocked until timer_running after the deadline)."""
     text = open(os.path.join(ROOT, "tools/sim/costs/hardware.txt")).read()
     costs = tmp_path / "c.txt"
     costs.write_text(text.replace("sleep_step = 1500ns", "sleep_step = 100us")
                      .replace("timer_running = 1us", "timer_running = 300us"))
-    script = tmp_path / "s"
-    script.write_text("50000\n")     # the deadline 50 us on, in the middle of the arm
-    r = sim(f"costs={costs}", "idle=halt", "hz=0", "smp=1", "trace=1", f"script={script}")
-    assert r.returncode == 0, r.stderr
-    halts = [t for k, t in records.parse_records(r.stdout)
-             if k == "trace" and t["state"] == "halt"]
-    # halted ~102 us in, the timer there at 350 us: ~250 us asleep, and the wake's costs
-    assert halts and 240_000 <= int(halts[0]["residency_ns"]) <= 300_000, halts
+
+    def first_halt(deadline_ns):
+        script = tmp_path / "s"
+        script.write_text(f"{deadline_ns}\n")
+        r = sim(f"costs={costs}", "idle=halt", "hz=0", "smp=1", "trace=1", f"script={script}")
+        assert r.returncode == 0, r.stderr
+        halts = [t for k, t in records.parse_records(r.stdout)
+                 if k == "trace" and t["state"] == "halt"]
+        assert halts
+        return int(halts[0]["residency_ns"])
+    # the deadline 50 us on, in the middle of the ~100 us arm: the exit, the entry and the
+    # handler alone (1.5 + 2 + 1.5 us)
+    assert first_halt(50_000) <= 10_000
+    # 150 us on, after the HLT at ~102 us: ~48 us asleep, and the wake's costs
+    assert 50_000 <= first_halt(150_000) <= 100_000
 
 
 def test_a_sleep_due_inside_its_cut_wakes_without_a_halt(tmp_path):

@@ -747,6 +747,11 @@ static void raise_irq(struct sim *s, struct vcpu *v, unsigned irq, enum sim_cost
 	} else if (irq == IRQ_TIMER && v->due_at_arm >= s->now) {
 		irq_at(s, v, v->due_at_arm); /* due as its write was taken: see sleep_cut */
 	} else {
+		/* A timer passing while the guest runs fires KVM's hrtimer on the busy CPU at once
+		 * (pending in KVM's eyes: a HLT before the guest takes it does not block, as
+		 * vcpu_block finds the vCPU runnable); the guest takes it guest_delay later. */
+		if (irq == IRQ_TIMER)
+			v->irq_seen |= irq;
 		irq_at(s, v, s->now + sim_cost(s, guest_delay));
 	}
 }

@@ -94,8 +94,9 @@ struct vcpu {
 	uint32_t flags;
 	unsigned irq_pending;
 	/* of those, the ones KVM sees (an IPI in the LAPIC at once; a timer once the host's
-	 * hrtimer for it fired: EV_HOST_WAKE for a halted vCPU, EV_IRQ for a running one), which
-	 * alone keep a HLT from blocking or wake a halted vCPU (apic_has_pending_timer) */
+	 * hrtimer for it fired: EV_HOST_WAKE for a halted vCPU, at its deadline for a running
+	 * one), which alone keep a HLT from blocking or wake a halted vCPU
+	 * (apic_has_pending_timer) */
 	unsigned irq_seen;
 	uint64_t irq_at; /* when the pending interrupts reach the running guest; 0: none */
 	struct sim_thread *thread;

@@ -21,7 +21,7 @@ import statistics
 import sys
 
 from idlelab.report import resultsdir
-from idlelab.sim import ceiling, simrun
+from idlelab.sim import ceiling, simrun, tracecost
 from idlelab.sim.simrun import PredictError, SIM, predict_record, sim_args
 from idlelab.derive import windows
 from idlelab.derive.runrow import PREDICTED, summarize
@@ -104,21 +104,26 @@ BOOT_COSTS = "boot-costs"      # the folder's per-boot cost files (boot_costs=)
 NOT_FROM_BOOT = ("ipi_poll_rtt",)
 
 
-def boot_cost_spec(results, boot, meta, index):
+def boot_cost_spec(results, boot, meta, index, trace_cost=None):
     """The costs= of a boot that measured its own cost table (boot_costs=): a file in the
     folder (its raw records are read beside it, as meta.json's are) with the bench's table,
-    its primitives replaced by the boot's but NOT_FROM_BOOT; None for any other boot."""
+    its primitives replaced by the boot's but NOT_FROM_BOOT, and for a traced boot its thread
+    parts priced with `trace_cost` (sim/tracecost.py); None for any other boot."""
     own = boot.get("cost_table")
     if not own or not own.get("in_boot") or not own.get("prims"):
         return None
     bench = dict((meta or {}).get("cost_table") or {})
     bench.pop("traced_boot", None)
+    bench.pop("discarded", None)
     prims = dict(bench.get("prims") or {})
     prims.update({k: v for k, v in own["prims"].items()
                   if k not in NOT_FROM_BOOT or k not in prims})
     table = dict(bench, prims=prims, in_boot={"iters": own.get("iters"),
                                               "from_bench": [k for k in NOT_FROM_BOOT
                                                              if k in (bench.get("prims") or {})]})
+    if trace_cost and tracecost.traced(boot) and "threads" in table:
+        table["threads"] = tracecost.priced(table["threads"], trace_cost)
+        table["in_boot"]["trace_cost"] = trace_cost
     path = os.path.join(results, f"{BOOT_COSTS}-{index:03d}.json")
     with open(path, "w") as f:
         json.dump({"cost_table": table}, f, indent=1)
@@ -135,10 +140,17 @@ def compare(results, costs=None, sim=SIM, recs=None, boot_costs=True):
         resultsdir.check_folder(results)
         recs = resultsdir.read_raw(results)
     meta = resultsdir.read_meta(results) if boot_costs and costs is None else None
+    trace_cost = (tracecost.measure(recs, (meta.get("cost_table") or {}).get("prims"))
+                  if meta is not None else None)
     out = []
     for index, boot in enumerate(recs, 1):
-        own = boot_cost_spec(results, boot, meta, index) if meta is not None else None
-        out += _compare_boot(boot, own or folder_costs, sim)
+        own = (boot_cost_spec(results, boot, meta, index, trace_cost) if meta is not None
+               else None)
+        entries = _compare_boot(boot, own or folder_costs, sim)
+        if own and trace_cost and tracecost.traced(boot):
+            for e in entries:
+                e["trace_cost"] = trace_cost
+        out += entries
     return out
 
 
@@ -247,7 +259,7 @@ def markdown(entries, title="Measured / predicted (error: % for counts, points f
         local = e.get("host_wakes_local_pct")
         lines.append(f"| {_label(e)} | " + " | ".join(cells) + f" | {ok} | "
                      + ("" if local in (None, "") else f"{local}") + " |")
-    lines += ["", within_line(entries), "",
+    lines += ["", within_line(entries), ""] + trace_cost_lines(entries) + [
               "The last column is measured, not predicted: of the workload vCPU threads' "
               "wake-ups, the share the host's scheduler put on the waker's own CPU (schedstats, "
               "where the host has them). A vCPU thread an IPI kicked is then queued behind the "
@@ -256,6 +268,21 @@ def markdown(entries, title="Measured / predicted (error: % for counts, points f
               ""]
     return (lines + cycle_markdown(entries) + control_markdown(entries)
             + ceiling_markdown(entries))
+
+
+def trace_cost_lines(entries):
+    """What the traced boots' windows were priced with beyond their tables (sim/tracecost.py),
+    as one paragraph; nothing where none was."""
+    cost = next((e["trace_cost"] for e in entries if e.get("trace_cost")), None)
+    if not cost:
+        return []
+    n = sum(1 for e in entries if e.get("trace_cost"))
+    return [f"The {n} windows of boots traced with trace={tracecost.TRACED} are priced with the "
+            f"trace's cost per halt, their own cost tables against the untraced ones "
+            f"({cost['traced_tables']} and {cost['untraced_tables']}, the bench's among them; "
+            f"medians): +{cost['ipi_ns'] / 1000:.1f} µs in an IPI's wake "
+            f"({tracecost.BASIS['ipi'][0]}), +{cost['timer_ns'] / 1000:.1f} µs in a "
+            f"timer's ({tracecost.BASIS['timer'][0]}).", ""]
 
 
 CYCLE = (("busy_us_per_wakeup", "outside idle per wake-up, µs"),
