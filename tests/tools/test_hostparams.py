@@ -111,8 +111,11 @@ def child(pdir, journal, prev_handler=False, ignore_hup=False):
     """A process that overrides NEW and sleeps; returns once the values are applied."""
     code = CHILD.format(tools=os.path.join(TOP, "tools"), new=NEW, journal=journal,
                         pdir=pdir, prev_handler=prev_handler, ignore_hup=ignore_hup)
+    # from SIGINT's default, as a terminal gives it: a test run in the background inherits it
+    # ignored, and Python then never installs its KeyboardInterrupt
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     line = proc.stdout.readline()
     assert line.startswith("applied"), line + proc.stderr.read()
     assert kvmparams.read_all(pdir) == {**HOST, **NEW}

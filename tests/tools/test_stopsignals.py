@@ -19,6 +19,18 @@ from test_hostparams import HOST, journal, pdir  # noqa: E402,F401
 NEW = {"halt_poll_ns": 0}
 
 
+@pytest.fixture(autouse=True)
+def default_dispositions():
+    """The tests start from the stop signals' defaults: a test run started in the background
+    (`make test &`) inherits SIGINT ignored, which raising() rightly leaves so."""
+    old = {s: signal.getsignal(s) for s in stopsignals.STOP}
+    for s in stopsignals.STOP:
+        signal.signal(s, signal.default_int_handler if s == signal.SIGINT else signal.SIG_DFL)
+    yield
+    for s, handler in old.items():
+        signal.signal(s, handler)
+
+
 def handlers():
     return {s: signal.getsignal(s) for s in stopsignals.STOP}
 
