@@ -352,6 +352,8 @@ def _pairs(monkeypatch, untraced_scales):
     def measure(accel, timeout, on_start=None):
         boots.append(on_start is not None)
         k = 1.4 if on_start else scales.pop(0)
+        if k is None:
+            raise costtable.CostTableError("bench=exits ended HUNG")
         return {"accel": "kvm", "iters": 500, "seconds": 1.0, "prims": {
             p: {"ns_p50": k * v, "ns_p90": 2 * k * v, "n": 500}
             for p, v in (("ipi_halt_rtt", 200_000), ("timer_sleep", 250_000))}}
@@ -412,6 +414,25 @@ def test_a_pair_disturbed_every_time_is_kept_and_marked(monkeypatch):
     assert costs["threads"]["disturbed"].endswith("one of the two was disturbed")
     assert "not to be trusted: the traced boot's" in " ".join(
         render.markdown(dict(costs, iters=500)))
+
+
+def test_the_least_disturbed_pair_is_kept_and_a_failed_retry_loses_nothing(monkeypatch):
+    from idlelab.costtable import measuring
+    _pairs(monkeypatch, [3.0, 2.0, 2.5])
+    costs = measuring.measure_traced("kvm", 10)
+    assert costs["prims"]["ipi_halt_rtt"]["ns_p50"] == 400_000 and costs["threads"]["disturbed"]
+    assert [d["prims"]["ipi_halt_rtt"]["ns_p50"] for d in costs["discarded"]] == \
+        [600_000, 500_000]
+    # the second pair's untraced boot hangs: the first, disturbed, is kept and marked
+    boots = _pairs(monkeypatch, [3.0, None])
+    costs = measuring.measure_traced("kvm", 10)
+    assert boots == [False, True, False]
+    assert costs["prims"]["ipi_halt_rtt"]["ns_p50"] == 600_000 and costs["threads"]["disturbed"]
+    assert "discarded" not in costs
+    # a first pair that cannot be measured is the table's error, as before
+    _pairs(monkeypatch, [None])
+    with pytest.raises(costtable.CostTableError, match="HUNG"):
+        measuring.measure_traced("kvm", 10)
 
 
 def test_a_trace_within_the_boots_spread_is_not_a_disturbance(monkeypatch):

@@ -89,7 +89,7 @@ def test_a_timer_passing_on_the_way_to_hlt_keeps_the_halt_from_blocking(tmp_path
     """A sleep whose deadline passes while the guest is still on its way to HLT: KVM's hrtimer
     fires on the busy CPU at the deadline, though the guest takes the interrupt only
     timer_running later, so the HLT finds the vCPU runnable and does not block (vcpu_block
-    never calls kvm_vcpu_halt: on the nested host 8-17 % of seed 004's random halts, KVM's
+    never calls kvm_vcpu_halt: on the nested host 7-18 % of seed 004's random halts, KVM's
     halt_exits against its kvm_vcpu_wakeup events). A deadline after the HLT is the halted
     vCPU's: it blocks and is woken (from 2026-12-07 morning to its last session, every such
     HLT blocked until timer_running after the deadline)."""

@@ -24,7 +24,11 @@ def test_the_cost_is_the_difference_of_medians_traced_against_untraced():
              boot(160, 205, False), boot(140, 190, False)]
     # traced medians 185 / 215; untraced 150 / 200 with the bench's table among them
     assert tracecost.measure(boots, BENCH) == {"ipi_ns": 35000.0, "timer_ns": 15000.0,
-                                               "traced_tables": 3, "untraced_tables": 3}
+                                               "traced_tables": 3, "untraced_tables": 3,
+                                               "with_bench": True}
+    # a boot traced otherwise (trace=threads) is slowed too: on neither side
+    threads = dict(boot(400, 500, False), trace={"what": "threads"})
+    assert tracecost.measure(boots + [threads], BENCH)["untraced_tables"] == 3
 
 
 def test_no_cost_without_both_sides_and_none_below_zero():
@@ -67,8 +71,22 @@ def test_a_traced_boots_own_table_is_priced_with_it_and_an_untraced_ones_not(tmp
 
 
 def test_predicted_md_says_what_the_traced_windows_were_priced_with():
-    cost = {"ipi_ns": 25165.8, "timer_ns": 12582.9, "traced_tables": 15, "untraced_tables": 31}
+    cost = {"ipi_ns": 25165.8, "timer_ns": 12582.9, "traced_tables": 15, "untraced_tables": 31,
+            "with_bench": True}
     lines = predict.trace_cost_lines([{"trace_cost": cost}, {"trace_cost": cost}, {}])
     assert lines[0].startswith("The 2 windows of boots traced with trace=halt_poll_ns")
     assert "(15 and 31, the bench's among them; medians): +25.2 µs in an IPI's wake" in lines[0]
+    cost["with_bench"] = False
+    assert "(15 and 31; medians)" in predict.trace_cost_lines([{"trace_cost": cost}])[0]
     assert predict.trace_cost_lines([{}]) == []
+
+
+def test_no_price_where_the_bench_has_no_parts(tmp_path):
+    """A bench whose traced boot failed has a reason, not parts: nothing is priced, and the
+    per-boot file says no trace cost it did not apply."""
+    meta = {"cost_table": {"prims": dict(BENCH), "threads": {"why": "the traced boot: hung"}}}
+    cost = {"ipi_ns": 25000.0, "timer_ns": 12000.0, "traced_tables": 1, "untraced_tables": 2}
+    predict.boot_cost_spec(str(tmp_path), boot(180, 210, True), meta, 1, cost)
+    t1 = json.load(open(tmp_path / "boot-costs-001.json"))["cost_table"]
+    assert "trace_cost" not in t1["in_boot"] and t1["threads"] == meta["cost_table"]["threads"]
+    assert not tracecost.priceable({"why": "x"}) and not tracecost.priceable({"what": "threads"})

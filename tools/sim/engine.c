@@ -744,15 +744,18 @@ static void raise_irq(struct sim *s, struct vcpu *v, unsigned irq, enum sim_cost
 			v->irq_seen |= irq;
 			host_wake(s, v);
 		}
-	} else if (irq == IRQ_TIMER && v->due_at_arm >= s->now) {
-		irq_at(s, v, v->due_at_arm); /* due as its write was taken: see sleep_cut */
 	} else {
-		/* A timer passing while the guest runs fires KVM's hrtimer on the busy CPU at once
-		 * (pending in KVM's eyes: a HLT before the guest takes it does not block, as
-		 * vcpu_block finds the vCPU runnable); the guest takes it guest_delay later. */
+		/* A timer passing while the guest runs is KVM's at once: fired in the deadline
+		 * write's exit where it was due by then (sleep_cut), else by the hrtimer on the busy
+		 * CPU soon after its deadline (taken here as at it: the model then skips a few more
+		 * HLTs than KVM). A HLT before the guest takes it does not block: vcpu_block finds
+		 * the vCPU runnable. */
 		if (irq == IRQ_TIMER)
 			v->irq_seen |= irq;
-		irq_at(s, v, s->now + sim_cost(s, guest_delay));
+		if (irq == IRQ_TIMER && v->due_at_arm >= s->now)
+			irq_at(s, v, v->due_at_arm); /* taken as the write returns */
+		else
+			irq_at(s, v, s->now + sim_cost(s, guest_delay));
 	}
 }
 
@@ -955,9 +958,8 @@ static void on_event(struct sim *s, const struct sim_event *e)
 	case EV_IRQ:
 		if (e->gen != v->irq_gen || !v->irq_pending)
 			break;
-		/* the host's timer (or the IPI) reaches the vCPU: in guest code it is taken;
-		 * a vCPU that halted meanwhile was not kept from blocking by it, and is woken
-		 * as KVM wakes a halted one (its timer, after the sleep so far) */
+		/* the interrupt reaches the guest: in guest code it is taken; a vCPU on its way
+		 * through a HLT's exit or back in is let through (KVM saw it pending) */
 		v->irq_seen |= v->irq_pending;
 		if (!in_halt(v->state)) {
 			deliver_in_guest(s, v);

@@ -24,6 +24,7 @@ from idlelab.report import resultsdir
 from idlelab.sim import ceiling, simrun, tracecost
 from idlelab.sim.simrun import PredictError, SIM, predict_record, sim_args
 from idlelab.derive import windows
+from idlelab.derive.threadtrace import PROBE_BASIS
 from idlelab.derive.runrow import PREDICTED, summarize
 
 # Counts within 10 % of KVM's, host CPU within 10 points (the bar).
@@ -121,7 +122,7 @@ def boot_cost_spec(results, boot, meta, index, trace_cost=None):
     table = dict(bench, prims=prims, in_boot={"iters": own.get("iters"),
                                               "from_bench": [k for k in NOT_FROM_BOOT
                                                              if k in (bench.get("prims") or {})]})
-    if trace_cost and tracecost.traced(boot) and "threads" in table:
+    if trace_cost and tracecost.traced(boot) and tracecost.priceable(table.get("threads")):
         table["threads"] = tracecost.priced(table["threads"], trace_cost)
         table["in_boot"]["trace_cost"] = trace_cost
     path = os.path.join(results, f"{BOOT_COSTS}-{index:03d}.json")
@@ -140,8 +141,9 @@ def compare(results, costs=None, sim=SIM, recs=None, boot_costs=True):
         resultsdir.check_folder(results)
         recs = resultsdir.read_raw(results)
     meta = resultsdir.read_meta(results) if boot_costs and costs is None else None
-    trace_cost = (tracecost.measure(recs, (meta.get("cost_table") or {}).get("prims"))
-                  if meta is not None else None)
+    bench = (meta or {}).get("cost_table") or {}
+    trace_cost = (tracecost.measure(recs, bench.get("prims"))
+                  if meta is not None and tracecost.priceable(bench.get("threads")) else None)
     out = []
     for index, boot in enumerate(recs, 1):
         own = (boot_cost_spec(results, boot, meta, index, trace_cost) if meta is not None
@@ -279,10 +281,12 @@ def trace_cost_lines(entries):
     n = sum(1 for e in entries if e.get("trace_cost"))
     return [f"The {n} windows of boots traced with trace={tracecost.TRACED} are priced with the "
             f"trace's cost per halt, their own cost tables against the untraced ones "
-            f"({cost['traced_tables']} and {cost['untraced_tables']}, the bench's among them; "
-            f"medians): +{cost['ipi_ns'] / 1000:.1f} µs in an IPI's wake "
-            f"({tracecost.BASIS['ipi'][0]}), +{cost['timer_ns'] / 1000:.1f} µs in a "
-            f"timer's ({tracecost.BASIS['timer'][0]}).", ""]
+            f"({cost['traced_tables']} and {cost['untraced_tables']}"
+            + (", the bench's among them" if cost.get("with_bench") else "")
+            + f"; medians): +{cost['ipi_ns'] / 1000:.1f} µs in an IPI's wake "
+            f"({PROBE_BASIS['ipi']}), +{cost['timer_ns'] / 1000:.1f} µs in a timer's "
+            f"({PROBE_BASIS['timer']}). The line \"with the bench's cost table instead\" prices "
+            "them without it.", ""]
 
 
 CYCLE = (("busy_us_per_wakeup", "outside idle per wake-up, µs"),
