@@ -291,57 +291,6 @@ def fake_cost_boot_params(accel):
         PARAMS_SET.append((accel, "out"))
 
 
-def test_the_table_is_the_untraced_boots_and_the_trace_a_second_boot(monkeypatch):
-    """On KVM the cost table's primitives come from a boot nobody traces, as the runs are
-    not, and the traced boot's parts are scaled to it; its own table is kept, last."""
-    PARAMS_SET.clear()
-    from idlelab.costtable import measuring
-    from idlelab.costtable import tracedboot
-    boots = []
-
-    def measure(accel, timeout, on_start=None):
-        boots.append(on_start is not None)
-        assert PARAMS_SET == [("kvm", "in")]     # the parameters set around both boots
-        k = 1.4 if on_start else 1.0
-        return {"accel": "kvm", "iters": 500, "seconds": 1.0, "prims": {
-            p: {"ns_p50": k * v, "ns_p90": 2 * k * v, "n": 500}
-            for p, v in (("ipi_halt_rtt", 200_000), ("timer_sleep", 250_000))}}
-
-    class Trace:
-        why = None
-
-        def __init__(self, accel):
-            pass
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            return False
-
-        def find_threads(self, proc):
-            pass
-
-        def part(self):
-            return {"what": "threads", "halts": 5,
-                    "thread_wake": {"ns_p50": 140_000.0, "ns_p90": 280_000.0, "n": 5}}
-
-    monkeypatch.setattr(measuring, "measure", measure)
-    monkeypatch.setattr(measuring.qemu, "resolve_accel", lambda accel: "kvm")
-    monkeypatch.setattr(tracedboot, "ThreadTrace", Trace)
-    monkeypatch.setattr(measuring.insncount, "path_insns", lambda: {"error": "not counted"})
-    monkeypatch.setattr(measuring, "cost_boot_params", fake_cost_boot_params)
-    costs, _ = measuring.measure_costs("kvm", [], 10)
-    assert boots == [False, True]
-    assert costs["prims"]["ipi_halt_rtt"]["ns_p50"] == 200_000
-    assert round(costs["threads"]["thread_wake"]["ns_p50"]) == 100_000
-    assert costs["traced_boot"]["threads"]["thread_wake"]["ns_p50"] == 140_000
-    assert list(costs)[-1] == "traced_boot"
-    # and put back once, after both; the table keeps what they were
-    assert PARAMS_SET == [("kvm", "in"), ("kvm", "out")]
-    assert costs["host_params"] == {"values": {"halt_poll_ns": 1}, "set": True}
-
-
 def _pairs(monkeypatch, untraced_scales):
     """measure_traced() over fake boots: the untraced boot of pair i at untraced_scales[i]
     times the usual, the traced one always 1.4 times it. Returns the boots made."""
@@ -351,6 +300,7 @@ def _pairs(monkeypatch, untraced_scales):
 
     def measure(accel, timeout, on_start=None):
         boots.append(on_start is not None)
+        assert PARAMS_SET[-1:] == [("kvm", "in")]     # the parameters set around the boots
         k = 1.4 if on_start else scales.pop(0)
         if k is None:
             raise costtable.CostTableError("bench=exits ended HUNG")
@@ -382,6 +332,24 @@ def _pairs(monkeypatch, untraced_scales):
     monkeypatch.setattr(tracedboot, "ThreadTrace", Trace)
     monkeypatch.setattr(measuring, "cost_boot_params", fake_cost_boot_params)
     return boots
+
+
+def test_the_table_is_the_untraced_boots_and_the_trace_a_second_boot(monkeypatch):
+    """On KVM the cost table's primitives come from a boot nobody traces, as the runs are
+    not, and the traced boot's parts are scaled to it; its own table is kept, last."""
+    PARAMS_SET.clear()
+    from idlelab.costtable import measuring
+    boots = _pairs(monkeypatch, [1.0])
+    monkeypatch.setattr(measuring.insncount, "path_insns", lambda: {"error": "not counted"})
+    costs, _ = measuring.measure_costs("kvm", [], 10)
+    assert boots == [False, True]
+    assert costs["prims"]["ipi_halt_rtt"]["ns_p50"] == 200_000
+    assert round(costs["threads"]["thread_wake"]["ns_p50"]) == 100_000
+    assert costs["traced_boot"]["threads"]["thread_wake"]["ns_p50"] == 140_000
+    assert list(costs)[-1] == "traced_boot"
+    # and put back once, after both; the table keeps what they were
+    assert PARAMS_SET == [("kvm", "in"), ("kvm", "out")]
+    assert costs["host_params"] == {"values": {"halt_poll_ns": 1}, "set": True}
 
 
 def test_a_traced_boot_faster_than_the_untraced_one_has_both_measured_again(monkeypatch):
