@@ -352,17 +352,17 @@ static uint64_t sample_timer_halt(void)
  * (0.2-1 ms), where a timer wakes a halted vCPU ~80 us sooner than after the idle CPU's
  * multi-millisecond sleeps (docs/notebook/2026-12-03-bar-noise-floor.md). */
 #define TIMER_SLEEP_AHEAD_NS 500000
+/* timer_poll's deadline: past the HLT's exit (tens of us on the nested host), well inside the
+ * 500 us window the cost boots give every polled halt (costtable/measuring.py). */
+#define TIMER_POLL_AHEAD_NS 200000
 
 /*
- * A sleep as a workload sleeps: a deadline TIMER_SLEEP_AHEAD_NS ahead, armed with interrupts
- * off, then `sti; hlt` until its callback has run. Returns how late the callback ran (the
- * periodic workload's lateness): on KVM the host's timer wakes a thread that really slept,
- * which timer_halt's already-due deadline never lets it do, and the cost table's trace prices
- * those wakes by the length of the sleep (derive/threadtrace.py).
+ * A deadline ahead_ns away, armed with interrupts off, then `sti; hlt` until its callback has
+ * run. Returns how late the callback ran (the periodic workload's lateness).
  */
-static uint64_t sample_timer_sleep(void)
+static uint64_t timer_late(uint64_t ahead_ns)
 {
-	uint64_t due = cost_tsc() + ns_to_tsc(TIMER_SLEEP_AHEAD_NS);
+	uint64_t due = cost_tsc() + ns_to_tsc(ahead_ns);
 
 	store(&timer_fired_tsc, 0);
 	timer_arm(&bench_timer, due);
@@ -371,6 +371,29 @@ static uint64_t sample_timer_sleep(void)
 		irq_disable();
 	}
 	return load(&timer_fired_tsc) - due;
+}
+
+/*
+ * A sleep as a workload sleeps: a deadline TIMER_SLEEP_AHEAD_NS ahead. On KVM the host's timer
+ * wakes a thread that really slept, which timer_halt's already-due deadline never lets it do,
+ * and the cost table's trace prices those wakes by the length of the sleep
+ * (derive/threadtrace.py).
+ */
+static uint64_t sample_timer_sleep(void)
+{
+	return timer_late(TIMER_SLEEP_AHEAD_NS);
+}
+
+/*
+ * The same with the host polling the halt (this CPU's poll-control MSR at 1 for this primitive
+ * alone): the deadline passes while the vCPU thread polls on its CPU, where the host's timer
+ * interrupt finds the CPU busy, not idle as timer_sleep's does (on the nested host a sleeping
+ * thread's timer fires ~90 us late). The simulator prices a timer that ends a host poll by it
+ * (tools/sim/costs/here.txt timer_poll_slack).
+ */
+static uint64_t sample_timer_poll(void)
+{
+	return timer_late(TIMER_POLL_AHEAD_NS);
 }
 
 /*
@@ -671,6 +694,13 @@ static void setup_halt_polled(void)
 	measure(sample_ipi_halt_rtt, 1, SETTLE_WARMUP);
 }
 
+/* KVM's poll window starts at 0 and opens on the first halt: SETTLE_WARMUP sleeps come first,
+ * untimed (the bench's loop has set this CPU's poll-control MSR to 1 by then). */
+static void setup_timer_poll(void)
+{
+	measure(sample_timer_poll, 1, SETTLE_WARMUP);
+}
+
 struct prim {
 	const char *name;
 	uint64_t (*sample)(void);
@@ -709,6 +739,7 @@ static const struct prim prims[] = {
     {"sleep_entry", sample_sleep_entry, 1, 0, 0, "ahead_ns=" COST_STR(TIMER_SLEEP_AHEAD_NS), false},
     {"sleep_run", sample_sleep_run, 1, 0, 0, "ahead_ns=" COST_STR(TIMER_SLEEP_AHEAD_NS), false},
     {"sleep_cut", sample_sleep_cut, 1, 0, 0, "measures=lead", false},
+    {"timer_poll", sample_timer_poll, 1, need_pollctl, setup_timer_poll, 0, false},
     /* after the timers: a responder the host may poll would change their conditions */
     {"ipi_poll_rtt", sample_ipi_halt_rtt, 1, need_pollctl_two_cpus, setup_halt_polled,
      "target=halted host_poll=allowed answer=memory", true},
@@ -779,6 +810,8 @@ void bench_exits(void)
 				responder_up = true;
 			}
 		}
+		/* the host may poll this CPU's halts for timer_poll alone */
+		host_poll(p->sample == sample_timer_poll, &polled);
 		if (p->setup)
 			p->setup();
 		breaks = shadow_breaks_now();
@@ -805,6 +838,9 @@ void bench_exits(void)
 				 p->sample == sample_timer ? "spin" : "halt",
 				 p->sample == sample_timer_sleep
 				     ? " ahead_ns=" COST_STR(TIMER_SLEEP_AHEAD_NS) " measures=late"
+				 : p->sample == sample_timer_poll
+				     ? " ahead_ns=" COST_STR(
+					   TIMER_POLL_AHEAD_NS) " measures=late host_poll=allowed"
 				     : "");
 		else if (p->settle)
 			snprintf(extra, sizeof(extra), "%s settle_ns=%lu", p->extra,

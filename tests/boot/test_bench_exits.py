@@ -14,7 +14,7 @@ PAIR = {"ipi_send", "ipi_halt_rtt", "poll_wake_rtt", "ipi_run_rtt", "ipi_poll_rt
 # TCG offers no poll-control MSR (so no way to let the host poll the responder either), and
 # its APIC here is xAPIC without the TSC-deadline timer: no x2APIC EOI write and no deadline
 # write to time
-TCG_SKIPS = {"wrmsr_pollctl", "eoi", "tsc_deadline", "ipi_poll_rtt"}
+TCG_SKIPS = {"wrmsr_pollctl", "eoi", "tsc_deadline", "ipi_poll_rtt", "timer_poll"}
 # The record layout is an interface: these fields first, in this order.
 LAYOUT = re.compile(r'@idlelab bench name=exits prim=(\w+) '
                     r'(?:ns_p50=\d+\.\d{3} ns_p90=\d+\.\d{3} n=\d+|skipped=1 why="[^"]+" n=0)'
@@ -63,6 +63,7 @@ def test_bench_exits_reports_every_primitive(accel):
     if accel == "tcg":
         assert "POLL_CONTROL" in recs["wrmsr_pollctl"]["why"]
         assert "POLL_CONTROL" in recs["ipi_poll_rtt"]["why"]
+        assert "POLL_CONTROL" in recs["timer_poll"]["why"]
         assert "x2APIC" in recs["eoi"]["why"] and "TSC-deadline" in recs["tsc_deadline"]["why"]
     assert recs["ipi_halt_rtt"]["answer"] == "memory"
     assert recs["ipi_halt_rtt"]["target"] == "halted"
@@ -81,6 +82,11 @@ def test_bench_exits_reports_every_primitive(accel):
     # and a sleep as a workload's: how late a deadline half a millisecond ahead ran
     sleep = recs["timer_sleep"]
     assert (sleep["wait"], sleep["ahead_ns"], sleep["measures"]) == ("halt", "500000", "late")
+    if accel == "kvm":
+        # the same with the host let poll the halt: a deadline that passes inside the poll
+        polled = recs["timer_poll"]
+        assert (polled["wait"], polled["ahead_ns"], polled["measures"], polled["host_poll"]) \
+            == ("halt", "200000", "late", "allowed")
     # the instruction kinds the wake path is made of: a dependent load, a call with its
     # return, irq_save()'s PUSHF and POP
     assert (recs["load"]["chain"], recs["call"]["with"], recs["pushf"]["with"]) == \

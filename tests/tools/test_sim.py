@@ -435,6 +435,60 @@ def test_here_prices_a_polled_wake_by_the_polled_round_trip(tmp_path):
     assert abs(rtt(folder) - rtt(plain) - 2 * 58750) < 20000
 
 
+def test_here_prices_a_timer_a_poll_catches_by_timer_poll(tmp_path):
+    """costs=here: a guest timer that passes while KVM polls is seen after timer_poll_slack,
+    bench=exits' timer_poll (deadline to callback, the host polling) less KVM's way back in
+    after a poll and the handler, spread by what timer_poll spreads beyond ipi_poll_rtt; a
+    table without it prices it as a sleeping vCPU's timer (timer_slack)."""
+    def costs(folder):
+        r = sim("workload=idle", "duration=10ms", "smp=1", f"costs=here:{folder}")
+        assert r.returncode == 0, r.stderr
+        f = next(f for k, f in records.parse_records(r.stdout) if k == "sim")
+        return (int(f["cost.timer_poll_slack"]), int(f.get("spread.timer_poll_slack", 0)),
+                int(f["cost.timer_slack"]))
+
+    plain = wakepath_folder(tmp_path / "plain", [])
+    slack = costs(plain)
+    assert slack[0] == slack[2] == 150_000        # the fitted 150us, as timer_slack
+    folder = wakepath_folder(tmp_path / "polled", [])
+    meta = json.loads((folder / "meta.json").read_text())
+    meta["cost_table"]["prims"]["ipi_poll_rtt"] = {"ns_p50": 80000.0, "ns_p90": 200000.0}
+    meta["cost_table"]["prims"]["timer_poll"] = {"ns_p50": 150000.0, "ns_p90": 300000.0}
+    (folder / "meta.json").write_text(json.dumps(meta))
+    # 150000 - poll_entry 59250 - irq_entry (alu*40) 20000; (300000 - 150000) - (200000 - 80000)
+    assert costs(folder) == (70750, 30000, 150000)
+    meta["cost_table"]["prims"]["timer_poll"] = {"ns_p50": 50000.0, "ns_p90": 60000.0}
+    (folder / "meta.json").write_text(json.dumps(meta))
+    assert costs(folder)[:2] == (0, 0)           # less than its parts: never negative
+
+
+def test_a_timer_ending_a_host_poll_is_seen_after_timer_poll_slack(tmp_path):
+    """A sleep whose timer passes while KVM polls the halt: the poll sees it timer_poll_slack
+    after the deadline (the hrtimer on the polling thread's busy CPU), not timer_slack (a
+    sleeping thread's, on an idle CPU): KVM times the caught halt by it, and whether a
+    window catches it follows (until 2026-12-07 a polled halt's timer was priced as a
+    sleeping one's)."""
+    text = open(os.path.join(ROOT, "tools/sim/costs/hardware.txt")).read()
+    text = text.replace("timer_slack = 1us", "timer_slack = 300us")
+    script = tmp_path / "s"
+    script.write_text("100000\n" * 20)           # twenty sleeps of 100 us
+
+    def caught(poll_slack):
+        costs = tmp_path / f"c{poll_slack}.txt"
+        costs.write_text(text.replace("timer_poll_slack = cost.timer_slack",
+                                      f"timer_poll_slack = {poll_slack}"))
+        r = sim(f"costs={costs}", "idle=halt", "hz=0", "smp=1", "trace=2", f"script={script}",
+                "halt_poll_ns=1000000", "halt_poll_ns_grow=1",
+                "halt_poll_ns_grow_start=500000", "halt_poll_ns_shrink=1")
+        assert r.returncode == 0, r.stderr
+        return [int(f["halt_ns"]) for k, f in records.parse_records(r.stdout)
+                if k == "kvm_halt" and f["polled"] == "caught"]
+    quick = caught("5us")
+    assert len(quick) >= 15 and all(100_000 <= h <= 110_000 for h in quick), quick
+    late = caught("cost.timer_slack")
+    assert len(late) >= 15 and all(395_000 <= h <= 410_000 for h in late), late
+
+
 def test_here_never_prices_the_traced_boots_own_table(tmp_path):
     """cost_table.traced_boot (the traced boot's table and unscaled parts) is kept for the
     record: where the table's own threads are a reason and a primitive is skipped, the

@@ -48,6 +48,8 @@
  *   timer_wake      wake_latency for a thread its guest's timer woke (KVM's hrtimer to running)
  *   timer_entry     wake_entry after a timer's wake (KVM handles the expiry on the way in)
  *   timer_slack     a guest timer of a halted vCPU: deadline to KVM's hrtimer waking it
+ *   timer_poll_slack the same for a vCPU KVM is polling: deadline to the poll seeing it (the
+ *                   hrtimer fires on the polling thread's busy CPU, not an idle one)
  *   timer_*_long    timer_wake, timer_entry and timer_slack after a long sleep ...
  *   timer_sleep_short ... the sleep the short ones were measured at, and timer_sleep_long the
  *                   long ones': a halt between the two is priced between them by how long it
@@ -144,7 +146,9 @@ static const char *const prim_names[] = {
     /* the traced boot's other tasks: each stretch a host CPU ran them (its median, p90 and
      * p99), how many a second on all CPUs, and the host's CPUs (cost_table.threads) */
     "thread_other_run", "thread_other_run_p90", "thread_other_run_p99", "thread_other_per_s",
-    "thread_host_cpus"};
+    "thread_host_cpus",
+    /* bench=exits' timer that ends a host poll: how late its callback ran, then its p90 */
+    "timer_poll", "timer_poll_p90"};
 #define NPRIMS		     (sizeof(prim_names) / sizeof(prim_names[0]))
 #define PRIM_WAKEPATH_RUN    13
 #define PRIM_WAKEPATH_NOTICE 14
@@ -164,6 +168,7 @@ static const char *const prim_names[] = {
 #define NLONG_TIMER_PARTS    3
 #define PRIM_SLEEP_CUT	     88 /* sleep_cut, then its p90 */
 #define PRIM_OTHER	     90 /* thread_other_run, its p90 and p99, other_per_s, host_cpus */
+#define PRIM_TIMER_POLL	     95 /* timer_poll, then its p90 */
 _Static_assert(NPRIMS == SIM_NPRIMS, "sim.h's SIM_NPRIMS counts prim_names");
 #define PPM_MAX 1000000.0
 
@@ -454,6 +459,8 @@ static int read_prims(const char *path, double *prims, char *err, size_t errlen)
 		p50_p90(p, prim_names[PRIM_SLEEPS + i], &prims[PRIM_SLEEPS + i],
 			&prims[PRIM_SLEEPS + NSLEEP_PRIMS + i]);
 	p50_p90(p, prim_names[PRIM_SLEEP_CUT], &prims[PRIM_SLEEP_CUT], &prims[PRIM_SLEEP_CUT + 1]);
+	p50_p90(p, prim_names[PRIM_TIMER_POLL], &prims[PRIM_TIMER_POLL],
+		&prims[PRIM_TIMER_POLL + 1]);
 	for (size_t i = PRIM_INSNS; i < PRIM_P90; i++)
 		prims[i] = -1;
 	p = strstr(text, "\"path_insns\"");

@@ -733,10 +733,12 @@ static void raise_irq(struct sim *s, struct vcpu *v, unsigned irq, enum sim_cost
 		 * halt has not begun) */
 		if (irq == IRQ_TIMER)
 			v->timer_slept = v->state == V_HEXIT ? 0 : s->now - v->t_halt_start;
-		d = host_delay == COST__COUNT ? 0
-		    : host_delay == COST_timer_slack
-			? timer_cost(s, COST_timer_slack, COST_timer_slack_long, v->timer_slept)
-			: sim_cost(s, host_delay);
+		/* a polling thread is on its CPU: the hrtimer finds it busy, not idle */
+		d = host_delay == COST__COUNT	     ? 0
+		    : host_delay != COST_timer_slack ? sim_cost(s, host_delay)
+		    : v->state == V_HPOLL
+			? sim_cost(s, COST_timer_poll_slack)
+			: timer_cost(s, COST_timer_slack, COST_timer_slack_long, v->timer_slept);
 
 		if (d) {
 			events_push(&s->ev, s->now + d, v->id, EV_HOST_WAKE, v->halt_gen);

@@ -41,6 +41,7 @@
 	X(timer_wake_long)                                                                         \
 	X(timer_entry_long)                                                                        \
 	X(timer_slack_long)                                                                        \
+	X(timer_poll_slack)                                                                        \
 	X(timer_sleep_short)                                                                       \
 	X(timer_sleep_long)                                                                        \
 	X(timer_running)                                                                           \
@@ -129,8 +130,9 @@ int sim_parse_args(int argc, char **argv, struct sim_config *cfg, FILE *err);
  * thread_timer_slept_long), then those five's p90s, then bench=exits' ipi_poll_rtt and its
  * p90, then bench=exits' sleeps (sleep_arm, sleep_entry, timer_sleep, then their p90s), then
  * the thread parts' p99s, then bench=exits' sleep_cut and its p90, then the traced boot's other
- * tasks (thread_other_run, its p90 and p99, thread_other_per_s, thread_host_cpus). */
-#define SIM_NPRIMS 95
+ * tasks (thread_other_run, its p90 and p99, thread_other_per_s, thread_host_cpus), then
+ * bench=exits' timer_poll and its p90. */
+#define SIM_NPRIMS 97
 int sim_costs_load(const char *spec, struct sim_costs *c, char *err, size_t errlen);
 int sim_costs_parse_text(const char *text, const char *what, const double *prims,
 			 struct sim_costs *c, char *err, size_t errlen);

@@ -24,7 +24,7 @@ from idlelab.derive.records import parse_records
 PRIMS = ("alu", "pause", "rdtsc", "locked_rmw", "cli_sti", "cpuid", "wrmsr_pollctl",
          "ipi_send", "ipi_halt_rtt", "poll_wake_rtt", "timer", "ipi_run_rtt", "load", "call",
          "pushf", "timer_halt", "eoi", "tsc_deadline", "timer_sleep", "ipi_poll_rtt", "sleep_arm",
-         "sleep_entry", "sleep_run", "sleep_cut")
+         "sleep_entry", "sleep_run", "sleep_cut", "timer_poll")
 ITERS = 500              # samples per primitive: a few seconds under this nested KVM
 SMP = 2                  # the round trips need a second CPU
 _UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}

@@ -15,8 +15,8 @@ from idlelab.wakepath import insncount
 
 
 # The cost table's boots: bench=exits keeps every vCPU's poll-control MSR at 0 (the host
-# does not poll its halts) but for ipi_poll_rtt's responder, whose every halt the host should
-# then poll long enough to catch the IPI: the seeds' always-poll values (a 500 us window from
+# does not poll its halts) but for ipi_poll_rtt's responder and timer_poll's CPU, whose every
+# halt the host should then poll long enough to catch the IPI or the timer: the seeds' always-poll values (a 500 us window from
 # the first halt on, never grown or shrunk), where the host lets them be set.
 COST_BOOT_PARAMS = {"halt_poll_ns": 1_000_000_000, "halt_poll_ns_grow": 1,
                     "halt_poll_ns_grow_start": 500_000, "halt_poll_ns_shrink": 1}

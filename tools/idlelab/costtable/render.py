@@ -40,8 +40,8 @@ def params_markdown(params):
     vals = " ".join(f"{k}={v}" for k, v in (params.get("values") or {}).items()) or "none"
     if params.get("set"):
         return [f"Its boots ran with the kvm parameters {vals}, set for them: every halt of "
-                "`ipi_poll_rtt`'s responder polled 500 µs (every other halt sleeps: "
-                "bench=exits has the poll-control MSR at 0).", ""]
+                "`ipi_poll_rtt`'s responder and of `timer_poll` polled 500 µs (every other "
+                "halt sleeps: bench=exits has the poll-control MSR at 0).", ""]
     return [f"Its boots ran with the host's kvm parameters ({vals}): {params.get('why')}.", ""]
 
 

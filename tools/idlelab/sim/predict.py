@@ -100,9 +100,9 @@ def measured(row):
 
 
 BOOT_COSTS = "boot-costs"      # the folder's per-boot cost files (boot_costs=)
-# ipi_poll_rtt needs the host's always-poll parameters (the cost table boots' own): a run's
-# boot has its own, so this one comes from the bench's table
-NOT_FROM_BOOT = ("ipi_poll_rtt",)
+# ipi_poll_rtt and timer_poll need the host's always-poll parameters (the cost table boots'
+# own): a run's boot has its own, so these come from the bench's table
+NOT_FROM_BOOT = ("ipi_poll_rtt", "timer_poll")
 
 
 def boot_cost_spec(results, boot, meta, index, trace_cost=None):
