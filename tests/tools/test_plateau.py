@@ -336,17 +336,21 @@ def _pairs(monkeypatch, untraced_scales):
 
 def test_the_table_is_the_untraced_boots_and_the_trace_a_second_boot(monkeypatch):
     """On KVM the cost table's primitives come from a boot nobody traces, as the runs are
-    not, and the traced boot's parts are scaled to it; its own table is kept, last."""
+    not, and the traced boot's parts are scaled to it; PAIRS such pairs, their parts pooled;
+    the first's traced boot and the others are kept, last."""
     PARAMS_SET.clear()
     from idlelab.costtable import measuring
-    boots = _pairs(monkeypatch, [1.0])
+    boots = _pairs(monkeypatch, [1.0] * measuring.PAIRS)
     monkeypatch.setattr(measuring.insncount, "path_insns", lambda: {"error": "not counted"})
     costs, _ = measuring.measure_costs("kvm", [], 10)
-    assert boots == [False, True]
+    assert boots == [False, True] * measuring.PAIRS
     assert costs["prims"]["ipi_halt_rtt"]["ns_p50"] == 200_000
     assert round(costs["threads"]["thread_wake"]["ns_p50"]) == 100_000
+    assert costs["threads"]["pairs"] == measuring.PAIRS
+    assert costs["threads"]["halts"] == 5 * measuring.PAIRS
     assert costs["traced_boot"]["threads"]["thread_wake"]["ns_p50"] == 140_000
-    assert list(costs)[-1] == "traced_boot"
+    assert len(costs["pooled"]) == measuring.PAIRS - 1
+    assert list(costs)[-2:] == ["traced_boot", "pooled"]
     # and put back once, after both; the table keeps what they were
     assert PARAMS_SET == [("kvm", "in"), ("kvm", "out")]
     assert costs["host_params"] == {"values": {"halt_poll_ns": 1}, "set": True}
@@ -357,10 +361,10 @@ def test_a_traced_boot_faster_than_the_untraced_one_has_both_measured_again(monk
     (the nested host's 956 us ipi_halt_rtt); the pair is measured again and the first kept
     for the record, after traced_boot, where the simulator's scan ends."""
     from idlelab.costtable import measuring
-    boots = _pairs(monkeypatch, [3.0, 1.0])
+    boots = _pairs(monkeypatch, [3.0] + [1.0] * measuring.PAIRS)
     monkeypatch.setattr(measuring.insncount, "path_insns", lambda: {"error": "not counted"})
     costs, _ = measuring.measure_costs("kvm", [], 10)
-    assert boots == [False, True, False, True]
+    assert boots == [False, True] * (1 + measuring.PAIRS)
     assert costs["prims"]["ipi_halt_rtt"]["ns_p50"] == 200_000
     assert round(costs["threads"]["probe"]["ipi"], 3) == round(1 / 1.4, 3)
     assert "disturbed" not in costs["threads"]
@@ -370,7 +374,7 @@ def test_a_traced_boot_faster_than_the_untraced_one_has_both_measured_again(monk
     assert first["why"] == ("the traced boot's ipi_halt_rtt 0.47x the untraced boot's and "
                             "timer_sleep 0.47x the untraced boot's: one of the two was "
                             "disturbed")
-    assert list(costs)[-2:] == ["traced_boot", "discarded"]
+    assert list(costs)[-3:] == ["traced_boot", "pooled", "discarded"]
 
 
 def test_a_pair_disturbed_every_time_is_kept_and_marked(monkeypatch):
@@ -386,11 +390,12 @@ def test_a_pair_disturbed_every_time_is_kept_and_marked(monkeypatch):
 
 def test_the_least_disturbed_pair_is_kept_and_a_failed_retry_loses_nothing(monkeypatch):
     from idlelab.costtable import measuring
-    _pairs(monkeypatch, [3.0, 2.0, 2.5])
+    _pairs(monkeypatch, [3.0, 2.0, 2.5, 2.2, 2.8])
     costs = measuring.measure_traced("kvm", 10)
     assert costs["prims"]["ipi_halt_rtt"]["ns_p50"] == 400_000 and costs["threads"]["disturbed"]
-    assert [d["prims"]["ipi_halt_rtt"]["ns_p50"] for d in costs["discarded"]] == \
-        [600_000, 500_000]
+    assert [round(d["prims"]["ipi_halt_rtt"]["ns_p50"]) for d in costs["discarded"]] == \
+        [600_000, 500_000, 440_000, 560_000]
+    assert "pooled" not in costs
     # the second pair's untraced boot hangs: the first, disturbed, is kept and marked
     boots = _pairs(monkeypatch, [3.0, None])
     costs = measuring.measure_traced("kvm", 10)
@@ -403,13 +408,28 @@ def test_the_least_disturbed_pair_is_kept_and_a_failed_retry_loses_nothing(monke
         measuring.measure_traced("kvm", 10)
 
 
+def test_the_sound_pairs_are_pooled_and_a_failed_pair_ends_the_measuring(monkeypatch):
+    """Two sound pairs, a disturbed one between them, then a pair that cannot be measured: the
+    two sound ones pooled, the disturbed set aside, nothing measured lost."""
+    from idlelab.costtable import measuring
+    boots = _pairs(monkeypatch, [1.0, 3.0, 1.2, None])
+    costs = measuring.measure_traced("kvm", 10)
+    assert boots == [False, True] * 3 + [False]
+    assert costs["threads"]["pairs"] == 2 and "disturbed" not in costs["threads"]
+    # each pair's parts scaled to its own untraced boot: 140 us x 1/1.4 and x 1.2/1.4
+    assert round(costs["threads"]["thread_wake"]["ns_p50"]) == 110_000
+    assert [p["prims"]["ipi_halt_rtt"]["ns_p50"] for p in costs["pooled"]] == [240_000]
+    assert [d["prims"]["ipi_halt_rtt"]["ns_p50"] for d in costs["discarded"]] == [600_000]
+    assert "traced in 2 pairs of boots" in " ".join(render.markdown(dict(costs, iters=500)))
+
+
 def test_a_trace_within_the_boots_spread_is_not_a_disturbance(monkeypatch):
     """Where the trace costs next to nothing (hardware), the traced boot may come out a little
     faster than the untraced one by chance: within PROBE_MAX it is kept as measured."""
     from idlelab.costtable import measuring
-    boots = _pairs(monkeypatch, [1.5])
+    boots = _pairs(monkeypatch, [1.5] * measuring.PAIRS)
     costs = measuring.measure_traced("kvm", 10)
-    assert boots == [False, True] and "discarded" not in costs
+    assert boots == [False, True] * measuring.PAIRS and "discarded" not in costs
     assert 1 < costs["threads"]["probe"]["ipi"] <= measuring.PROBE_MAX
 
 

@@ -432,15 +432,16 @@ static int read_prims(const char *path, double *prims, char *err, size_t errlen)
 	text = read_file(file, err, errlen);
 	if (!text)
 		return -1;
-	/* the traced boot's own table and unscaled parts, and the pairs of boots set aside
-	 * (costtable/measuring.py measure_traced), kept for the record and never priced: the
-	 * scan ends where the first of them begins */
-	p = strstr(text, "\"traced_boot\"");
-	if (p)
-		*p = 0;
-	p = strstr(text, "\"discarded\"");
-	if (p)
-		*p = 0;
+	/* the traced boot's own table and unscaled parts, the other pairs of boots pooled and
+	 * those set aside (costtable/measuring.py measure_traced), kept for the record and never
+	 * priced: the scan ends where the first of them begins */
+	static const char *const unpriced[] = {"\"traced_boot\"", "\"pooled\"", "\"discarded\""};
+
+	for (size_t i = 0; i < sizeof(unpriced) / sizeof(unpriced[0]); i++) {
+		p = strstr(text, unpriced[i]);
+		if (p)
+			*p = 0;
+	}
 	p = strstr(text, "\"cost_table\"");
 	p = p ? strstr(p, "\"prims\"") : NULL;
 	if (!p) {

@@ -88,10 +88,18 @@ def threads_markdown(threads):
                   f"p50" if "shadow_break_slept" in threads else "") + ")"
                if threads.get("shadow_breaks") else "")
             + (f"; {threads['lost']} trace events lost" if threads.get("lost") else "")
-            + (f"; traced in a second boot and scaled to this table's untraced one (the trace "
-               f"slows what it times): the IPI's parts x{threads['probe']['ipi']:.3f} "
-               f"({threads['probe']['basis']['ipi']} untraced over traced), the timer's "
-               f"x{threads['probe']['timer']:.3f} ({threads['probe']['basis']['timer']})"
+            + ((f"; traced in a second boot and scaled to this table's untraced one (the "
+                f"trace slows what it times): the IPI's parts x{threads['probe']['ipi']:.3f} "
+                f"({threads['probe']['basis']['ipi']} untraced over traced), the timer's "
+                f"x{threads['probe']['timer']:.3f} ({threads['probe']['basis']['timer']})"
+                if threads.get("pairs", 1) == 1 else
+                f"; traced in {threads['pairs']} pairs of boots, each pair's parts scaled to "
+                f"its untraced boot (the trace slows what it times; the IPI's parts by "
+                f"{threads['probe']['basis']['ipi']} untraced over traced, median "
+                f"x{threads['probe']['ipi']:.3f}, the timer's by "
+                f"{threads['probe']['basis']['timer']}, x{threads['probe']['timer']:.3f}), "
+                f"each figure the median of the pairs' and the halts theirs together (this "
+                f"table's primitives are the first pair's)")
                if "probe" in threads else "")
             + (f"; not to be trusted: {threads['disturbed']}" if threads.get("disturbed")
                else "") + ".", ""]

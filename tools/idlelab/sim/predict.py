@@ -115,6 +115,7 @@ def boot_cost_spec(results, boot, meta, index, trace_cost=None):
         return None
     bench = dict((meta or {}).get("cost_table") or {})
     bench.pop("traced_boot", None)
+    bench.pop("pooled", None)
     bench.pop("discarded", None)
     prims = dict(bench.get("prims") or {})
     prims.update({k: v for k, v in own["prims"].items()
