@@ -17,8 +17,9 @@
  *         ipi_send and ipi_halt_rtt. Every (re)entry into HLT bumps halt_epoch, so the
  *         sender can tell the responder stayed halted through the whole settle time.
  *   HALT_POLLED: the same, with the responder's MSR_KVM_POLL_CONTROL at 1 (the host may
- *         poll it; everywhere else the bench has it at 0: host_poll()) and the IPI sent as
- *         soon as its HLT has exited: ipi_poll_rtt, the wake a host poll catches.
+ *         poll it; everywhere else the bench has it at 0 but on CPU 0 for timer_poll:
+ *         host_poll()) and the IPI sent as soon as its HLT has exited: ipi_poll_rtt, the wake
+ *         a host poll catches.
  * The bench IPIs use their own vector (VEC_BENCH) and handler: the scheduler's IPI
  * counters never see them.
  *
@@ -102,7 +103,8 @@ static void bench_ipi_interrupt(struct trap_frame *f)
  * MSR_KVM_POLL_CONTROL of the calling CPU (the MSR is per vCPU: each CPU writes its own).
  * The bench has it at 0, the host told not to poll, so that every halt it times sleeps in
  * the host whatever the host's halt-polling parameters and the boot's idle policy; the
- * responder has it at 1 in HALT_POLLED alone. *now: the value written last.
+ * responder has it at 1 in HALT_POLLED alone, and CPU 0 for timer_poll alone. *now: the value
+ * written last.
  */
 static void host_poll(bool polled, bool *now)
 {
@@ -352,8 +354,9 @@ static uint64_t sample_timer_halt(void)
  * (0.2-1 ms), where a timer wakes a halted vCPU ~80 us sooner than after the idle CPU's
  * multi-millisecond sleeps (docs/notebook/2026-12-03-bar-noise-floor.md). */
 #define TIMER_SLEEP_AHEAD_NS 500000
-/* timer_poll's deadline: past the HLT's exit (tens of us on the nested host), well inside the
- * 500 us window the cost boots give every polled halt (costtable/measuring.py). */
+/* timer_poll's deadline: past the HLT's exit (tens of us on the nested host), inside the 500 us
+ * window the cost boots give every polled halt (costtable/measuring.py), 300 us before it
+ * closes. */
 #define TIMER_POLL_AHEAD_NS 200000
 
 /*

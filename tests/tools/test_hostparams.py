@@ -230,7 +230,7 @@ def test_params_are_the_four_halt_polling_ones():
 
 def test_cost_boot_params_set_for_the_boots_and_restored(pdir, journal, monkeypatch):
     """The cost table's boots run with the seeds' always-poll values where the parameters are
-    writable (ipi_poll_rtt's responder polled from its first halt on), the host's put back
+    writable (ipi_poll_rtt's responder and timer_poll's CPU polled from their first halt on), the host's put back
     after, even when a boot fails; where they are read-only, the host's own, and why; and
     nothing off KVM."""
     monkeypatch.setattr(measuring.qemu, "resolve_accel", lambda accel: accel)

@@ -21,6 +21,7 @@ PKG_DIR = os.path.join(TOP, "tools", "idlelab")
 # each run's guest command line), its values and a boot's plan of windows, and the tables
 # laid out from rows.
 PURE = ("idlelab.derive.", "idlelab.costtable", "idlelab.costtable.render",
+        "idlelab.costtable.pooling",
         "idlelab.bench.matrix", "idlelab.bench.matrixvalues", "idlelab.bench.windowplan",
         "idlelab.report.tables",
         "idlelab.report.layouts.", "idlelab.replay.schedule", "idlelab.replay.predict")

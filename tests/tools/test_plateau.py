@@ -423,6 +423,34 @@ def test_the_sound_pairs_are_pooled_and_a_failed_pair_ends_the_measuring(monkeyp
     assert "traced in 2 pairs of boots" in " ".join(render.markdown(dict(costs, iters=500)))
 
 
+def test_timer_poll_is_set_aside_where_the_host_kept_its_own_parameters(monkeypatch):
+    """Read-only kvm parameters: timer_poll's halts outlast the host's window and sleep, so
+    the table keeps its figures under other names and the simulator prices a polled halt's
+    timer as a sleeping one's; with the parameters set it stands."""
+    import contextlib
+    from idlelab.costtable import measuring
+    _pairs(monkeypatch, [1.0] * 2 * measuring.PAIRS)       # two tables' boots
+    real = measuring.measure
+
+    def measure(accel, timeout, on_start=None):
+        out = real(accel, timeout, on_start)
+        out["prims"]["timer_poll"] = {"ns_p50": 170_000.0, "ns_p90": 450_000.0, "n": 500}
+        return out
+    monkeypatch.setattr(measuring, "measure", measure)
+    assert measuring.measure_traced("kvm", 10)["prims"]["timer_poll"]["ns_p50"] == 170_000
+
+    @contextlib.contextmanager
+    def read_only(accel):
+        PARAMS_SET.append((accel, "in"))
+        yield {"values": {"halt_poll_ns": 200000}, "set": False,
+               "why": "read-only here: halt_poll_ns"}
+    monkeypatch.setattr(measuring, "cost_boot_params", read_only)
+    got = measuring.measure_traced("kvm", 10)["prims"]["timer_poll"]
+    assert got["skipped"] and "read-only here: halt_poll_ns" in got["why"]
+    assert (got["unpolled_ns_p50"], got["unpolled_ns_p90"], got["n"]) == (170_000, 450_000, 500)
+    assert "ns_p50" not in got
+
+
 def test_a_trace_within_the_boots_spread_is_not_a_disturbance(monkeypatch):
     """Where the trace costs next to nothing (hardware), the traced boot may come out a little
     faster than the untraced one by chance: within PROBE_MAX it is kept as measured."""

@@ -460,6 +460,17 @@ def test_here_prices_a_timer_a_poll_catches_by_timer_poll(tmp_path):
     meta["cost_table"]["prims"]["timer_poll"] = {"ns_p50": 50000.0, "ns_p90": 60000.0}
     (folder / "meta.json").write_text(json.dumps(meta))
     assert costs(folder)[:2] == (0, 0)           # less than its parts: never negative
+    # a traced table without it: timer_slack whole, its tail too (a bench whose host let no
+    # parameters be set keeps timer_poll skipped: costtable/measuring.py)
+    traced, _ = threads_folder(
+        tmp_path / "traced",
+        thread_timer_late={"ns_p50": 80000.0, "ns_p90": 140000.0, "ns_p99": 540000.0, "n": 20})
+    r = sim("workload=idle", "duration=10ms", "smp=1", f"costs=here:{traced}")
+    assert r.returncode == 0, r.stderr
+    f = next(f for k, f in records.parse_records(r.stdout) if k == "sim")
+    assert [int(f[f"{kind}.timer_poll_slack"]) for kind in ("cost", "spread", "tail")] == \
+        [80000, 60000, 400000] == [int(f[f"{kind}.timer_slack"])
+                                  for kind in ("cost", "spread", "tail")]
 
 
 def test_a_timer_ending_a_host_poll_is_seen_after_timer_poll_slack(tmp_path):
@@ -515,7 +526,7 @@ def test_here_never_prices_the_traced_boots_own_table(tmp_path):
         assert (int(f["cost.halt_exit"]), int(f["cost.vm_entry"])) == (500, 500)  # round trips
     unpriced()
     # nor from the other pairs of boots pooled (their parts are in the table's own), where
-    # a boot's own table file holds them without the traced boot (sim/predict.py)
+    # a table holds them without the traced boot before them
     meta["cost_table"]["pooled"] = [meta["cost_table"].pop("traced_boot")]
     (folder / "meta.json").write_text(json.dumps(meta))
     unpriced()

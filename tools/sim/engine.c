@@ -733,7 +733,9 @@ static void raise_irq(struct sim *s, struct vcpu *v, unsigned irq, enum sim_cost
 		 * halt has not begun) */
 		if (irq == IRQ_TIMER)
 			v->timer_slept = v->state == V_HEXIT ? 0 : s->now - v->t_halt_start;
-		/* a polling thread is on its CPU: the hrtimer finds it busy, not idle */
+		/* a polling thread is on its CPU: the hrtimer finds it busy, not idle (timer_poll
+		 * times that case; one passing in the exit or on the way to sleep, busy too, has no
+		 * measure of its own and keeps the sleeping thread's, an upper bound) */
 		d = host_delay == COST__COUNT	     ? 0
 		    : host_delay != COST_timer_slack ? sim_cost(s, host_delay)
 		    : v->state == V_HPOLL

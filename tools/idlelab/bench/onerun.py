@@ -409,7 +409,8 @@ def boot(run, rec, ctx, override=None):
 def boot_cost_table(output, iters, rec):
     """boot_costs=: the cost table this boot measured before its windows, shaped as
     meta.json's (`prims`), with the kvm parameters it ran under (the boot's own, not the
-    cost table boots' always-poll ones: ipi_poll_rtt is polled only as far as they poll),
+    cost table boots' always-poll ones: ipi_poll_rtt and timer_poll are polled only as far as
+    they poll; the simulator takes both from the bench's table),
     or the primitives it lacks."""
     prims = costtable.parse(output)
     missing = [p for p in costtable.PRIMS if p not in prims]

@@ -22,9 +22,10 @@ def _is_part(v):
 
 
 def pooled(summaries):
-    """One summary (threadtrace.summary(), unprobed) of several, with "pairs": how many; the
-    first's fields that are neither numbers nor parts (what, preempted_by) as the first has
-    them; "probe" the median of the pairs' probes."""
+    """One summary (threadtrace.summary(), unprobed) of several, with "pairs": how many;
+    "preempted_by" summed by task; the first's other fields that are neither numbers nor parts
+    (what), and a field some pair has in another kind, as the first has them; "probe" the
+    median of the pairs' probes."""
     if len(summaries) == 1:
         return dict(summaries[0], pairs=1)
     out = dict(summaries[0])
@@ -32,11 +33,19 @@ def pooled(summaries):
     for k in keys:
         have = [s[k] for s in summaries if k in s]
         if all(_is_part(v) for v in have):
-            out[k] = {stat: statistics.median(v[stat] for v in have if stat in v)
-                      for stat in STATS if any(stat in v for v in have)}
+            # a statistic some pair lacks is left out: a median over fewer pairs could put
+            # the p99 under the p90
+            out[k] = {stat: statistics.median(v[stat] for v in have) for stat in STATS
+                      if all(stat in v for v in have)}
             out[k]["n"] = sum(v.get("n", 0) for v in have)
         elif all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in have):
             out[k] = sum(have) if k in SUMMED else statistics.median(have)
+    by = {}
+    for s in summaries:
+        for comm, ms in (s.get("preempted_by") or {}).items():
+            by[comm] = round(by.get(comm, 0) + ms, 2)
+    if by:      # beside preempted_ms, summed as well: threadtrace's six that took most
+        out["preempted_by"] = dict(sorted(by.items(), key=lambda kv: -kv[1])[:6])
     probes = [s["probe"] for s in summaries if "probe" in s]
     if probes:
         out["probe"] = dict(probes[0], **{kind: statistics.median(p[kind] for p in probes)

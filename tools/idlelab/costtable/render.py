@@ -99,7 +99,7 @@ def threads_markdown(threads):
                 f"x{threads['probe']['ipi']:.3f}, the timer's by "
                 f"{threads['probe']['basis']['timer']}, x{threads['probe']['timer']:.3f}), "
                 f"each figure the median of the pairs' and the halts theirs together (this "
-                f"table's primitives are the first pair's)")
+                f"table's primitives are the first sound pair's)")
                if "probe" in threads else "")
             + (f"; not to be trusted: {threads['disturbed']}" if threads.get("disturbed")
                else "") + ".", ""]
