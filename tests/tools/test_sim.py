@@ -393,6 +393,15 @@ def test_a_tail_is_refused_where_it_cannot_be_drawn(tmp_path):
     assert "tail.sleep_step" not in rec
 
 
+def here_costs(folder, *names):
+    """The here table's figures (`cost.X`, `spread.X`: 0 where none) that an idle run priced
+    by `folder` prints in its sim record."""
+    r = sim("workload=idle", "duration=10ms", "smp=1", f"costs=here:{folder}")
+    assert r.returncode == 0, r.stderr
+    f = next(f for k, f in records.parse_records(r.stdout) if k == "sim")
+    return tuple(int(f.get(n, 0)) for n in names)
+
+
 def test_here_prices_a_polled_wake_by_the_polled_round_trip(tmp_path):
     """costs=here: KVM's way back in after a poll that caught the wake (poll_entry) is
     bench=exits' round trip to a responder the host may poll less the IPI's way to the LAPIC,
@@ -400,11 +409,7 @@ def test_here_prices_a_polled_wake_by_the_polled_round_trip(tmp_path):
     prices it as an entry after a sleep (vm_entry); and a pingpong whose halts the host polls
     takes the polled entry on each hand-over."""
     def costs(folder):
-        r = sim("workload=idle", "duration=10ms", "smp=1", f"costs=here:{folder}")
-        assert r.returncode == 0, r.stderr
-        f = next(f for k, f in records.parse_records(r.stdout) if k == "sim")
-        return int(f["cost.poll_entry"]), int(f.get("spread.poll_entry", 0)), \
-            int(f["cost.vm_entry"])
+        return here_costs(folder, "cost.poll_entry", "spread.poll_entry", "cost.vm_entry")
 
     plain = wakepath_folder(tmp_path / "plain", [])
     assert costs(plain) == (500, 0, 500)
@@ -441,11 +446,8 @@ def test_here_prices_a_timer_a_poll_catches_by_timer_poll(tmp_path):
     after a poll and the handler, spread by what timer_poll spreads beyond ipi_poll_rtt; a
     table without it prices it as a sleeping vCPU's timer (timer_slack)."""
     def costs(folder):
-        r = sim("workload=idle", "duration=10ms", "smp=1", f"costs=here:{folder}")
-        assert r.returncode == 0, r.stderr
-        f = next(f for k, f in records.parse_records(r.stdout) if k == "sim")
-        return (int(f["cost.timer_poll_slack"]), int(f.get("spread.timer_poll_slack", 0)),
-                int(f["cost.timer_slack"]))
+        return here_costs(folder, "cost.timer_poll_slack", "spread.timer_poll_slack",
+                          "cost.timer_slack")
 
     plain = wakepath_folder(tmp_path / "plain", [])
     slack = costs(plain)
@@ -465,12 +467,9 @@ def test_here_prices_a_timer_a_poll_catches_by_timer_poll(tmp_path):
     traced, _ = threads_folder(
         tmp_path / "traced",
         thread_timer_late={"ns_p50": 80000.0, "ns_p90": 140000.0, "ns_p99": 540000.0, "n": 20})
-    r = sim("workload=idle", "duration=10ms", "smp=1", f"costs=here:{traced}")
-    assert r.returncode == 0, r.stderr
-    f = next(f for k, f in records.parse_records(r.stdout) if k == "sim")
-    assert [int(f[f"{kind}.timer_poll_slack"]) for kind in ("cost", "spread", "tail")] == \
-        [80000, 60000, 400000] == [int(f[f"{kind}.timer_slack"])
-                                  for kind in ("cost", "spread", "tail")]
+    kinds = ("cost", "spread", "tail")
+    assert here_costs(traced, *(f"{k}.timer_poll_slack" for k in kinds)) == \
+        (80000, 60000, 400000) == here_costs(traced, *(f"{k}.timer_slack" for k in kinds))
 
 
 def test_a_timer_ending_a_host_poll_is_seen_after_timer_poll_slack(tmp_path):

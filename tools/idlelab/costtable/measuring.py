@@ -1,7 +1,7 @@
 """The cost table measured: `bench=exits` booted (measure()), with the kvm parameters its boots
 run with (cost_boot_params()); on KVM pairs of boots, the second of each traced on the host,
-their parts pooled (measure_traced()); and a bench's first step, the table measured, said and the matrices' values resolved from it
-(measure_costs())."""
+their parts pooled (measure_traced()); and a bench's first step, the table measured, said
+and the matrices' values resolved from it (measure_costs())."""
 import contextlib
 
 from idlelab.costtable import (CostTableError, ITERS, PRIMS, SMP, needs_located, needs_table,
@@ -75,9 +75,9 @@ def measure_traced(accel, timeout):
     scaled to the untraced boot's speed (threadtrace.unprobed()), and that boot's own table
     kept in "traced_boot". The primitives are the untraced boot's: the runs are not traced,
     and the trace slows every exit (by a third on the nested host). PAIRS such pairs are
-    measured and their parts pooled (pooling.py), the pairs after the first kept in "pooled";
-    a pair whose traced boot ran faster than the untraced one is set aside (disturbed(); in
-    "discarded") and another measured. All boots run with the kvm parameters of
+    measured and their parts pooled (pooling.py), the first sound pair's tables kept as the
+    table's, the others in "pooled"; a pair whose traced boot ran faster than the untraced one
+    is set aside (disturbed(); in "discarded") and another measured. All boots run with the kvm parameters of
     cost_boot_params(), kept in "host_params"."""
     with cost_boot_params(accel) as params:
         costs = _measure_traced(accel, timeout)

@@ -4,10 +4,9 @@ One traced boot is one sample of the host's state: on the nested host one bench'
 parts in another's place moved its five-making model by 33 of 555 runs (docs/notebook/
 2026-12-07-halts-that-never-block.md), and the p90s spread most (over 22 benches, thread_wake's
 p90 0.68x the traced boot's ipi_halt_rtt at the median, 0.89x in one: docs/notebook/
-2026-12-07-the-timer-a-poll-catches.md). Each statistic of a part
-(p50, p90, p99) is the median of the pairs' (a pair's outlier moves it little, where a pool of
-every halt would carry it in); the halts counted are summed, the rates and shares are the
-median of the pairs'. Pure.
+2026-12-07-the-timer-a-poll-catches.md). Each statistic of a part (p50, p90, p99) is the
+median of the pairs' (a pair's outlier moves it little, where a pool of every halt would carry
+it in); the halts counted are summed, the rates and shares are the median of the pairs'. Pure.
 """
 import statistics
 
