@@ -79,12 +79,14 @@ _APIC_TIMER = re.compile(r"\bfunction=apic_timer_fn\b.*?\bexpires=(\d+)")
 def _vcpu_tids(events, tids=None):
     """{tid: vcpu} of the threads that took VM exits and carry QEMU's vCPU name (only those
     of `tids` where given: one VM's)."""
-    out = {}
+    out, vcpu = {}, {}          # vcpu: each name matched once (a trace has a few names)
     for e in events:
         if e.event == "kvm_exit" and (tids is None or e.tid in tids):
-            m = VCPU_COMM.match(e.comm)
-            if m:
-                out[e.tid] = int(m.group(1))
+            if e.comm not in vcpu:
+                m = VCPU_COMM.match(e.comm)
+                vcpu[e.comm] = int(m.group(1)) if m else None
+            if vcpu[e.comm] is not None:
+                out[e.tid] = vcpu[e.comm]
     return out
 
 
