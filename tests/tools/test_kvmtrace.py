@@ -102,3 +102,27 @@ def test_a_long_trace_keeps_its_first_events_and_says_so(monkeypatch):
     monkeypatch.setattr(kvmtrace, "MAX_ITEMS", 2)
     part = kvmtrace.window_part(trace(), {0: 200, 1: 201}, OPEN, CLOSE)
     assert part["truncated"] and len(part["events"]) == 2
+
+
+def test_each_line_is_one_event_whatever_its_columns():
+    """parse_trace reads the whole text with one multi-line pattern: a line's columns (a
+    tgid, no flags, an empty body) are read as they were line by line, and no event is made
+    of two lines (a thread cut off at its tid and the next line's CPU and stamp)."""
+    text = HEADER + "\n".join([
+        "       CPU 1/KVM-201    [001] d..1.  10.000001: kvm_exit: reason HLT rip 0x10",
+        "  qemu-system-x86-300   (  300) [000] ....  10.000002: sched_wakeup: comm=a pid=5",
+        "          <idle>-0     [001]  10.000003: sched_switch: prev_pid=0",
+        "",
+        "   \t ",
+        "#  CPU 1/KVM-201    [001] d..1.  10.000009: kvm_exit: a comment, not an event",
+        "       cut-off-77",
+        "[001] d..1.  10.000004: kvm_entry: vcpu 1",
+        "       CPU 0/KVM-200    [000] d..1.  10.000005: kvm_entry:",
+    ]) + "\n"
+    events, lost = kvmtrace.parse_trace(text)
+    E = kvmtrace.HostEvent
+    assert events == [E(201, 10.000001, "kvm_exit", "reason HLT rip 0x10", "CPU 1/KVM", 1),
+                      E(300, 10.000002, "sched_wakeup", "comm=a pid=5", "qemu-system-x86", 0),
+                      E(0, 10.000003, "sched_switch", "prev_pid=0", "<idle>", 1),
+                      E(200, 10.000005, "kvm_entry", "", "CPU 0/KVM", 0)]
+    assert lost == 2

@@ -77,8 +77,8 @@ def measure_traced(accel, timeout):
     and the trace slows every exit (by a third on the nested host). PAIRS such pairs are
     measured and their parts pooled (pooling.py), the first sound pair's tables kept as the
     table's, the others in "pooled"; a pair whose traced boot ran faster than the untraced one
-    is set aside (disturbed(); in "discarded") and another measured. All boots run with the kvm parameters of
-    cost_boot_params(), kept in "host_params"."""
+    is set aside (disturbed(); in "discarded") and another measured. All boots run with the
+    kvm parameters of cost_boot_params(), kept in "host_params"."""
     with cost_boot_params(accel) as params:
         costs = _measure_traced(accel, timeout)
     if params is not None:

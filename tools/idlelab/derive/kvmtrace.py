@@ -21,8 +21,9 @@ from typing import NamedTuple
 # One event a line: the thread (its name may hold spaces and dashes), the tgid where the
 # trace prints it, the CPU, the flags where printed, the stamp, the event and its text. Read
 # over the whole text at once (re.M: a line is up to its \n; [^\S\n] a space that does not
-# end one), not line by line: the cost table's traced boot is ~650 000 lines, read inside the
-# emulated nested host, where the loop took 29 s of a 153 s parse (2026-12-07).
+# end one; tracefs ends its lines so), not line by line: the cost table's traced boot is
+# ~650 000 lines, read inside the emulated nested host, where parse_trace took 37.5 s and
+# takes 25.5-27.4 now (2026-12-07, with HostEvent's change below).
 _LINE = re.compile(r"^(?!#)[^\S\n]*(?P<comm>.*?)-(?P<tid>\d+)[^\S\n]+"
                    r"(?:\([^\S\n]*[\d-]+\)[^\S\n]+)?\[(?P<hcpu>\d+)\][^\S\n]+"
                    r"(?:(?P<flags>[^\s\d]\S*)[^\S\n]+)?(?P<ts>\d+(?:\.\d+)?):[^\S\n]+"
@@ -43,8 +44,8 @@ MAX_ITEMS = 50_000          # per list in a record: a longer window keeps its fi
 
 
 # A tuple, not a frozen dataclass: a cost table's traced boot is ~650 000 events, parsed
-# inside the emulated nested host, where the dataclass's construction alone took 10 s of a
-# 173 s parse (2026-12-07)
+# inside the emulated nested host, where the dataclass's construction took 9.6 s under
+# cProfile (2026-12-07)
 class HostEvent(NamedTuple):
     tid: int
     ts: float       # the trace clock's value (seconds with mono, TSC cycles with x86-tsc)
