@@ -486,8 +486,10 @@ void thread_block(void)
 void thread_sleep_ns(uint64_t ns)
 {
 	struct thread *t = thread_self();
-	uint64_t start = rdtsc(), now, flags;
+	uint64_t start, now, flags;
 
+	timeline_rec(TL_SLEEP, ns < TL_SLEEP_MAX ? (unsigned)ns : TL_SLEEP_MAX);
+	start = rdtsc();
 	while ((now = rdtsc(), tsc_to_ns(now - start)) < ns) {
 		flags = irq_save();
 		timer_arm(&t->sleep_timer, now + ns_to_tsc(ns - tsc_to_ns(now - start)) + 1);

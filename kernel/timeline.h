@@ -21,8 +21,9 @@
  * `timeline` record carries the letter:name legend, so the host reads them from the record).
  * arg: run: the thread's slot, TL_IDLE_THREAD for the CPU's idle thread; idle_end: TL_END_*
  * bits; wake and the three IPI kinds of the sender: the target CPU; reflect: the governor's
- * window after it, ns (what tests/boot/test_sim_trace.py holds the simulator to); the
- * others: 0.
+ * window after it, ns (what tests/boot/test_sim_trace.py holds the simulator to); sleep:
+ * the sleep asked, ns, at most TL_SLEEP_MAX (tools/idlelab/timeline/sleeps.py sets each
+ * against whether its CPU idled and how late its thread ran); the others: 0.
  */
 #define TL_KINDS(X)                                                                                \
 	X(TL_RUN, 'r', "run")			/* a thread starts running on this CPU */          \
@@ -34,7 +35,8 @@
 	X(TL_IPI_AVOIDED, 'a', "ipi_avoided")	/* arg was polling: no IPI needed */               \
 	X(TL_IPI_PENDING, 'q', "ipi_pending")	/* arg had an IPI in flight already: none sent */  \
 	X(TL_IPI_RECEIVED, 'x', "ipi_received") /* this CPU took a reschedule IPI */               \
-	X(TL_REFLECT, 'g', "reflect")		/* the governor reflected an entry */
+	X(TL_REFLECT, 'g', "reflect")		/* the governor reflected an entry */              \
+	X(TL_SLEEP, 's', "sleep")		/* a thread calls thread_sleep_ns */
 
 #define TL_ENUM(id, letter, name) id,
 enum tl_kind {
@@ -42,6 +44,7 @@ enum tl_kind {
 };
 #undef TL_ENUM
 
+#define TL_SLEEP_MAX   0xffffffffu /* sleep: a longer sleep is recorded as this (4.29 s) */
 #define TL_IDLE_THREAD 0xffffu /* run: the idle loop (idle thread, or a thread idling in place) */
 #define TL_END_WORK    1u      /* idle_end: NEED_RESCHED was set (work noticed) */
 /* idle_end: the state was HLT (else the poll state); the recorder adds TL_END_WORK itself */

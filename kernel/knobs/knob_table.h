@@ -211,8 +211,8 @@
 	  "polls (idle=haltpoll or poll) and 1 elsewhere; on/off force 1/0") \
 	K(timeline, "timeline", INT, 0, 0, TIMELINE_MAX, KNOB_NO_CHOICES, \
 	  "events each CPU records from the opening of a workload's window (thread runs, poll, " \
-	  "halt, idle ends, wakes, IPIs) until full or the window closes, printed after the " \
-	  "result as `timeline` records (tools/timeline draws them); 0 = off")
+	  "halt, idle ends, wakes, IPIs, sleeps) until full or the window closes, printed after " \
+	  "the result as `timeline` records (tools/timeline draws them); 0 = off")
 // clang-format on
 
 #endif

@@ -48,7 +48,10 @@ def _span(tl, s, tid, cat):
 
 def _instant(tl, i):
     args = {"target_cpu": i.target} if i.target >= 0 else {}
-    return {"name": i.kind, "cat": "wake" if i.kind == "wake" else "ipi", "ph": "i", "s": "t",
+    if i.kind == "sleep":
+        args["sleep_ns"] = i.sleep_ns
+    cat = i.kind if i.kind in ("wake", "sleep") else "ipi"
+    return {"name": i.kind, "cat": cat, "ph": "i", "s": "t",
             "pid": PID, "tid": guest_tid(i.cpu), "ts": _us(tl, i.tsc), "args": args}
 
 

@@ -19,7 +19,7 @@ import time
 from idlelab import usage
 from idlelab.bench import workplan
 from idlelab.host import hosts, qemu
-from idlelab.timeline import chrometrace, hostoverlay, plot, run as timeline_run
+from idlelab.timeline import chrometrace, hostoverlay, plot, sleeps, run as timeline_run
 from idlelab.derive.records import RecordError, parse_records
 from idlelab.timeline.records import TimelineError, parse
 
@@ -141,6 +141,8 @@ def render(out, tl, overlay, recs):
               "(install python3-matplotlib)")
     for n in notes:
         print(f"{PROG}: {n}")
+    for line in sleeps.lines(tl):
+        print(f"{PROG}: {line}")
 
 
 def _timeline_of(text, where):

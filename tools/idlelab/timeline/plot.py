@@ -14,6 +14,7 @@ MARKS = {  # instant kind -> (marker, colour, where on the bar: +1 top, -1 botto
     "ipi_avoided": ("D", "#00c853", 1, "IPI avoided (target polling)"),
     "ipi_pending": ("s", "#757575", 1, "no IPI (one in flight)"),
     "ipi_received": ("x", "#d50000", -1, "IPI received"),
+    "sleep": ("|", "#6a1b9a", -1, "sleep called"),
 }
 HEIGHT = 0.7
 ZOOM_LINKS = 6      # wakes noticed in the close-up

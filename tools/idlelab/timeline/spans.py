@@ -1,6 +1,6 @@
 """A guest timeline (timeline_records.Timeline) as what a picture shows: per CPU, the states
-it was in and for how long, the instants (wakes, IPIs), and which event answered which (a
-wake and the target's noticing it, an IPI and its arrival).
+it was in and for how long, the instants (wakes, IPIs, sleeps), and which event answered
+which (a wake and the target's noticing it, an IPI and its arrival).
 
 States, from the events that begin them:
   run        a thread runs (run with a thread's slot)
@@ -19,7 +19,10 @@ from dataclasses import dataclass
 from idlelab.timeline.records import END_HALT, END_WORK, IDLE_THREAD
 
 STATE_KINDS = ("run", "poll", "halt", "idle_end")
-INSTANT_KINDS = ("wake", "ipi_sent", "ipi_avoided", "ipi_pending", "ipi_received")
+INSTANT_KINDS = ("wake", "ipi_sent", "ipi_avoided", "ipi_pending", "ipi_received", "sleep")
+# Instants whose arg is not another CPU: ipi_received (the sender is not recorded) and
+# sleep (the sleep asked, ns: Instant.sleep_ns)
+NO_TARGET = ("ipi_received", "sleep")
 STATES = ("run", "idle loop", "poll", "halt", "waking", "unknown")
 IDLE = ("idle loop", "poll", "halt")
 
@@ -42,7 +45,8 @@ class Instant:
     cpu: int
     tsc: int
     kind: str       # one of INSTANT_KINDS
-    target: int     # the other CPU, or -1 (ipi_received: the sender is not recorded)
+    target: int     # the other CPU, or -1 (NO_TARGET)
+    sleep_ns: int = 0   # sleep: the sleep asked
 
 
 @dataclass(frozen=True)
@@ -95,7 +99,8 @@ def spans(tl, cpu):
 
 
 def instants(tl, cpu):
-    return [Instant(cpu, e.tsc, e.kind, e.arg if e.kind != "ipi_received" else -1)
+    return [Instant(cpu, e.tsc, e.kind, -1 if e.kind in NO_TARGET else e.arg,
+                    e.arg if e.kind == "sleep" else 0)
             for e in tl.cpus[cpu].events if e.kind in INSTANT_KINDS]
 
 
