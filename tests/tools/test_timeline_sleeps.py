@@ -69,6 +69,36 @@ def test_sleeps_whose_end_or_thread_the_log_lacks_are_left_out():
     assert Z.sleeps(timeline(log)) == []
 
 
+def test_each_sleep_is_its_threads_on_a_shared_cpu():
+    """Thread 3 sleeps 500 us, thread 5 then sleeps on the same CPU: both halt; each ends at
+    its own thread's run, thread 3's 1 us late, thread 5's never idled (it ran on to a wake)."""
+    log = [ev(0, "run", 3), ev(10, "sleep", 500_000), ev(70, "run", 5), ev(80, "sleep", 20_000),
+           ev(90, "wake", 1), ev(95, "run", IDLE), ev(100, "halt"),
+           ev(509, "idle_end", HALT | WORK), ev(511, "run", 3)]
+    found = Z.sleeps(timeline(log))
+    assert [(s.length_ns, s.idled) for s in found] == [(20_000, False), (500_000, True)]
+    assert found[1].late_us == pytest.approx(1) and found[1].to_idle_us == pytest.approx(90)
+
+
+def test_an_early_wake_does_not_end_a_sleep():
+    """thread_sleep_ns blocks again after a wake before its deadline: the sleep ends at the
+    thread's run past it."""
+    log = [ev(0, "run", 3), ev(10, "sleep", 200_000), ev(70, "run", IDLE), ev(72, "halt"),
+           ev(200, "idle_end", HALT | WORK), ev(209, "run", 3), ev(215, "run", IDLE),
+           ev(217, "halt"), ev(285, "idle_end", HALT | WORK), ev(290, "run", 3)]
+    (s,) = Z.sleeps(timeline(log))
+    assert s.idled and s.late_us == pytest.approx(80) and s.to_idle_us == pytest.approx(62)
+
+
+def test_a_sleep_ended_by_the_threads_own_wake_never_idled_though_the_cpu_idles_later():
+    """pingpong's think=: a sleep the thread never blocked in, then its hand-over (a wake),
+    then its block for the partner: the idle after it is not the sleep's."""
+    log = [ev(0, "run", 2), ev(10, "sleep", 30_000), ev(75, "wake", 1), ev(76, "ipi_sent", 1),
+           ev(160, "run", IDLE), ev(162, "halt"), ev(400, "idle_end", HALT | WORK),
+           ev(402, "run", 2)]
+    assert [s.idled for s in Z.sleeps(timeline(log))] == [False]
+
+
 def test_bins_count_the_never_idled_share_and_the_idled_lateness():
     found = [Z.Sleep(0, 10_000, False, 0, 0), Z.Sleep(0, 20_000, True, 60, 100),
              Z.Sleep(0, 30_000, True, 62, 300), Z.Sleep(0, 5_000_000, True, 40, 250)]
@@ -82,6 +112,10 @@ def test_bins_count_the_never_idled_share_and_the_idled_lateness():
         {"lo_us": 1000, "hi_us": None, "sleeps": 1, "never_idled_pct": 0.0,
          "to_idle_p50_us": 40.0, "late_p50_us": 250.0, "late_p90_us": 250.0,
          "late_mean_us": 250.0}]
+    many = Z.by_length([Z.Sleep(0, 10_000, True, 60, v) for v in range(1, 11)], edges=(0,))
+    assert (many[0]["late_p50_us"], many[0]["late_p90_us"]) == (5.0, 9.0)   # by rank
+    assert Z.by_length([Z.Sleep(0, 1, True, 1, v) for v in (1, 2)], edges=(0,))[0][
+        "late_p50_us"] == 1.0
     only_never = Z.by_length([Z.Sleep(0, 10_000, False, 0, 0)], edges=(0, 25))
     assert only_never[0]["never_idled_pct"] == 100.0 and only_never[0]["late_p50_us"] is None
 

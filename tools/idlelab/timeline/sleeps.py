@@ -6,11 +6,17 @@ the lead under which a sleep never idles (sleep_cut) and a timer's way back to i
 (timer_slack, timer_wake, timer_entry, timer_irq), as a function of how long the sleep was.
 
 A sleep starts at its event (stamped just before thread_sleep_ns reads its own start, so a
-deadline here is early by that much) and ends when its thread runs again on the CPU (a `run`
-of the thread that was running at the call), or, if the thread never blocked, at the CPU's
-next event of the thread's own (its next sleep). A sleep whose end the log does not hold (the
-window or the log ran out) is left out.
+deadline here is early by that much) and ends when its thread runs again on the CPU at or past
+its deadline (a run before it is an early wake: thread_sleep_ns blocks again). It idled if its
+CPU entered an idle state (HLT, or the poll loop: one entered with the wake already pending
+counts too, the timeline does not tell) after the thread left it and before that run. A
+thread that never left its CPU ran on: its sleep ended without idling, seen at the thread's
+next sleep or the next wake it issued. A sleep whose end the log does not hold (the window or
+the log ran out), or made before the CPU's first run event (whose thread is not known), is
+left out. Several threads may sleep on one CPU (a workload's and the window's controller's):
+each sleep is its thread's.
 """
+import math
 import statistics
 from dataclasses import dataclass
 
@@ -31,40 +37,63 @@ class Sleep:
     late_us: float          # the deadline to the thread running again (idled only)
 
 
+class _Open:
+    def __init__(self, e, thread):
+        self.e, self.thread = e, thread
+        self.left = False       # the thread left the CPU (blocked) since the call
+        self.idle_tsc = None    # the CPU's first idle state after it left
+
+
+WAKE_KINDS = ("wake", "ipi_sent", "ipi_avoided", "ipi_pending")
+
+
 def sleeps(tl):
-    """[Sleep] of every CPU's log, in order."""
+    """[Sleep] of every CPU's log, in the order each ended."""
     out = []
     for log in tl.cpus:
         current = None      # the thread running on this CPU (a run event's arg)
-        open_ = None        # (event, thread, first idle state's TSC or None)
+        open_ = {}          # thread -> _Open
         for e in log.events:
-            if e.kind == "sleep":
-                if open_ is not None and open_[2] is None:
-                    out.append(_ended(tl, log.cpu, open_, None))  # never blocked: no idle
-                # a sleep before the CPU's first run event: whose thread is not known
-                open_ = (e, current, None) if current is not None else None
-            elif e.kind in IDLE_KINDS and open_ is not None and open_[2] is None:
-                open_ = (open_[0], open_[1], e.tsc)
-            elif e.kind == "run":
+            if e.kind == "run":
+                if current in open_ and e.arg != current:
+                    open_[current].left = True
                 current = e.arg
-                if open_ is not None and e.arg == open_[1] and e.arg != IDLE_THREAD:
-                    out.append(_ended(tl, log.cpu, open_, e.tsc))
-                    open_ = None
+                o = open_.get(e.arg)
+                if o is not None and e.tsc >= _deadline(tl, o.e):
+                    out.append(_ended(tl, log.cpu, open_.pop(e.arg), e.tsc))
+            elif e.kind == "sleep":
+                if current is None or current == IDLE_THREAD:
+                    continue
+                o = open_.pop(current, None)
+                if o is not None and not o.left:
+                    out.append(_ended(tl, log.cpu, o, None))    # it ran on: never idled
+                open_[current] = _Open(e, current)
+            elif e.kind in IDLE_KINDS:
+                for o in open_.values():
+                    if o.left and o.idle_tsc is None:
+                        o.idle_tsc = e.tsc
+            elif e.kind in WAKE_KINDS and current in open_ and not open_[current].left:
+                out.append(_ended(tl, log.cpu, open_.pop(current), None))
     return out
 
 
-def _ended(tl, cpu, open_, ran_tsc):
-    e, _, idle_tsc = open_
-    if ran_tsc is None or idle_tsc is None:
+def _deadline(tl, e):
+    return e.tsc + tl.cycles(e.arg)
+
+
+def _ended(tl, cpu, o, ran_tsc):
+    e = o.e
+    if ran_tsc is None or o.idle_tsc is None:
         return Sleep(cpu, e.arg, False, 0.0, 0.0)
-    deadline = e.tsc + tl.cycles(e.arg)
-    return Sleep(cpu, e.arg, True, (idle_tsc - e.tsc) * 1e6 / tl.tsc_hz,
-                 (ran_tsc - deadline) * 1e6 / tl.tsc_hz)
+    return Sleep(cpu, e.arg, True, (o.idle_tsc - e.tsc) * 1e6 / tl.tsc_hz,
+                 (ran_tsc - _deadline(tl, e)) * 1e6 / tl.tsc_hz)
 
 
 def _pct(xs, p):
+    """The p-th percentile by rank, as derive/threadtrace.py takes it: the ceil(p/100 * n)-th
+    smallest."""
     xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(p / 100 * len(xs)))]
+    return xs[max(0, math.ceil(p / 100 * len(xs)) - 1)]
 
 
 def by_length(found, edges=EDGES_US):
