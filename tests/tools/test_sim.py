@@ -236,6 +236,62 @@ def test_here_prices_a_sleeps_way_into_idle_by_the_sleep_primitives(tmp_path):
     assert int(f.get("spread.sleep_step", 0)) == 0
 
 
+def test_here_prices_the_threads_own_code_at_the_run_phases_speed(tmp_path):
+    """costs=here: thread_step (the user and wake phases) is their instruction count at the
+    time one instruction of the run phase takes: bench=exits' sleep_run over insns_run where
+    the table has it, else the folder's pingpong runs' wakepath_run, else the fit in alu."""
+    def thread_step(folder, sleep_run=None, insns=True):
+        meta = json.loads((folder / "meta.json").read_text())
+        if sleep_run:
+            meta["cost_table"]["prims"]["sleep_run"] = {"ns_p50": sleep_run, "ns_p90": 9e9}
+        if insns:
+            meta["cost_table"]["path_insns"] = {"user": 120, "wake": 160, "block": 87,
+                                                "enter": 50, "run": 100}
+        (folder / "meta.json").write_text(json.dumps(meta))
+        got = here_costs(folder, "cost.thread_step", "spread.thread_step")
+        return got
+    # (120 + 160) instructions at 3000 / 100 ns each; constant (no spread)
+    assert thread_step(wakepath_folder(tmp_path / "a", [40000]), 3000.0) == (8400, 0)
+    assert thread_step(wakepath_folder(tmp_path / "b", [40000])) == (112000, 0)
+    # the fit: alu*120 scaled by the phases' count over the fit kernel's (196 + 235)
+    assert thread_step(wakepath_folder(tmp_path / "c", [])) == \
+        (round(500 * 120 * 120 / 431 + 500 * 120 * 160 / 431), 0)
+    assert thread_step(wakepath_folder(tmp_path / "d", []), insns=False) == (500 * 120, 0)
+
+
+def test_the_threads_code_after_a_guest_poll_keeps_the_fit(tmp_path):
+    """thread_step prices the thread's code where its vCPU took a VM exit since it last ran
+    (a HLT, the IPI it sent); with none (the guest's poll loop caught the wake, the POLL flag
+    spared the IPI) the code runs at thread_step_polled's price, the fit: a dearer sleep_run
+    lengthens an idle=halt pingpong's round trip by two steps and leaves an idle=poll one's
+    alone."""
+    def rtt(folder, idle):
+        r = sim("workload=pingpong", "duration=100ms", "smp=2", "hz=0", f"idle={idle}",
+                "halt_poll_ns=0", f"costs=here:{folder}")
+        assert r.returncode == 0, r.stderr
+        f = next(f for k, f in records.parse_records(r.stdout) if k == "sim")
+        res = next(f for k, f in records.parse_records(r.stdout) if k == "result")
+        return int(res["rtt_p50_ns"]), int(f["cost.thread_step_polled"])
+
+    def folder(name, sleep_run):
+        f = wakepath_folder(tmp_path / name, [])
+        meta = json.loads((f / "meta.json").read_text())
+        meta["cost_table"]["prims"]["sleep_run"] = {"ns_p50": sleep_run}
+        meta["cost_table"]["path_insns"] = {"user": 120, "wake": 160, "block": 87,
+                                            "enter": 50, "run": 100}
+        (f / "meta.json").write_text(json.dumps(meta))
+        return f
+    cheap, dear = folder("cheap", 1000.0), folder("dear", 101000.0)
+    fit = round(500 * 120 * 120 / 431 + 500 * 120 * 160 / 431)
+    (halt_cheap, polled), (halt_dear, _) = rtt(cheap, "halt"), rtt(dear, "halt")
+    assert polled == fit
+    # (120 + 160) instructions at 1000 more ns each, two hand-overs a round trip, and each
+    # partner's halt as much longer, whose wake costs wake_cold_ppm (10 %) of it more
+    # (within the RTT histogram's buckets, 2^-5 of a value wide)
+    assert abs(halt_dear - halt_cheap - 2 * 280 * 1000 * 1.1) < 0.035 * halt_dear
+    assert rtt(dear, "poll") == rtt(cheap, "poll")
+
+
 def test_here_spreads_each_primitive_by_its_p90(tmp_path):
     """costs=here with bench=exits' p90s: every measured host cost is drawn with its
     primitive's p90 less its median as the spread, and the draws show in the percentiles: a

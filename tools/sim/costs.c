@@ -68,7 +68,9 @@
  *   wake_path       the guest's idle exit: schedule() and the switch to the woken thread
  *   idle_entry      the guest from a thread blocking to its idle state (schedule, governor)
  *   idle_reentry    one more turn of the idle loop after an entry that brought no work
- *   thread_step     the workload's own code between two blocks
+ *   thread_step     the workload's own code between two blocks, after a VM exit (a HLT, an
+ *                   ICR or deadline write, an EOI) since it last ran ...
+ *   thread_step_polled ... and with none (the guest's poll loop caught the wake)
  *   block_charge_ppm host CPU charged to a vCPU thread per ns it sleeps in KVM (x 1e-6)
  *   wake_cold_ppm   extra busy time at a wake per ns the thread slept (x 1e-6) ...
  *   wake_cold_max   ... counting at most this much sleep
@@ -148,7 +150,10 @@ static const char *const prim_names[] = {
     "thread_other_run", "thread_other_run_p90", "thread_other_run_p99", "thread_other_per_s",
     "thread_host_cpus",
     /* bench=exits' timer that ends a host poll: how late its callback ran, then its p90 */
-    "timer_poll", "timer_poll_p90"};
+    "timer_poll", "timer_poll_p90",
+    /* bench=exits' sleep's way back from the idle state's end to its thread (the guest's
+     * run phase, as pingpong's wakepath_run times it in a run), then its p90 */
+    "sleep_run", "sleep_run_p90"};
 #define NPRIMS		     (sizeof(prim_names) / sizeof(prim_names[0]))
 #define PRIM_WAKEPATH_RUN    13
 #define PRIM_WAKEPATH_NOTICE 14
@@ -169,6 +174,7 @@ static const char *const prim_names[] = {
 #define PRIM_SLEEP_CUT	     88 /* sleep_cut, then its p90 */
 #define PRIM_OTHER	     90 /* thread_other_run, its p90 and p99, other_per_s, host_cpus */
 #define PRIM_TIMER_POLL	     95 /* timer_poll, then its p90 */
+#define PRIM_SLEEP_RUN	     97 /* sleep_run, then its p90 */
 _Static_assert(NPRIMS == SIM_NPRIMS, "sim.h's SIM_NPRIMS counts prim_names");
 #define PPM_MAX 1000000.0
 
@@ -462,6 +468,7 @@ static int read_prims(const char *path, double *prims, char *err, size_t errlen)
 	p50_p90(p, prim_names[PRIM_SLEEP_CUT], &prims[PRIM_SLEEP_CUT], &prims[PRIM_SLEEP_CUT + 1]);
 	p50_p90(p, prim_names[PRIM_TIMER_POLL], &prims[PRIM_TIMER_POLL],
 		&prims[PRIM_TIMER_POLL + 1]);
+	p50_p90(p, prim_names[PRIM_SLEEP_RUN], &prims[PRIM_SLEEP_RUN], &prims[PRIM_SLEEP_RUN + 1]);
 	for (size_t i = PRIM_INSNS; i < PRIM_P90; i++)
 		prims[i] = -1;
 	p = strstr(text, "\"path_insns\"");

@@ -218,6 +218,7 @@ static uint64_t resched_cpu(struct sim *s, struct vcpu *from, struct vcpu *to)
 		return 0;
 	}
 	from->g.ipi_sent++;
+	from->exited = true;
 	/* the sender's exit wakes a target asleep in KVM itself: dearer (L1 trace, nested host,
 	 * 2026-12-02: 49 us from kvm_exit to kvm_entry against 23 for a polling target) */
 	send_cost = to->state == V_BLOCKED ? COST_ipi_send : COST_ipi_send_awake;
@@ -250,6 +251,8 @@ static uint64_t run_handlers(struct sim *s, struct vcpu *v)
 {
 	uint64_t cost = 0;
 
+	if (v->irq_pending)
+		v->exited = true; /* the handlers' EOI */
 	if (v->irq_pending & IRQ_RESCHED) {
 		v->flags &= ~F_IPI_PENDING;
 		v->g.ipi_received++;
@@ -382,6 +385,7 @@ static void start_halt(struct sim *s, struct vcpu *v, uint64_t limit_ns)
 	}
 	hp_halt_exit(&v->host);
 	v->halt_gen++;
+	v->exited = true;
 	exit_cost = sim_cost(s, COST_halt_exit); /* two draws, in this order */
 	if (limit_ns)
 		exit_cost += sim_cost(s, COST_timer_arm);
@@ -789,6 +793,7 @@ static uint64_t sleep_arm(struct sim *s, struct vcpu *v, uint64_t deadline)
 	uint64_t arm = sim_cost(s, COST_sleep_step), taken;
 
 	v->due_at_arm = 0;
+	v->exited = true; /* the deadline's write */
 	if (!s->c[COST_sleep_cut] || deadline >= s->now + sim_cost(s, COST_sleep_cut))
 		return arm;
 	taken = sim_cost(s, COST_timer_running);

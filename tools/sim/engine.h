@@ -108,6 +108,11 @@ struct vcpu {
 	uint64_t t_entry, poll_limit, t_hlt;
 	bool poll_immediate;
 	bool timer_fired; /* EV_TIMER went off; re-armed once the handler ran */
+	/* it took a VM exit since its thread's code last ran (a HLT, an ICR or TSC-deadline
+	 * write, a handler's EOI): that code runs after the exit, at thread_step's price, else
+	 * (the guest's poll loop caught the wake, the POLL flag spared the IPI) at
+	 * thread_step_polled's; consumed by workloads.c step_cost */
+	bool exited;
 	/* a sleep armed inside its cut: when its timer's interrupt is taken, as the arm returns
 	 * (0: none; engine.c thread_segment_done) */
 	uint64_t due_at_arm;

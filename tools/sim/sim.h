@@ -57,6 +57,7 @@
 	X(idle_entry)                                                                              \
 	X(idle_reentry)                                                                            \
 	X(thread_step)                                                                             \
+	X(thread_step_polled)                                                                      \
 	X(block_charge_ppm)                                                                        \
 	X(wake_cold_ppm)                                                                           \
 	X(wake_cold_max)                                                                           \
@@ -131,8 +132,8 @@ int sim_parse_args(int argc, char **argv, struct sim_config *cfg, FILE *err);
  * p90, then bench=exits' sleeps (sleep_arm, sleep_entry, timer_sleep, then their p90s), then
  * the thread parts' p99s, then bench=exits' sleep_cut and its p90, then the traced boot's other
  * tasks (thread_other_run, its p90 and p99, thread_other_per_s, thread_host_cpus), then
- * bench=exits' timer_poll and its p90. */
-#define SIM_NPRIMS 97
+ * bench=exits' timer_poll and its p90, then bench=exits' sleep_run and its p90. */
+#define SIM_NPRIMS 99
 int sim_costs_load(const char *spec, struct sim_costs *c, char *err, size_t errlen);
 int sim_costs_parse_text(const char *text, const char *what, const double *prims,
 			 struct sim_costs *c, char *err, size_t errlen);

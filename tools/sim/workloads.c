@@ -9,9 +9,13 @@
 #include "kernel/workloads/sleep_draw.h"
 #include "tools/sim/engine.h"
 
-static uint64_t step_cost(struct sim *s)
+static uint64_t step_cost(struct sim *s, const struct sim_thread *t)
 {
-	return sim_cost(s, COST_thread_step);
+	struct vcpu *v = &s->cpu[t->cpu];
+	bool after_exit = v->exited;
+
+	v->exited = false;
+	return sim_cost(s, after_exit ? COST_thread_step : COST_thread_step_polled);
 }
 
 /* ---- pingpong ---------------------------------------------------------------------------- */
@@ -19,7 +23,7 @@ static uint64_t step_cost(struct sim *s)
 static void pong_run(struct sim *s, struct sim_thread *t, uint64_t now, struct thread_action *a)
 {
 	(void)now;
-	a->work = step_cost(s);
+	a->work = step_cost(s, t);
 	a->wake = t->peer;
 }
 
@@ -37,7 +41,7 @@ static void ping_run(struct sim *s, struct sim_thread *t, uint64_t now, struct t
 		}
 		if (think) {
 			t->phase = 0;
-			a->work = step_cost(s);
+			a->work = step_cost(s, t);
 			a->sleep = true;
 			a->deadline = now + a->work + think;
 			return;
@@ -45,7 +49,7 @@ static void ping_run(struct sim *s, struct sim_thread *t, uint64_t now, struct t
 	}
 	t->phase = 1;
 	t->t0 = now;
-	a->work = step_cost(s);
+	a->work = step_cost(s, t);
 	a->wake = t->peer;
 }
 
@@ -99,7 +103,7 @@ static void sleeper_run(struct sim *s, struct sim_thread *t, uint64_t now, struc
 				     sim_knob(s, KNOB_spread));
 	t->last_step = step;
 	t->next_deadline += step;
-	a->work = step_cost(s);
+	a->work = step_cost(s, t);
 	a->sleep = true;
 	a->deadline = t->next_deadline;
 }
@@ -130,7 +134,7 @@ static void stage_run(struct sim *s, struct sim_thread *t, uint64_t now, struct 
 		t->phase = 1;
 		s->lap_start = now;
 	}
-	a->work = step_cost(s);
+	a->work = step_cost(s, t);
 	a->wake = s->ring[(t->slot + 1) % s->wl_ncpus];
 }
 
