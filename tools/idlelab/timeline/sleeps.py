@@ -11,10 +11,11 @@ its deadline (a run before it is an early wake: thread_sleep_ns blocks again). I
 CPU entered an idle state (HLT, or the poll loop: one entered with the wake already pending
 counts too, the timeline does not tell) after the thread left it and before that run. A
 thread that never left its CPU ran on: its sleep ended without idling, seen at the thread's
-next sleep or the next wake it issued. A sleep whose end the log does not hold (the window or
-the log ran out), or made before the CPU's first run event (whose thread is not known), is
-left out. Several threads may sleep on one CPU (a workload's and the window's controller's):
-each sleep is its thread's.
+next sleep or the next wake logged on its CPU while it ran (an interrupt handler's wake there
+counts too: rare, a window's end). A sleep whose end the log does not hold (the window or the
+log ran out), or made before the CPU's first run event (whose thread is not known: the
+window's controller's own sleep, its CPU's first event), is left out. Several threads may
+sleep on one CPU: each sleep is its thread's.
 """
 import math
 import statistics
