@@ -340,7 +340,8 @@ def _guest_span(events, vcpu_of):
     return (min(stamps), max(stamps)) if stamps else (0, 0)
 
 
-def _pct(sorted_values, q):
+def rank_pct(sorted_values, q):
+    """The q-quantile (0 < q <= 1) of sorted values by rank: the ceil(q * n)-th smallest."""
     return sorted_values[max(0, math.ceil(q * len(sorted_values)) - 1)]
 
 
@@ -350,8 +351,8 @@ def _part(values):
     the nested host reach 2-10 times further than a shifted exponential through the p50 and
     the p90 puts them: docs/notebook/2026-12-07-the-way-into-idle.md)."""
     ordered = sorted(values)
-    return {"ns_p50": float(_pct(ordered, 0.5)), "ns_p90": float(_pct(ordered, 0.9)),
-            "ns_p99": float(_pct(ordered, 0.99)), "n": len(ordered)}
+    return {"ns_p50": float(rank_pct(ordered, 0.5)), "ns_p90": float(rank_pct(ordered, 0.9)),
+            "ns_p99": float(rank_pct(ordered, 0.99)), "n": len(ordered)}
 
 
 def summary(text, tids=None, span=None, demand=True):

@@ -17,10 +17,10 @@ log ran out), or made before the CPU's first run event (whose thread is not know
 window's controller's own sleep, its CPU's first event), is left out. Several threads may
 sleep on one CPU: each sleep is its thread's.
 """
-import math
 import statistics
 from dataclasses import dataclass
 
+from idlelab.derive.threadtrace import rank_pct
 from idlelab.timeline.records import IDLE_THREAD
 
 # Bin edges of a sleep's length, µs: the workloads' sleeps (seed 004's random ones, mean
@@ -39,8 +39,8 @@ class Sleep:
 
 
 class _Open:
-    def __init__(self, e, thread):
-        self.e, self.thread = e, thread
+    def __init__(self, e):
+        self.e = e
         self.left = False       # the thread left the CPU (blocked) since the call
         self.idle_tsc = None    # the CPU's first idle state after it left
 
@@ -68,7 +68,7 @@ def sleeps(tl):
                 o = open_.pop(current, None)
                 if o is not None and not o.left:
                     out.append(_ended(tl, log.cpu, o, None))    # it ran on: never idled
-                open_[current] = _Open(e, current)
+                open_[current] = _Open(e)
             elif e.kind in IDLE_KINDS:
                 for o in open_.values():
                     if o.left and o.idle_tsc is None:
@@ -91,10 +91,7 @@ def _ended(tl, cpu, o, ran_tsc):
 
 
 def _pct(xs, p):
-    """The p-th percentile by rank, as derive/threadtrace.py takes it: the ceil(p/100 * n)-th
-    smallest."""
-    xs = sorted(xs)
-    return xs[max(0, math.ceil(p / 100 * len(xs)) - 1)]
+    return rank_pct(sorted(xs), p / 100)
 
 
 def by_length(found, edges=EDGES_US):
